@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs what widget-gateway needs to build, test and run locally, from Debian packages only.
+# Idempotent: packages already present are not touched, and apt is not called at all when
+# nothing is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config ca-certificates openssl
+  libboost1.81-dev libboost-url1.81-dev libboost-test1.81-dev libboost-program-options1.81-dev
+  libhiredis-dev libsimdjson-dev libtomlplusplus-dev libssl-dev zlib1g-dev libbrotli-dev
+  redis-server
+)
+# Extra groups, selected by the caller: tools used only by some tests or the bench harness.
+for group in "$@"; do
+  case "$group" in
+    --test-tools) packages+=(clang libclang-rt-14-dev llvm prometheus yamllint shellcheck nodejs npm curl) ;;
+    --bench-tools) packages+=(nginx-light varnish gnuplot-nox util-linux) ;;
+    *) echo "install-deps: unknown option $group" >&2; exit 2 ;;
+  esac
+done
+
+missing=()
+for pkg in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$pkg")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

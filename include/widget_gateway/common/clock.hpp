@@ -1,0 +1,56 @@
+#pragma once
+// The one source of time in the gateway. Wall time drives daily refresh and monthly quota
+// boundaries; steady time drives timeouts and rates. Tests substitute ManualClock and move
+// time instead of sleeping.
+
+#include <atomic>
+#include <chrono>
+
+namespace wg {
+
+using WallTime = std::chrono::system_clock::time_point;
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual WallTime wall_now() const = 0;
+  virtual SteadyTime steady_now() const = 0;
+};
+
+class SystemClock final : public Clock {
+ public:
+  WallTime wall_now() const override { return std::chrono::system_clock::now(); }
+  SteadyTime steady_now() const override { return std::chrono::steady_clock::now(); }
+
+  // A process-wide instance for code that is not under test.
+  static SystemClock& instance() {
+    static SystemClock clock;
+    return clock;
+  }
+};
+
+// A clock that only moves when told to. Thread-safe.
+class ManualClock final : public Clock {
+ public:
+  explicit ManualClock(WallTime start = WallTime{std::chrono::hours(24 * 365 * 50)})
+      : wall_(start.time_since_epoch().count()) {}
+
+  WallTime wall_now() const override { return WallTime{WallTime::duration{wall_.load()}}; }
+  SteadyTime steady_now() const override {
+    return SteadyTime{SteadyTime::duration{steady_.load()}};
+  }
+
+  void set_wall(WallTime t) { wall_.store(t.time_since_epoch().count()); }
+  template <class Rep, class Period>
+  void advance(std::chrono::duration<Rep, Period> d) {
+    wall_.fetch_add(std::chrono::duration_cast<WallTime::duration>(d).count());
+    steady_.fetch_add(std::chrono::duration_cast<SteadyTime::duration>(d).count());
+  }
+
+ private:
+  std::atomic<WallTime::rep> wall_;
+  std::atomic<SteadyTime::rep> steady_{0};
+};
+
+}  // namespace wg

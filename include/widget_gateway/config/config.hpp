@@ -1,0 +1,120 @@
+#pragma once
+// The gateway's settings as plain structs with their documented defaults. One parser
+// (config/loader.hpp) fills them from a TOML file, WG_* environment variables and flags, in
+// that order of increasing precedence, and rejects unknown keys naming the bad one.
+// conf/widget-gateway.toml documents every key.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "widget_gateway/common/log.hpp"
+
+namespace wg::config {
+
+using Duration = std::chrono::milliseconds;
+
+struct HostPort {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;
+  friend bool operator==(const HostPort&, const HostPort&) = default;
+};
+
+struct ServerConfig {
+  HostPort listen{"127.0.0.1", 8080};
+  unsigned threads = 0;  // 0 = one per CPU core
+  std::size_t max_connections = 10000;
+  Duration header_timeout = std::chrono::seconds(10);
+  Duration idle_timeout = std::chrono::seconds(60);
+  Duration drain_timeout = std::chrono::seconds(10);
+  std::size_t max_header_bytes = 16 * 1024;  // whole request head, request line included
+  std::size_t max_target_bytes = 8 * 1024;
+  std::size_t pipeline_limit = 16;  // requests read ahead of their answers per connection
+};
+
+struct UpstreamConfig {
+  std::string base_url;  // required; http:// or https://, may carry a path prefix
+  Duration connect_timeout = std::chrono::seconds(2);
+  Duration timeout = std::chrono::seconds(10);  // whole exchange once connected
+  std::size_t pool_size = 64;                   // idle keep-alive connections kept
+  std::string ca_file;                          // extra trusted CAs; empty = system store only
+  std::size_t max_body_bytes = 16 * 1024 * 1024;
+  unsigned circuit_failures = 5;  // consecutive failures that open the circuit (>= 2)
+  Duration circuit_open_for = std::chrono::seconds(30);
+};
+
+struct RedisConfig {
+  std::string url = "redis://127.0.0.1:6379/0";
+  Duration timeout = std::chrono::milliseconds(500);  // per command, and for connecting
+  Duration reconnect_max = std::chrono::seconds(5);    // backoff ceiling
+};
+
+struct TimeOfDay {
+  int hour = 0;
+  int minute = 0;
+  friend bool operator==(const TimeOfDay&, const TimeOfDay&) = default;
+};
+
+struct CacheConfig {
+  TimeOfDay refresh_at{4, 0};                // upstream's daily refresh, local time
+  std::chrono::minutes utc_offset{3 * 60};   // of refresh_at
+  Duration refresh_lag = std::chrono::minutes(15);
+  Duration min_ttl = std::chrono::minutes(1);
+  Duration max_ttl = std::chrono::hours(24);
+  Duration jitter = std::chrono::minutes(5);
+  Duration stale_while_revalidate = std::chrono::minutes(10);
+  Duration stale_if_error = std::chrono::hours(24);
+  Duration negative_ttl = std::chrono::minutes(5);
+  Duration max_age_cap = std::chrono::hours(1);  // ceiling of max-age sent to clients
+  std::size_t l1_max_bytes = 256 * 1024 * 1024;
+  bool derive_pages = true;
+};
+
+struct QuotaConfig {
+  std::uint64_t monthly_limit = 0;  // 0 = unlimited, still counted
+  std::chrono::minutes utc_offset{3 * 60};
+  double economy_at = 0.9;
+  bool pacing = false;
+};
+
+struct CorsConfig {
+  std::vector<std::string> allowed_origins;  // empty = no CORS headers; "*" = any origin
+};
+
+struct AccessConfig {
+  std::string widget_pattern = "^[A-Za-z0-9_-]{1,64}$";
+  std::vector<std::string> widgets;  // allowlist; empty = all
+  double per_ip_rate = 0;            // requests/s that may go upstream per client; 0 = off
+  std::uint32_t per_ip_burst = 0;
+  std::vector<std::string> trusted_proxies;  // CIDRs whose X-Forwarded-For is believed
+};
+
+struct AdminConfig {
+  HostPort listen{"127.0.0.1", 9090};
+  std::string token;  // empty = /admin/* disabled
+};
+
+using LogLevel = wg::log::Level;
+
+struct LogConfig {
+  LogLevel level = LogLevel::info;
+  std::string access_log = "stdout";  // "stdout", "off" or a file path
+  double sample = 1.0;
+};
+
+struct Config {
+  ServerConfig server;
+  UpstreamConfig upstream;
+  RedisConfig redis;
+  CacheConfig cache;
+  QuotaConfig quota;
+  CorsConfig cors;
+  AccessConfig access;
+  AdminConfig admin;
+  LogConfig log;
+  std::string config_file;  // where the file part came from; empty = none
+};
+
+}  // namespace wg::config

@@ -1,0 +1,119 @@
+#pragma once
+// Test support: real processes on loopback, always torn down. Every child gets
+// PR_SET_PDEATHSIG so it dies with the test even if the test itself crashes, and every
+// destructor stops its process (SIGTERM, then SIGKILL after a bounded wait).
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace wg::test {
+
+using namespace std::chrono_literals;
+
+// A loopback TCP port that was free a moment ago (bind 127.0.0.1:0, read it, close).
+std::uint16_t free_port();
+
+// True once a TCP connect to 127.0.0.1:port succeeds, false after `timeout`.
+bool wait_for_port(std::uint16_t port, std::chrono::milliseconds timeout = 10s);
+
+// Path of a project executable in the build's bin directory (e.g. "widget-gateway").
+std::string binary_path(std::string_view name);
+
+// A fresh temporary directory, removed with its contents on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(std::string_view name) const { return path_ + "/" + std::string(name); }
+  // Writes `content` to file(name) and returns its path.
+  std::string write(std::string_view name, std::string_view content) const;
+
+ private:
+  std::string path_;
+};
+
+// A child process whose stdout and stderr are captured (merged) into a file.
+class ChildProcess {
+ public:
+  ChildProcess(std::vector<std::string> argv, std::map<std::string, std::string> env_overrides = {});
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  bool running();
+  // Everything the process has printed so far.
+  std::string output() const;
+  // Waits until a line containing `needle` has been printed (searching from the start of the
+  // output) and returns that line; nullopt on timeout or if the process exited first.
+  std::optional<std::string> wait_for_line(std::string_view needle,
+                                           std::chrono::milliseconds timeout = 10s);
+  void signal(int sig);
+  // Sends `sig`, waits up to `timeout`, then SIGKILLs. Returns the exit status as from
+  // waitpid (use WIFEXITED/WEXITSTATUS), or -1 if it had to be killed.
+  int stop(int sig = 15 /*SIGTERM*/, std::chrono::milliseconds timeout = 10s);
+  // Waits for a process that is expected to exit by itself; -1 on timeout (then killed).
+  int wait_exit(std::chrono::milliseconds timeout = 10s);
+
+ private:
+  pid_t pid_ = -1;
+  std::optional<int> status_;
+  std::string log_path_;
+  TempDir dir_;
+};
+
+// Parses `"address":"HOST:PORT"` out of a `"event":"listening"` line printed by the gateway or
+// the stub, for the listener named `listener` ("public", "admin", or "stub").
+std::optional<std::uint16_t> listening_port(ChildProcess& process, std::string_view listener,
+                                            std::chrono::milliseconds timeout = 15s);
+
+// A private redis-server (no persistence, no config file) on 127.0.0.1.
+class RedisServer {
+ public:
+  explicit RedisServer(std::uint16_t port = 0);  // 0 = pick a free port
+  ~RedisServer();
+  std::uint16_t port() const { return port_; }
+  std::string url() const;  // redis://127.0.0.1:PORT/0
+  void stop();               // SIGKILL-free shutdown; start() brings it back on the same port
+  void start();
+  bool running() const;
+  // Runs one command with a short blocking connection (tests only), returns the raw reply
+  // formatted as text: integers and bulk strings as their value, nil as "(nil)".
+  std::string command(const std::vector<std::string>& args) const;
+
+ private:
+  std::uint16_t port_;
+  std::optional<ChildProcess> process_;
+};
+
+// A blocking HTTP/1.1 client for tests (one request per connection unless noted).
+struct HttpResponse {
+  int status = 0;
+  std::map<std::string, std::string> headers;  // names lower-cased; repeated ones joined ", "
+  std::string body;
+  std::string header(std::string_view name) const;  // "" when absent
+};
+
+HttpResponse http_request(std::uint16_t port, std::string_view method, std::string_view target,
+                          const std::map<std::string, std::string>& headers = {},
+                          std::chrono::milliseconds timeout = 15s);
+inline HttpResponse http_get(std::uint16_t port, std::string_view target,
+                             const std::map<std::string, std::string>& headers = {}) {
+  return http_request(port, "GET", target, headers);
+}
+
+// Sends raw bytes, then reads until the peer closes or `timeout` passes; returns what was read.
+std::string raw_exchange(std::uint16_t port, std::string_view bytes,
+                         std::chrono::milliseconds timeout = 5s);
+
+}  // namespace wg::test
