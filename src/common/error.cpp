@@ -23,6 +23,7 @@ class GatewayCategory final : public std::error_category {
       case errc::redis_error: return "redis returned an error";
       case errc::redis_overloaded: return "too many redis commands pending";
       case errc::shutting_down: return "shutting down";
+      case errc::overloaded: return "too many requests waiting";
     }
     return "unknown widget-gateway error";
   }

@@ -26,6 +26,7 @@ enum class errc {
   redis_overloaded, // too many commands already waiting
   // Process
   shutting_down = 40,
+  overloaded,  // a bounded queue or waiter list is full
 };
 
 const std::error_category& gateway_category() noexcept;
