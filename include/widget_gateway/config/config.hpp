@@ -32,6 +32,7 @@ struct ServerConfig {
   std::size_t max_header_bytes = 16 * 1024;  // whole request head, request line included
   std::size_t max_target_bytes = 8 * 1024;
   std::size_t pipeline_limit = 16;  // requests read ahead of their answers per connection
+  friend bool operator==(const ServerConfig&, const ServerConfig&) = default;
 };
 
 struct UpstreamConfig {
@@ -43,12 +44,14 @@ struct UpstreamConfig {
   std::size_t max_body_bytes = 16 * 1024 * 1024;
   unsigned circuit_failures = 5;  // consecutive failures that open the circuit (>= 2)
   Duration circuit_open_for = std::chrono::seconds(30);
+  friend bool operator==(const UpstreamConfig&, const UpstreamConfig&) = default;
 };
 
 struct RedisConfig {
   std::string url = "redis://127.0.0.1:6379/0";
   Duration timeout = std::chrono::milliseconds(500);  // per command, and for connecting
-  Duration reconnect_max = std::chrono::seconds(5);    // backoff ceiling
+  Duration reconnect_max = std::chrono::seconds(5);   // backoff ceiling
+  friend bool operator==(const RedisConfig&, const RedisConfig&) = default;
 };
 
 struct TimeOfDay {
@@ -58,8 +61,8 @@ struct TimeOfDay {
 };
 
 struct CacheConfig {
-  TimeOfDay refresh_at{4, 0};                // upstream's daily refresh, local time
-  std::chrono::minutes utc_offset{3 * 60};   // of refresh_at
+  TimeOfDay refresh_at{4, 0};               // upstream's daily refresh, local time
+  std::chrono::minutes utc_offset{3 * 60};  // of refresh_at
   Duration refresh_lag = std::chrono::minutes(15);
   Duration min_ttl = std::chrono::minutes(1);
   Duration max_ttl = std::chrono::hours(24);
@@ -70,6 +73,7 @@ struct CacheConfig {
   Duration max_age_cap = std::chrono::hours(1);  // ceiling of max-age sent to clients
   std::size_t l1_max_bytes = 256 * 1024 * 1024;
   bool derive_pages = true;
+  friend bool operator==(const CacheConfig&, const CacheConfig&) = default;
 };
 
 struct QuotaConfig {
@@ -77,10 +81,12 @@ struct QuotaConfig {
   std::chrono::minutes utc_offset{3 * 60};
   double economy_at = 0.9;
   bool pacing = false;
+  friend bool operator==(const QuotaConfig&, const QuotaConfig&) = default;
 };
 
 struct CorsConfig {
   std::vector<std::string> allowed_origins;  // empty = no CORS headers; "*" = any origin
+  friend bool operator==(const CorsConfig&, const CorsConfig&) = default;
 };
 
 struct AccessConfig {
@@ -89,11 +95,13 @@ struct AccessConfig {
   double per_ip_rate = 0;            // requests/s that may go upstream per client; 0 = off
   std::uint32_t per_ip_burst = 0;
   std::vector<std::string> trusted_proxies;  // CIDRs whose X-Forwarded-For is believed
+  friend bool operator==(const AccessConfig&, const AccessConfig&) = default;
 };
 
 struct AdminConfig {
   HostPort listen{"127.0.0.1", 9090};
   std::string token;  // empty = /admin/* disabled
+  friend bool operator==(const AdminConfig&, const AdminConfig&) = default;
 };
 
 using LogLevel = wg::log::Level;
@@ -102,6 +110,7 @@ struct LogConfig {
   LogLevel level = LogLevel::info;
   std::string access_log = "stdout";  // "stdout", "off" or a file path
   double sample = 1.0;
+  friend bool operator==(const LogConfig&, const LogConfig&) = default;
 };
 
 struct Config {
@@ -115,6 +124,7 @@ struct Config {
   AdminConfig admin;
   LogConfig log;
   std::string config_file;  // where the file part came from; empty = none
+  friend bool operator==(const Config&, const Config&) = default;
 };
 
 }  // namespace wg::config

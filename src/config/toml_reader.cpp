@@ -1,0 +1,83 @@
+// The only translation unit that includes toml++ (it is heavy): turns a TOML document into
+// calls on the key table.
+#include <toml++/toml.h>
+
+#include "config/keys.hpp"
+#include "widget_gateway/config/loader.hpp"
+
+namespace wg::config {
+namespace {
+
+std::string where(std::string_view origin, const toml::source_region& source) {
+  std::string out = " (";
+  out += origin.empty() ? "config" : origin;
+  out += ':' + std::to_string(source.begin.line) + ':' + std::to_string(source.begin.column) + ')';
+  return out;
+}
+
+detail::Value to_value(const toml::node& node) {
+  switch (node.type()) {
+    case toml::node_type::string:
+      return std::string(node.as_string()->get());
+    case toml::node_type::integer:
+      return node.as_integer()->get();
+    case toml::node_type::floating_point:
+      return node.as_floating_point()->get();
+    case toml::node_type::boolean:
+      return node.as_boolean()->get();
+    case toml::node_type::array: {
+      std::vector<std::string> items;
+      for (const auto& element : *node.as_array()) {
+        const auto* text = element.as_string();
+        if (!text) return detail::OtherValue{"an array with non-string elements"};
+        items.push_back(text->get());
+      }
+      return items;
+    }
+    case toml::node_type::table:
+      return detail::OtherValue{"a table"};
+    case toml::node_type::date:
+    case toml::node_type::time:
+    case toml::node_type::date_time:
+      return detail::OtherValue{"a date/time"};
+    case toml::node_type::none:
+      break;
+  }
+  return detail::OtherValue{"an unsupported value"};
+}
+
+}  // namespace
+
+Config parse_toml(std::string_view text, std::string_view origin, Config base) {
+  toml::table root;
+  try {
+    root = toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    throw ConfigError(std::string(e.description()) + where(origin, e.source()));
+  }
+  for (const auto& [section_key, section_node] : root) {
+    std::string section(section_key.str());
+    if (!detail::is_section(section)) {
+      throw ConfigError(section + ": unknown section [" + section + "]" +
+                        where(origin, section_node.source()));
+    }
+    const auto* table = section_node.as_table();
+    if (!table) {
+      throw ConfigError(section + ": expected a [" + section + "] table" +
+                        where(origin, section_node.source()));
+    }
+    for (const auto& [name_key, node] : *table) {
+      std::string key = section + "." + std::string(name_key.str());
+      const detail::KeySpec* spec = detail::find_key(section, name_key.str());
+      if (!spec) throw ConfigError(key + ": unknown config key" + where(origin, node.source()));
+      try {
+        spec->from_value(base, to_value(node), key);
+      } catch (const ConfigError& e) {
+        throw ConfigError(e.what() + where(origin, node.source()));
+      }
+    }
+  }
+  return base;
+}
+
+}  // namespace wg::config

@@ -1,0 +1,248 @@
+// Range and cross-field checks on a complete Config. Syntax is checked as values are read; this
+// is where "a valid duration" becomes "a sensible timeout". Every message starts with the key.
+#include <boost/url/parse.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <regex>
+
+#include "widget_gateway/config/loader.hpp"
+
+namespace wg::config {
+namespace {
+
+using namespace std::chrono_literals;
+
+[[noreturn]] void fail(std::string_view key, std::string_view why) {
+  throw ConfigError(std::string(key) + ": " + std::string(why));
+}
+
+void check_range(std::string_view key, Duration value, Duration min, Duration max) {
+  if (value < min) fail(key, "must be at least " + format_duration(min));
+  if (value > max) fail(key, "must be at most " + format_duration(max));
+}
+
+void check_positive(std::string_view key, Duration value, Duration max) {
+  if (value <= Duration::zero()) fail(key, "must be greater than 0s");
+  check_range(key, value, Duration(1), max);
+}
+
+template <class T>
+void check_range(std::string_view key, T value, T min, T max) {
+  if (value < min) fail(key, "must be at least " + std::to_string(min));
+  if (value > max) fail(key, "must be at most " + std::to_string(max));
+}
+
+void check_bytes(std::string_view key, std::size_t value, std::size_t min, std::size_t max) {
+  if (value < min) fail(key, "must be at least " + format_byte_size(min));
+  if (value > max) fail(key, "must be at most " + format_byte_size(max));
+}
+
+void check_host_port(std::string_view key, const HostPort& hp) {
+  // Re-parsing the printed form checks a HostPort built in code as strictly as one read from text.
+  if (!parse_host_port(format_host_port(hp))) fail(key, "not a valid HOST:PORT");
+}
+
+// Port text of a URL, if any, must be 1..65535.
+bool valid_url_port(const boost::urls::url_view& url) {
+  if (!url.has_port()) return true;
+  auto port = url.port();
+  if (port.empty() || port.size() > 5) return false;
+  unsigned value = 0;
+  for (char c : port) value = value * 10 + static_cast<unsigned>(c - '0');
+  return value >= 1 && value <= 65535;
+}
+
+void check_base_url(const std::string& text) {
+  constexpr std::string_view key = "upstream.base_url";
+  if (text.empty()) {
+    throw ConfigError(
+        "upstream.base_url is required (set it in [upstream], WG_UPSTREAM or "
+        "--upstream)");
+  }
+  auto parsed = boost::urls::parse_uri(text);
+  if (!parsed) fail(key, "not a valid URL: \"" + text + "\"");
+  const auto& url = *parsed;
+  if (url.scheme_id() != boost::urls::scheme::http &&
+      url.scheme_id() != boost::urls::scheme::https) {
+    fail(key, "must start with http:// or https://");
+  }
+  if (!url.has_authority() || url.encoded_host().empty()) fail(key, "has no host");
+  if (url.has_userinfo()) fail(key, "must not carry credentials");
+  if (!valid_url_port(url)) fail(key, "port must be 1..65535");
+  if (url.has_query() || url.has_fragment()) {
+    fail(key, "must not have a query or fragment (a path prefix is allowed)");
+  }
+}
+
+void check_redis_url(const std::string& text) {
+  constexpr std::string_view key = "redis.url";
+  constexpr std::string_view form = "must be redis://host[:port][/db]";
+  auto parsed = boost::urls::parse_uri(text);
+  if (!parsed) fail(key, std::string(form) + ", got \"" + text + "\"");
+  const auto& url = *parsed;
+  if (url.scheme() != "redis" || !url.has_authority() || url.encoded_host().empty() ||
+      url.has_userinfo() || url.has_query() || url.has_fragment()) {
+    fail(key, std::string(form) + ", got \"" + text + "\"");
+  }
+  if (!valid_url_port(url)) fail(key, "port must be 1..65535");
+  auto path = url.encoded_path();
+  if (path.empty() || path == "/") return;
+  auto db = path.substr(1);
+  bool digits = db.size() <= 5 &&
+                std::all_of(db.begin(), db.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits) fail(key, "database must be a number, e.g. redis://127.0.0.1:6379/0");
+}
+
+bool valid_origin(std::string_view origin) {
+  auto sep = origin.find("://");
+  if (sep == std::string_view::npos || sep == 0) return false;
+  auto scheme = origin.substr(0, sep);
+  bool scheme_ok =
+      std::isalpha(static_cast<unsigned char>(scheme[0])) &&
+      std::all_of(scheme.begin(), scheme.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
+      });
+  if (!scheme_ok) return false;
+  std::string authority(origin.substr(sep + 3));
+  // An Origin header is scheme://host[:port], no path, not even a trailing "/".
+  if (auto hp = parse_host_port(authority)) return hp->port != 0;
+  return parse_host_port(authority + ":1").has_value();
+}
+
+void check_cors(const CorsConfig& cors) {
+  constexpr std::string_view key = "cors.allowed_origins";
+  bool any = std::find(cors.allowed_origins.begin(), cors.allowed_origins.end(), "*") !=
+             cors.allowed_origins.end();
+  if (any && cors.allowed_origins.size() > 1) fail(key, "\"*\" must be the only entry");
+  for (const auto& origin : cors.allowed_origins) {
+    if (origin != "*" && !valid_origin(origin)) {
+      fail(key, "\"" + origin + "\" is not \"*\" or scheme://host[:port]");
+    }
+  }
+}
+
+void check_access(const AccessConfig& access) {
+  if (access.widget_pattern.empty()) fail("access.widget_pattern", "must not be empty");
+  if (access.widget_pattern.size() > 1024) fail("access.widget_pattern", "longer than 1024");
+  std::regex pattern;
+  try {
+    pattern = std::regex(access.widget_pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    fail("access.widget_pattern",
+         std::string("not a valid ECMAScript regular expression: ") + e.what());
+  }
+  for (const auto& widget : access.widgets) {
+    // An allowlisted id the pattern rejects could never be served: surely a typo.
+    if (widget.empty() || !std::regex_search(widget, pattern)) {
+      fail("access.widgets", "\"" + widget + "\" does not match access.widget_pattern");
+    }
+  }
+  if (!std::isfinite(access.per_ip_rate) || access.per_ip_rate < 0 || access.per_ip_rate > 1e6) {
+    fail("access.per_ip_rate", "must be between 0 (off) and 1000000 requests per second");
+  }
+  if (access.per_ip_rate > 0 && access.per_ip_burst < 1) {
+    fail("access.per_ip_burst", "must be at least 1 when access.per_ip_rate is set");
+  }
+  for (const auto& cidr : access.trusted_proxies) {
+    if (!parse_cidr(cidr)) {
+      fail("access.trusted_proxies",
+           "\"" + cidr + "\" is not an IPv4 or IPv6 CIDR like \"10.0.0.0/8\" or \"::1/128\"");
+    }
+  }
+}
+
+}  // namespace
+
+void validate(const Config& c) {
+  constexpr auto kMaxTimeout = Duration(std::chrono::hours(1));
+  constexpr auto kMaxTtl = Duration(std::chrono::days(365));
+
+  // [server]
+  check_host_port("server.listen", c.server.listen);
+  check_range<unsigned>("server.threads", c.server.threads, 0, 1024);
+  check_range<std::size_t>("server.max_connections", c.server.max_connections, 1, 1'000'000);
+  check_positive("server.header_timeout", c.server.header_timeout, kMaxTimeout);
+  check_positive("server.idle_timeout", c.server.idle_timeout, kMaxTimeout);
+  check_range("server.drain_timeout", c.server.drain_timeout, Duration::zero(), kMaxTimeout);
+  check_bytes("server.max_header_bytes", c.server.max_header_bytes, 1024, 1024 * 1024);
+  // The target is part of the head, so a larger target limit could never be reached.
+  check_bytes("server.max_target_bytes", c.server.max_target_bytes, 256, c.server.max_header_bytes);
+  check_range<std::size_t>("server.pipeline_limit", c.server.pipeline_limit, 1, 1024);
+
+  // [upstream]
+  check_base_url(c.upstream.base_url);
+  check_positive("upstream.connect_timeout", c.upstream.connect_timeout, kMaxTimeout);
+  check_positive("upstream.timeout", c.upstream.timeout, kMaxTimeout);
+  check_range<std::size_t>("upstream.pool_size", c.upstream.pool_size, 1, 100'000);
+  if (!c.upstream.ca_file.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(c.upstream.ca_file, ec)) {
+      fail("upstream.ca_file", "\"" + c.upstream.ca_file + "\" is not a readable file");
+    }
+  }
+  check_bytes("upstream.max_body_bytes", c.upstream.max_body_bytes, 1024, std::size_t{1} << 30);
+  check_range<unsigned>("upstream.circuit_failures", c.upstream.circuit_failures, 2, 10'000);
+  check_positive("upstream.circuit_open_for", c.upstream.circuit_open_for, kMaxTimeout);
+
+  // [redis]
+  check_redis_url(c.redis.url);
+  check_positive("redis.timeout", c.redis.timeout, kMaxTimeout);
+  check_positive("redis.reconnect_max", c.redis.reconnect_max, kMaxTimeout);
+
+  // [cache]
+  const auto& cache = c.cache;
+  if (cache.refresh_at.hour < 0 || cache.refresh_at.hour > 23 || cache.refresh_at.minute < 0 ||
+      cache.refresh_at.minute > 59) {
+    fail("cache.refresh_at", "must be a time of day 00:00..23:59");
+  }
+  check_range("cache.utc_offset", Duration(cache.utc_offset), Duration(-std::chrono::hours(18)),
+              Duration(std::chrono::hours(18)));
+  check_range("cache.refresh_lag", cache.refresh_lag, Duration::zero(),
+              Duration(std::chrono::hours(24)));
+  check_range("cache.max_ttl", cache.max_ttl, Duration(std::chrono::seconds(1)), kMaxTtl);
+  check_range("cache.min_ttl", cache.min_ttl, Duration::zero(), kMaxTtl);
+  if (cache.min_ttl > cache.max_ttl) {
+    throw ConfigError("cache.min_ttl (" + format_duration(cache.min_ttl) +
+                      ") must not exceed cache.max_ttl (" + format_duration(cache.max_ttl) + ")");
+  }
+  check_range("cache.jitter", cache.jitter, Duration::zero(), kMaxTtl);
+  check_range("cache.stale_while_revalidate", cache.stale_while_revalidate, Duration::zero(),
+              kMaxTtl);
+  check_range("cache.stale_if_error", cache.stale_if_error, Duration::zero(), kMaxTtl);
+  check_range("cache.negative_ttl", cache.negative_ttl, Duration::zero(), kMaxTtl);
+  check_range("cache.max_age_cap", cache.max_age_cap, Duration::zero(), kMaxTtl);
+
+  // [quota]
+  check_range("quota.utc_offset", Duration(c.quota.utc_offset), Duration(-std::chrono::hours(18)),
+              Duration(std::chrono::hours(18)));
+  if (!(c.quota.economy_at > 0 && c.quota.economy_at <= 1)) {
+    fail("quota.economy_at", "must be a share in (0, 1], e.g. 0.9");
+  }
+  if (c.quota.monthly_limit > static_cast<std::uint64_t>(INT64_MAX)) {
+    fail("quota.monthly_limit", "too large");
+  }
+
+  check_cors(c.cors);
+  check_access(c.access);
+
+  // [admin]
+  check_host_port("admin.listen", c.admin.listen);
+  if (c.admin.listen == c.server.listen && c.admin.listen.port != 0) {
+    fail("admin.listen", "must differ from server.listen");
+  }
+  for (char ch : c.admin.token) {
+    if (ch <= ' ' || ch == 0x7F) {
+      fail("admin.token", "must be printable ASCII without spaces (it is sent as a header)");
+    }
+  }
+
+  // [log]
+  if (c.log.level < LogLevel::debug || c.log.level > LogLevel::error) {
+    fail("log.level", "must be debug, info, warn or error");
+  }
+  if (c.log.access_log.empty()) fail("log.access_log", "must be \"stdout\", \"off\" or a path");
+  if (!(c.log.sample >= 0 && c.log.sample <= 1)) fail("log.sample", "must be between 0 and 1");
+}
+
+}  // namespace wg::config
