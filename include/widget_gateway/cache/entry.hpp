@@ -1,0 +1,52 @@
+#pragma once
+// One cached answer and its storage format (the same bytes in L1 and in Redis).
+//
+// Format "WGE1", all integers little-endian:
+//   magic        4 bytes  "WGE1"
+//   status       u16
+//   stored_at    i64      milliseconds since the Unix epoch
+//   fresh_until  i64      ms
+//   stale_until  i64      ms
+//   etag         u32 length + bytes
+//   body         u32 length + bytes
+//   sections     u32 count, then per section: u8 tag, u32 length, payload
+//     tag 1 (variant): u32 coding length + coding bytes, then the encoded body (the rest)
+//     unknown tags are skipped, so later fields can be added as new sections without
+//     breaking readers of this version.
+// Nothing may follow the last section: every truncation or extension is detected.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "widget_gateway/common/clock.hpp"
+
+namespace wg::cache {
+
+struct Entry {
+  std::uint16_t status = 200;  // 200, or 404/400 for a cached unknown widget (negative entry)
+  WallTime stored_at{};        // millisecond precision once encoded
+  WallTime fresh_until{};
+  WallTime stale_until{};
+  std::string etag;                                           // strong, with quotes
+  std::string body;                                           // upstream bytes, unchanged
+  std::vector<std::pair<std::string, std::string>> variants;  // content-coding -> encoded body
+  friend bool operator==(const Entry&, const Entry&) = default;
+};
+
+std::string encode_entry(const Entry& entry);
+
+// nullopt for anything malformed: wrong magic, truncation, trailing bytes, lengths past the
+// end, a status outside 100..599, times out of order (stored_at <= fresh_until <=
+// stale_until) or out of WallTime's range. Reads only inside `bytes` and never allocates more
+// than its size.
+std::optional<Entry> decode_entry(std::string_view bytes);
+
+// "\"" + 16 lower-case hex digits + "\"": the first 64 bits of SHA-256(body). A real hash
+// rather than FNV keeps ETags of different bodies of one resource from colliding in practice.
+std::string strong_etag(std::string_view body);
+
+}  // namespace wg::cache

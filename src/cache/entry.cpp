@@ -1,0 +1,165 @@
+#include "widget_gateway/cache/entry.hpp"
+
+#include <openssl/evp.h>
+
+#include <array>
+#include <limits>
+#include <stdexcept>
+
+namespace wg::cache {
+namespace {
+
+constexpr std::string_view kMagic = "WGE1";
+constexpr std::uint8_t kTagVariant = 1;
+
+void put_u8(std::string& out, std::uint8_t v) {
+  out.push_back(static_cast<char>(v));
+}
+
+template <class T>
+void put_le(std::string& out, T v) {
+  auto u = static_cast<std::make_unsigned_t<T>>(v);
+  for (std::size_t i = 0; i < sizeof(T); ++i) {
+    out.push_back(static_cast<char>((u >> (8 * i)) & 0xFF));
+  }
+}
+
+void put_string(std::string& out, std::string_view s) {
+  put_le<std::uint32_t>(out, static_cast<std::uint32_t>(s.size()));
+  out.append(s);
+}
+
+std::int64_t to_millis(WallTime t) {
+  return std::chrono::floor<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+// Every read checks the remaining length first; a failed read leaves the reader failed.
+class Reader {
+ public:
+  explicit Reader(std::string_view bytes) : rest_(bytes) {}
+
+  bool ok() const { return ok_; }
+  bool at_end() const { return rest_.empty(); }
+  std::size_t remaining() const { return rest_.size(); }
+
+  std::string_view take(std::size_t n) {
+    if (!ok_ || rest_.size() < n) {
+      ok_ = false;
+      return {};
+    }
+    std::string_view out = rest_.substr(0, n);
+    rest_.remove_prefix(n);
+    return out;
+  }
+
+  template <class T>
+  T le() {
+    std::string_view raw = take(sizeof(T));
+    if (!ok_) return T{};
+    std::make_unsigned_t<T> u = 0;
+    for (std::size_t i = 0; i < sizeof(T); ++i) {
+      u |= static_cast<std::make_unsigned_t<T>>(static_cast<unsigned char>(raw[i])) << (8 * i);
+    }
+    return static_cast<T>(u);
+  }
+
+  std::string_view string() {
+    auto n = le<std::uint32_t>();
+    return take(n);
+  }
+
+ private:
+  std::string_view rest_;
+  bool ok_ = true;
+};
+
+std::optional<WallTime> from_millis(std::int64_t ms) {
+  // The largest millisecond count WallTime can hold without overflowing its nanoseconds.
+  constexpr auto kMax = std::chrono::floor<std::chrono::milliseconds>(WallTime::duration::max());
+  constexpr auto kMin = std::chrono::ceil<std::chrono::milliseconds>(WallTime::duration::min());
+  if (ms > kMax.count() || ms < kMin.count()) return std::nullopt;
+  return WallTime{std::chrono::duration_cast<WallTime::duration>(std::chrono::milliseconds(ms))};
+}
+
+}  // namespace
+
+std::string encode_entry(const Entry& entry) {
+  std::size_t size = kMagic.size() + 2 + 3 * 8 + 4 + entry.etag.size() + 4 + entry.body.size() + 4;
+  for (const auto& [coding, body] : entry.variants) size += 1 + 4 + 4 + coding.size() + body.size();
+
+  std::string out;
+  out.reserve(size);
+  out.append(kMagic);
+  put_le<std::uint16_t>(out, entry.status);
+  put_le<std::int64_t>(out, to_millis(entry.stored_at));
+  put_le<std::int64_t>(out, to_millis(entry.fresh_until));
+  put_le<std::int64_t>(out, to_millis(entry.stale_until));
+  put_string(out, entry.etag);
+  put_string(out, entry.body);
+  put_le<std::uint32_t>(out, static_cast<std::uint32_t>(entry.variants.size()));
+  for (const auto& [coding, body] : entry.variants) {
+    put_u8(out, kTagVariant);
+    put_le<std::uint32_t>(out, static_cast<std::uint32_t>(4 + coding.size() + body.size()));
+    put_string(out, coding);
+    out.append(body);
+  }
+  return out;
+}
+
+std::optional<Entry> decode_entry(std::string_view bytes) {
+  Reader in(bytes);
+  if (in.take(kMagic.size()) != kMagic || !in.ok()) return std::nullopt;
+
+  Entry entry;
+  entry.status = in.le<std::uint16_t>();
+  auto stored = from_millis(in.le<std::int64_t>());
+  auto fresh = from_millis(in.le<std::int64_t>());
+  auto stale = from_millis(in.le<std::int64_t>());
+  std::string_view etag = in.string();
+  std::string_view body = in.string();
+  auto sections = in.le<std::uint32_t>();
+  if (!in.ok() || !stored || !fresh || !stale) return std::nullopt;
+  if (entry.status < 100 || entry.status > 599) return std::nullopt;
+  if (*stored > *fresh || *fresh > *stale) return std::nullopt;
+  // A section takes at least 5 bytes: reject impossible counts before looping over them.
+  if (sections > in.remaining() / 5) return std::nullopt;
+
+  entry.stored_at = *stored;
+  entry.fresh_until = *fresh;
+  entry.stale_until = *stale;
+  entry.etag.assign(etag);
+  entry.body.assign(body);
+
+  for (std::uint32_t i = 0; i < sections; ++i) {
+    auto tag = in.le<std::uint8_t>();
+    Reader section(in.string());
+    if (!in.ok()) return std::nullopt;
+    if (tag != kTagVariant) continue;  // written by a newer version: skip
+    std::string_view coding = section.string();
+    if (!section.ok() || coding.empty()) return std::nullopt;
+    std::string_view encoded = section.take(section.remaining());
+    entry.variants.emplace_back(std::string(coding), std::string(encoded));
+  }
+  if (!in.at_end()) return std::nullopt;
+  return entry;
+}
+
+std::string strong_etag(std::string_view body) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int length = 0;
+  if (EVP_Digest(body.data(), body.size(), digest.data(), &length, EVP_sha256(), nullptr) != 1 ||
+      length < 8) {
+    // Only fails when OpenSSL itself is broken; that is a bug, not an input error.
+    throw std::runtime_error("SHA-256 unavailable");
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "\"";
+  for (std::size_t i = 0; i < 8; ++i) {
+    out.push_back(kHex[digest[i] >> 4]);
+    out.push_back(kHex[digest[i] & 0xF]);
+  }
+  out.push_back('"');
+  return out;
+}
+
+}  // namespace wg::cache

@@ -1,0 +1,48 @@
+#include "widget_gateway/cache/ttl_policy.hpp"
+
+#include <algorithm>
+
+namespace wg::cache {
+
+WallTime next_refresh_boundary(WallTime now, config::TimeOfDay at, std::chrono::minutes utc_offset,
+                               config::Duration lag) {
+  using namespace std::chrono;
+  // B must be strictly after `now - lag`. Work in local time (a fixed offset: no DST), where
+  // the refresh happens at `at` every day.
+  const auto threshold_local = (now - lag) + utc_offset;
+  const sys_days day = floor<days>(threshold_local);
+  const auto time_of_day = hours(at.hour) + minutes(at.minute);
+  auto boundary_local = WallTime(day) + time_of_day;
+  if (boundary_local <= threshold_local) boundary_local += days(1);
+  return boundary_local - utc_offset + lag;
+}
+
+TtlPolicy::TtlPolicy(const config::CacheConfig& config)
+    : refresh_at_(config.refresh_at),
+      utc_offset_(config.utc_offset),
+      refresh_lag_(config.refresh_lag),
+      min_ttl_(config.min_ttl),
+      max_ttl_(config.max_ttl),
+      jitter_(config.jitter),
+      stale_window_(std::max(config.stale_while_revalidate, config.stale_if_error)),
+      negative_ttl_(config.negative_ttl) {}
+
+Freshness TtlPolicy::for_success(WallTime now, double random01) const {
+  using namespace std::chrono;
+  // Jitter spreads the expiry of keys filled in the same second, so they are not all
+  // refetched at once right after upstream's refresh.
+  const double share = std::clamp(random01, 0.0, 1.0);
+  const auto jitter = duration_cast<milliseconds>(
+      duration<double, std::milli>(static_cast<double>(jitter_.count()) * share));
+  WallTime fresh = next_refresh_boundary(now, refresh_at_, utc_offset_, refresh_lag_) + jitter;
+  fresh = std::min(fresh, now + max_ttl_);
+  fresh = std::max(fresh, now + min_ttl_);
+  return {fresh, fresh + stale_window_};
+}
+
+Freshness TtlPolicy::for_negative(WallTime now) const {
+  WallTime fresh = now + negative_ttl_;
+  return {fresh, fresh};
+}
+
+}  // namespace wg::cache

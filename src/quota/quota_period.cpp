@@ -1,0 +1,59 @@
+#include "widget_gateway/quota/quota_period.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+namespace wg::quota {
+
+QuotaPeriod quota_period(WallTime now, std::chrono::minutes utc_offset) {
+  using namespace std::chrono;
+  const year_month_day local_day{floor<days>(now + utc_offset)};
+  const year_month month = local_day.year() / local_day.month();
+  const year_month next = month + months(1);
+
+  char text[16];
+  std::snprintf(text, sizeof text, "%04d-%02u", static_cast<int>(month.year()),
+                static_cast<unsigned>(month.month()));
+
+  QuotaPeriod period;
+  period.month = text;
+  period.starts_at = WallTime(sys_days(month / 1)) - utc_offset;
+  period.resets_at = WallTime(sys_days(next / 1)) - utc_offset;
+  return period;
+}
+
+std::string quota_key(const QuotaPeriod& period) {
+  return "wg:quota:{" + period.month + "}";
+}
+
+WallTime quota_key_expiry(const QuotaPeriod& period) {
+  return period.resets_at + std::chrono::days(7);
+}
+
+std::string format_rfc3339(WallTime t, std::chrono::minutes utc_offset) {
+  using namespace std::chrono;
+  const auto local = floor<seconds>(t + utc_offset);
+  const sys_days day = floor<days>(local);
+  const year_month_day ymd{day};
+  const hh_mm_ss<seconds> time{local - day};
+  const long offset = utc_offset.count();
+  const long offset_abs = std::labs(offset);
+
+  char text[64];
+  std::snprintf(text, sizeof text, "%04d-%02u-%02uT%02ld:%02ld:%02ld%c%02ld:%02ld",
+                static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                static_cast<unsigned>(ymd.day()), static_cast<long>(time.hours().count()),
+                static_cast<long>(time.minutes().count()),
+                static_cast<long>(time.seconds().count()), offset < 0 ? '-' : '+', offset_abs / 60,
+                offset_abs % 60);
+  return text;
+}
+
+std::chrono::seconds seconds_until_reset(WallTime now, const QuotaPeriod& period) {
+  using namespace std::chrono;
+  const auto left = ceil<seconds>(period.resets_at - now);
+  return std::max(left, seconds(1));
+}
+
+}  // namespace wg::quota

@@ -1,0 +1,303 @@
+#define BOOST_TEST_MODULE cache_ttl_policy_test
+#include <boost/test/unit_test.hpp>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "widget_gateway/cache/ttl_policy.hpp"
+
+using namespace std::chrono;
+using wg::WallTime;
+using wg::cache::next_refresh_boundary;
+using wg::cache::TtlPolicy;
+using wg::config::TimeOfDay;
+
+namespace {
+
+// A UTC instant from its calendar fields.
+WallTime utc(int y, unsigned mo, unsigned d, int h = 0, int mi = 0, int s = 0, int ms = 0) {
+  return WallTime(sys_days(year(y) / month(mo) / day(d))) + hours(h) + minutes(mi) + seconds(s) +
+         milliseconds(ms);
+}
+
+std::string show(WallTime t) {
+  auto d = floor<days>(t);
+  year_month_day ymd{d};
+  hh_mm_ss<WallTime::duration> hms{t - d};
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02ld:%02ld:%02ld.%09ldZ", int(ymd.year()),
+                unsigned(ymd.month()), unsigned(ymd.day()), long(hms.hours().count()),
+                long(hms.minutes().count()), long(hms.seconds().count()),
+                long(hms.subseconds().count()));
+  return buf;
+}
+
+struct BoundaryCase {
+  std::string what;
+  WallTime now;
+  TimeOfDay at;
+  minutes offset;
+  wg::config::Duration lag;
+  WallTime expected;
+};
+
+const minutes kMsk{180};
+const minutes kMinus0530{-(5 * 60 + 30)};  // -05:30
+const minutes kKiribati{14 * 60};          // +14:00
+const wg::config::Duration k15m = minutes(15);
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(next_boundary_table) {
+  const std::vector<BoundaryCase> cases = {
+      {"before today's refresh",
+       utc(2026, 3, 10, 0, 0),
+       {4, 0},
+       kMsk,
+       k15m,
+       utc(2026, 3, 10, 1, 15)},
+      {"one ms before B+lag",
+       utc(2026, 3, 10, 1, 14, 59, 999),
+       {4, 0},
+       kMsk,
+       k15m,
+       utc(2026, 3, 10, 1, 15)},
+      {"exactly at B+lag: next day",
+       utc(2026, 3, 10, 1, 15),
+       {4, 0},
+       kMsk,
+       k15m,
+       utc(2026, 3, 11, 1, 15)},
+      {"exactly at B: within the lag",
+       utc(2026, 3, 10, 1, 0),
+       {4, 0},
+       kMsk,
+       k15m,
+       utc(2026, 3, 10, 1, 15)},
+      {"inside the lag window",
+       utc(2026, 3, 10, 1, 10),
+       {4, 0},
+       kMsk,
+       k15m,
+       utc(2026, 3, 10, 1, 15)},
+      {"local day already tomorrow",
+       utc(2026, 3, 10, 23, 30),
+       {4, 0},
+       kMsk,
+       k15m,
+       utc(2026, 3, 11, 1, 15)},
+      {"refresh late in the local evening",
+       utc(2026, 3, 10, 21, 0),
+       {23, 30},
+       kMsk,
+       k15m,
+       utc(2026, 3, 11, 20, 45)},
+      {"refresh just after local midnight",
+       utc(2026, 3, 10, 22, 0),
+       {0, 10},
+       kMsk,
+       k15m,
+       utc(2026, 3, 11, 21, 25)},
+      {"refresh just after local midnight, before it",
+       utc(2026, 3, 10, 21, 0),
+       {0, 10},
+       kMsk,
+       k15m,
+       utc(2026, 3, 10, 21, 25)},
+      {"negative half-hour offset",
+       utc(2026, 3, 10, 3, 0),
+       {4, 0},
+       kMinus0530,
+       k15m,
+       utc(2026, 3, 10, 9, 45)},
+      {"negative offset, after",
+       utc(2026, 3, 10, 9, 45),
+       {4, 0},
+       kMinus0530,
+       k15m,
+       utc(2026, 3, 11, 9, 45)},
+      {"+14:00", utc(2026, 3, 10, 12, 0), {4, 0}, kKiribati, k15m, utc(2026, 3, 10, 14, 15)},
+      {"+14:00 after", utc(2026, 3, 10, 14, 15), {4, 0}, kKiribati, k15m, utc(2026, 3, 11, 14, 15)},
+      {"UTC, no lag",
+       utc(2026, 3, 10, 4, 0),
+       {4, 0},
+       minutes(0),
+       minutes(0),
+       utc(2026, 3, 11, 4, 0)},
+      {"UTC, no lag, before",
+       utc(2026, 3, 10, 3, 59, 59, 999),
+       {4, 0},
+       minutes(0),
+       minutes(0),
+       utc(2026, 3, 10, 4, 0)},
+      {"lag longer than a day",
+       utc(2026, 3, 10, 3, 0),
+       {4, 0},
+       minutes(0),
+       hours(25),
+       utc(2026, 3, 10, 5, 0)},
+      {"month end", utc(2026, 1, 31, 23, 0), {4, 0}, minutes(0), k15m, utc(2026, 2, 1, 4, 15)},
+      {"30-day month end",
+       utc(2026, 4, 30, 5, 0),
+       {4, 0},
+       minutes(0),
+       k15m,
+       utc(2026, 5, 1, 4, 15)},
+      {"year end", utc(2026, 12, 31, 23, 59), {4, 0}, minutes(0), k15m, utc(2027, 1, 1, 4, 15)},
+      {"year end in +03:00", utc(2026, 12, 31, 22, 0), {4, 0}, kMsk, k15m, utc(2027, 1, 1, 1, 15)},
+      {"to leap day", utc(2028, 2, 28, 5, 0), {4, 0}, minutes(0), k15m, utc(2028, 2, 29, 4, 15)},
+      {"from leap day", utc(2028, 2, 29, 5, 0), {4, 0}, minutes(0), k15m, utc(2028, 3, 1, 4, 15)},
+      {"leap day in +03:00", utc(2028, 2, 28, 22, 0), {4, 0}, kMsk, k15m, utc(2028, 2, 29, 1, 15)},
+      {"no leap day in 2027",
+       utc(2027, 2, 28, 5, 0),
+       {4, 0},
+       minutes(0),
+       k15m,
+       utc(2027, 3, 1, 4, 15)},
+      // Fixed offsets: the last Sunday of March is an ordinary day (no DST shift).
+      {"DST-free",
+       utc(2026, 3, 29, 0, 30),
+       {3, 0},
+       minutes(60),
+       minutes(0),
+       utc(2026, 3, 29, 2, 0)},
+  };
+  for (const auto& c : cases) {
+    BOOST_TEST_CONTEXT(c.what << " now=" << show(c.now)) {
+      WallTime got = next_refresh_boundary(c.now, c.at, c.offset, c.lag);
+      BOOST_TEST(show(got) == show(c.expected));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(next_boundary_properties) {
+  // For random instants, offsets and times of day: R = B + lag with B a local occurrence of
+  // `at`, R > now, and the previous day's R is not > now (B is the smallest).
+  std::mt19937_64 rng(99);
+  const WallTime from = utc(2025, 1, 1);
+  const auto span = duration_cast<milliseconds>(utc(2030, 1, 1) - from).count();
+  for (int i = 0; i < 20000; ++i) {
+    WallTime now = from + milliseconds(std::uniform_int_distribution<std::int64_t>(0, span)(rng));
+    if (i % 10 == 0) now = floor<minutes>(now);  // land on boundaries now and then
+    TimeOfDay at{std::uniform_int_distribution<int>(0, 23)(rng),
+                 std::uniform_int_distribution<int>(0, 59)(rng)};
+    minutes offset{std::uniform_int_distribution<int>(-12 * 4, 14 * 4)(rng) * 15};
+    wg::config::Duration lag = minutes(std::uniform_int_distribution<int>(0, 180)(rng));
+    WallTime r = next_refresh_boundary(now, at, offset, lag);
+    BOOST_TEST_CONTEXT("now=" << show(now) << " at=" << at.hour << ":" << at.minute
+                              << " offset=" << offset.count() << " lag=" << lag.count()) {
+      BOOST_TEST((r > now));
+      BOOST_TEST((r - days(1) <= now));
+      WallTime b_local = r - lag + offset;
+      auto tod = b_local - floor<days>(b_local);
+      BOOST_TEST((tod == hours(at.hour) + minutes(at.minute)));
+    }
+  }
+}
+
+namespace {
+
+wg::config::CacheConfig base_config() {
+  wg::config::CacheConfig c;
+  c.refresh_at = {4, 0};
+  c.utc_offset = kMsk;
+  c.refresh_lag = minutes(15);
+  c.min_ttl = minutes(1);
+  c.max_ttl = hours(24);
+  c.jitter = minutes(5);
+  c.stale_while_revalidate = minutes(10);
+  c.stale_if_error = hours(24);
+  c.negative_ttl = minutes(5);
+  return c;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(success_freshness) {
+  TtlPolicy policy(base_config());
+  const WallTime now = utc(2026, 3, 10, 0, 0);
+  auto f = policy.for_success(now, 0.0);
+  BOOST_TEST(show(f.fresh_until) == show(utc(2026, 3, 10, 1, 15)));
+  BOOST_TEST(show(f.stale_until) == show(utc(2026, 3, 11, 1, 15)));
+  BOOST_TEST(show(policy.for_success(now, 1.0).fresh_until) == show(utc(2026, 3, 10, 1, 20)));
+  BOOST_TEST(show(policy.for_success(now, 0.5).fresh_until) == show(utc(2026, 3, 10, 1, 17, 30)));
+  // Out-of-range draws are clamped.
+  BOOST_TEST(show(policy.for_success(now, 7.0).fresh_until) == show(utc(2026, 3, 10, 1, 20)));
+  BOOST_TEST(show(policy.for_success(now, -1.0).fresh_until) == show(utc(2026, 3, 10, 1, 15)));
+}
+
+BOOST_AUTO_TEST_CASE(jitter_spread) {
+  TtlPolicy policy(base_config());
+  const WallTime now = utc(2026, 3, 10, 12, 0);
+  const WallTime low = utc(2026, 3, 11, 1, 15);
+  const WallTime high = low + minutes(5);
+  WallTime previous = low - milliseconds(1);
+  std::vector<double> draws;
+  for (int i = 0; i <= 1000; ++i) draws.push_back(i / 1000.0);
+  for (double r : draws) {
+    auto f = policy.for_success(now, r);
+    BOOST_TEST((f.fresh_until >= low));
+    BOOST_TEST((f.fresh_until <= high));
+    BOOST_TEST((f.fresh_until > previous));  // strictly increasing in the draw: a real spread
+    previous = f.fresh_until;
+    BOOST_TEST((f.stale_until - f.fresh_until == hours(24)));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(max_ttl_clamp) {
+  auto c = base_config();
+  c.max_ttl = minutes(30);
+  TtlPolicy policy(c);
+  const WallTime now = utc(2026, 3, 10, 2, 0);  // next boundary is tomorrow
+  auto f = policy.for_success(now, 1.0);
+  BOOST_TEST(show(f.fresh_until) == show(now + minutes(30)));
+  BOOST_TEST(show(f.stale_until) == show(now + minutes(30) + hours(24)));
+  // Short TTLs as tests use them.
+  c.max_ttl = seconds(1);
+  c.min_ttl = seconds(0);
+  BOOST_TEST(show(TtlPolicy(c).for_success(now, 0.3).fresh_until) == show(now + seconds(1)));
+}
+
+BOOST_AUTO_TEST_CASE(min_ttl_clamp) {
+  TtlPolicy policy(base_config());
+  const WallTime now = utc(2026, 3, 10, 1, 14, 30);  // 30 s before B + lag
+  auto f = policy.for_success(now, 0.0);
+  BOOST_TEST(show(f.fresh_until) == show(now + minutes(1)));
+  // With the full jitter the boundary is later than min_ttl: no clamp.
+  BOOST_TEST(show(policy.for_success(now, 1.0).fresh_until) == show(utc(2026, 3, 10, 1, 20)));
+  // min_ttl wins even over a smaller max_ttl.
+  auto c = base_config();
+  c.max_ttl = seconds(10);
+  c.min_ttl = seconds(20);
+  BOOST_TEST(show(TtlPolicy(c).for_success(now, 0.0).fresh_until) == show(now + seconds(20)));
+}
+
+BOOST_AUTO_TEST_CASE(stale_window_is_the_larger_one) {
+  auto c = base_config();
+  c.stale_while_revalidate = hours(2);
+  c.stale_if_error = minutes(30);
+  auto f = TtlPolicy(c).for_success(utc(2026, 3, 10), 0.0);
+  BOOST_TEST((f.stale_until - f.fresh_until == hours(2)));
+  c.stale_while_revalidate = seconds(0);
+  c.stale_if_error = seconds(0);
+  f = TtlPolicy(c).for_success(utc(2026, 3, 10), 0.0);
+  BOOST_TEST((f.stale_until == f.fresh_until));
+}
+
+BOOST_AUTO_TEST_CASE(negative_freshness) {
+  TtlPolicy policy(base_config());
+  const WallTime now = utc(2026, 3, 10, 1, 14, 30);
+  auto f = policy.for_negative(now);
+  BOOST_TEST(show(f.fresh_until) == show(now + minutes(5)));
+  BOOST_TEST((f.stale_until == f.fresh_until));
+}
+
+BOOST_AUTO_TEST_CASE(across_a_leap_day_in_offset) {
+  TtlPolicy policy(base_config());
+  // 2028-02-28T23:00Z is 2028-02-29T02:00 in +03:00: the refresh at 04:00 local is 01:00Z.
+  auto f = policy.for_success(utc(2028, 2, 28, 23, 0), 0.0);
+  BOOST_TEST(show(f.fresh_until) == show(utc(2028, 2, 29, 1, 15)));
+  f = policy.for_success(utc(2028, 2, 29, 1, 15), 0.0);
+  BOOST_TEST(show(f.fresh_until) == show(utc(2028, 3, 1, 1, 15)));
+}
