@@ -45,7 +45,8 @@ class TempDir {
 // A child process whose stdout and stderr are captured (merged) into a file.
 class ChildProcess {
  public:
-  ChildProcess(std::vector<std::string> argv, std::map<std::string, std::string> env_overrides = {});
+  ChildProcess(std::vector<std::string> argv,
+               std::map<std::string, std::string> env_overrides = {});
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
@@ -59,8 +60,9 @@ class ChildProcess {
   std::optional<std::string> wait_for_line(std::string_view needle,
                                            std::chrono::milliseconds timeout = 10s);
   void signal(int sig);
-  // Sends `sig`, waits up to `timeout`, then SIGKILLs. Returns the exit status as from
-  // waitpid (use WIFEXITED/WEXITSTATUS), or -1 if it had to be killed.
+  // Sends `sig` to the process's group (each child leads its own), waits up to `timeout`, then
+  // SIGKILLs, and finally SIGKILLs whatever is left in the group. Returns the exit status as
+  // from waitpid (use WIFEXITED/WEXITSTATUS), or -1 if it had to be killed.
   int stop(int sig = 15 /*SIGTERM*/, std::chrono::milliseconds timeout = 10s);
   // Waits for a process that is expected to exit by itself; -1 on timeout (then killed).
   int wait_exit(std::chrono::milliseconds timeout = 10s);
@@ -77,14 +79,15 @@ class ChildProcess {
 std::optional<std::uint16_t> listening_port(ChildProcess& process, std::string_view listener,
                                             std::chrono::milliseconds timeout = 15s);
 
-// A private redis-server (no persistence, no config file) on 127.0.0.1.
+// A private redis-server (no persistence, no config file) on 127.0.0.1. DEBUG is allowed from
+// loopback, so tests can stall it with DEBUG SLEEP.
 class RedisServer {
  public:
   explicit RedisServer(std::uint16_t port = 0);  // 0 = pick a free port
   ~RedisServer();
   std::uint16_t port() const { return port_; }
   std::string url() const;  // redis://127.0.0.1:PORT/0
-  void stop();               // SIGKILL-free shutdown; start() brings it back on the same port
+  void stop();              // SIGKILL-free shutdown; start() brings it back on the same port
   void start();
   bool running() const;
   // Runs one command with a short blocking connection (tests only), returns the raw reply
@@ -93,10 +96,12 @@ class RedisServer {
 
  private:
   std::uint16_t port_;
+  TempDir dir_;  // --dir; declared before process_ so that it outlives the server
   std::optional<ChildProcess> process_;
 };
 
-// A blocking HTTP/1.1 client for tests (one request per connection unless noted).
+// A blocking HTTP/1.1 client for tests (one request per connection unless noted). When no
+// response arrives (refused, timed out, malformed), status is 0 and body holds the error text.
 struct HttpResponse {
   int status = 0;
   std::map<std::string, std::string> headers;  // names lower-cased; repeated ones joined ", "

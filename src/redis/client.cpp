@@ -1,0 +1,197 @@
+#include <boost/asio/append.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/prefer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "redis/client_impl.hpp"
+#include "redis/reply.hpp"
+#include "widget_gateway/common/error.hpp"
+#include "widget_gateway/common/log.hpp"
+
+namespace wg::redis {
+namespace detail {
+
+namespace asio = boost::asio;
+
+namespace {
+
+void log_select_failure(const Endpoint& endpoint, const std::string& error) {
+  log::warn("redis_select_failed", {{"endpoint", endpoint.to_string()}, {"error", error}});
+}
+
+}  // namespace
+
+ClientImpl::ClientImpl(asio::any_io_executor ex, Settings settings, RandomSource& random)
+    : Link(std::move(ex), std::move(settings), "client", random),
+      first_live_(pending_.end()),
+      timer_(strand()) {}
+
+ClientImpl::~ClientImpl() {
+  // Only reached with work left if the event loop stopped before stop() could run: the
+  // waiting operations are being torn down with it, so drop their handlers unrun.
+  destroying_ = true;
+  close_connection_now();
+}
+
+void ClientImpl::submit(std::vector<std::string> args, Completion done) {
+  asio::post(strand(), [self = std::static_pointer_cast<ClientImpl>(shared_from_this()),
+                        args = std::move(args), done = std::move(done)]() mutable {
+    self->do_submit(std::move(args), std::move(done));
+  });
+}
+
+void ClientImpl::do_submit(std::vector<std::string> args, Completion done) {
+  if (stopping()) return done(wg::errc::shutting_down, {});
+  Connection* conn = usable_connection();
+  if (conn == nullptr) return done(wg::errc::redis_down, {});
+  if (pending_.size() >= settings().max_pending) return done(wg::errc::redis_overloaded, {});
+
+  auto it = pending_.insert(pending_.end(), Pending{this, {}, {}, std::move(done)});
+  it->self = it;
+  it->deadline = std::chrono::steady_clock::now() + settings().command_timeout;
+  if (!conn->send(args, &ClientImpl::on_reply, &*it)) {
+    Completion failed = std::move(it->done);
+    pending_.erase(it);
+    return failed(wg::errc::redis_down, {});
+  }
+  if (first_live_ == pending_.end()) first_live_ = it;
+  arm_timer();
+}
+
+void ClientImpl::on_reply(redisAsyncContext*, void* reply, void* privdata) {
+  auto* p = static_cast<Pending*>(privdata);
+  ClientImpl* self = p->owner;
+  if (reply != nullptr) self->consecutive_timeouts_ = 0;
+  if (p->done) {
+    if (reply != nullptr) {
+      self->complete(*p, {}, to_reply(*static_cast<redisReply*>(reply)));
+    } else {
+      // The context went away before the reply: the command may or may not have run.
+      self->complete(*p, self->stopping() || self->destroying_ ? wg::errc::shutting_down
+                                                               : wg::errc::redis_down);
+    }
+  }
+  if (self->first_live_ == p->self) ++self->first_live_;
+  self->pending_.erase(p->self);
+}
+
+void ClientImpl::complete(Pending& p, std::error_code ec, Reply reply) {
+  Completion done = std::move(p.done);
+  if (destroying_) return;
+  done(ec, std::move(reply));
+}
+
+void ClientImpl::arm_timer() {
+  if (timer_armed_ || first_live_ == pending_.end()) return;
+  timer_armed_ = true;
+  timer_.expires_at(first_live_->deadline);
+  timer_.async_wait([self = std::static_pointer_cast<ClientImpl>(shared_from_this())](
+                        boost::system::error_code ec) {
+    self->timer_armed_ = false;
+    if (!ec) self->on_timer();
+  });
+}
+
+void ClientImpl::on_timer() {
+  // Deadlines grow along the list, so the expired commands are a prefix of the live ones.
+  auto now = std::chrono::steady_clock::now();
+  while (first_live_ != pending_.end() && first_live_->deadline <= now) {
+    auto expired = first_live_++;
+    complete(*expired, wg::errc::redis_timeout);
+    ++consecutive_timeouts_;
+  }
+  if (consecutive_timeouts_ >= settings().max_consecutive_timeouts) {
+    consecutive_timeouts_ = 0;
+    // A server that answers nothing for this long is as good as gone; a fresh connection
+    // also discards the backlog of late replies.
+    drop_connection("commands timed out");
+  }
+  arm_timer();
+}
+
+asio::awaitable<bool> ClientImpl::on_open(SteadyTime deadline) {
+  consecutive_timeouts_ = 0;
+  int db = settings().endpoint.db;
+  if (db == 0) co_return true;
+  std::vector<std::string> select{std::string("SELECT"), std::to_string(db)};
+  auto reply = co_await exec_setup(std::move(select), deadline);
+  if (!reply || reply->type != Reply::Type::status) {
+    log_select_failure(settings().endpoint, reply ? reply->str : std::string("no reply"));
+    co_return false;
+  }
+  co_return true;
+}
+
+void ClientImpl::on_stopped() {
+  // The connection is closed already, so its commands got shutting_down; nothing else waits.
+  timer_.cancel();
+}
+
+}  // namespace detail
+
+namespace asio = boost::asio;
+
+Client::Client(asio::any_io_executor ex, Settings settings, RandomSource& random)
+    : impl_(std::make_shared<detail::ClientImpl>(std::move(ex), std::move(settings), random)) {}
+
+Client::~Client() {
+  impl_->detach_callbacks();
+  impl_->stop();
+}
+
+void Client::start() {
+  impl_->start();
+}
+void Client::stop() {
+  impl_->stop();
+}
+bool Client::connected() const noexcept {
+  return impl_->connected();
+}
+
+void Client::on_state_change(std::function<void(bool)> listener) {
+  impl_->on_state_change(std::move(listener));
+}
+
+namespace {
+
+using CommandResult = std::tuple<std::error_code, Reply>;
+
+// Starts the operation outside any coroutine body: GCC 12 destroys non-trivial temporaries of
+// a co_await expression twice, so the co_await below only sees a named awaitable.
+asio::awaitable<CommandResult> start_command(std::weak_ptr<detail::ClientImpl> weak,
+                                             std::vector<std::string> args) {
+  auto token = asio::as_tuple(asio::use_awaitable);
+  return asio::async_initiate<decltype(token), void(std::error_code, Reply)>(
+      [](auto handler, std::weak_ptr<detail::ClientImpl> weak, std::vector<std::string> args) {
+        // Resume on the waiter's executor, and keep it from running out of work meanwhile.
+        auto work = asio::prefer(asio::get_associated_executor(handler),
+                                 asio::execution::outstanding_work.tracked);
+        detail::Completion done([handler = std::move(handler), work = std::move(work)](
+                                    std::error_code ec, Reply reply) mutable {
+          asio::post(work, asio::append(std::move(handler), ec, std::move(reply)));
+        });
+        if (auto impl = weak.lock()) {
+          impl->submit(std::move(args), std::move(done));
+        } else {
+          done(wg::errc::shutting_down, {});
+        }
+      },
+      token, std::move(weak), std::move(args));
+}
+
+}  // namespace
+
+asio::awaitable<std::pair<std::error_code, Reply>> Client::command(std::vector<std::string> args) {
+  // Only a weak reference travels with the operation: a waiting coroutine must not keep the
+  // client alive (it would own itself through the pending list).
+  asio::awaitable<CommandResult> op = start_command(impl_, std::move(args));
+  auto [ec, reply] = co_await std::move(op);
+  co_return std::pair{ec, std::move(reply)};
+}
+
+}  // namespace wg::redis

@@ -1,0 +1,75 @@
+#pragma once
+// The Client's state on its strand: commands in flight, their deadlines, and the hiredis
+// reply callback.
+
+#include <boost/asio/steady_timer.hpp>
+#include <list>
+#include <memory>
+#include <system_error>
+
+#include "redis/link.hpp"
+
+namespace wg::redis::detail {
+
+// A move-only, type-erased "call once" completion, invoked on the client's strand. It forwards
+// the result to the waiting operation's own executor.
+class Completion {
+ public:
+  Completion() = default;
+  template <class F>
+  explicit Completion(F f) : impl_(std::make_unique<Model<F>>(std::move(f))) {}
+  explicit operator bool() const { return impl_ != nullptr; }
+  void operator()(std::error_code ec, Reply reply) {
+    auto impl = std::move(impl_);
+    impl->call(ec, std::move(reply));
+  }
+
+ private:
+  struct Concept {
+    virtual ~Concept() = default;
+    virtual void call(std::error_code ec, Reply reply) = 0;
+  };
+  template <class F>
+  struct Model final : Concept {
+    explicit Model(F f) : f(std::move(f)) {}
+    void call(std::error_code ec, Reply reply) override { f(ec, std::move(reply)); }
+    F f;
+  };
+  std::unique_ptr<Concept> impl_;
+};
+
+class ClientImpl final : public Link {
+ public:
+  ClientImpl(boost::asio::any_io_executor ex, Settings settings, RandomSource& random);
+  ~ClientImpl() override;
+
+  // Any thread: posts to the strand, where the command is checked, sent and tracked.
+  void submit(std::vector<std::string> args, Completion done);
+
+ private:
+  struct Pending {
+    ClientImpl* owner;
+    std::list<Pending>::iterator self;
+    SteadyTime deadline;
+    Completion done;  // empty once completed by a timeout; the entry stays until hiredis
+                      // hands back its reply (or a null reply), since it is hiredis' privdata
+  };
+
+  boost::asio::awaitable<bool> on_open(SteadyTime deadline) override;
+  void on_stopped() override;
+
+  void do_submit(std::vector<std::string> args, Completion done);
+  static void on_reply(redisAsyncContext* ac, void* reply, void* privdata);
+  void complete(Pending& p, std::error_code ec, Reply reply = {});
+  void arm_timer();
+  void on_timer();
+
+  std::list<Pending> pending_;  // in sending order, which is also reply and deadline order
+  std::list<Pending>::iterator first_live_;  // first entry not yet completed (end() if none)
+  boost::asio::steady_timer timer_;
+  bool timer_armed_ = false;
+  int consecutive_timeouts_ = 0;
+  bool destroying_ = false;
+};
+
+}  // namespace wg::redis::detail

@@ -1,0 +1,267 @@
+#include "redis/link.hpp"
+
+#include <algorithm>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "redis/reply.hpp"
+#include "widget_gateway/common/log.hpp"
+
+namespace wg::redis::detail {
+
+namespace asio = boost::asio;
+using asio::awaitable;
+
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+// State of one setup command; shared by the waiting coroutine and the hiredis callback, which
+// may come after the coroutine gave up.
+struct SetupCall {
+  std::function<void()> wake;
+  bool done = false;
+  std::optional<Reply> reply;
+};
+
+void setup_reply(redisAsyncContext*, void* reply, void* privdata) {
+  std::unique_ptr<std::shared_ptr<SetupCall>> holder(
+      static_cast<std::shared_ptr<SetupCall>*>(privdata));
+  SetupCall& call = **holder;
+  call.done = true;
+  if (reply != nullptr) call.reply = to_reply(*static_cast<redisReply*>(reply));
+  call.wake();
+}
+
+}  // namespace
+
+Link::Link(asio::any_io_executor ex, Settings settings, std::string role, RandomSource& random)
+    : strand_(asio::make_strand(ex)),
+      settings_(std::move(settings)),
+      role_(std::move(role)),
+      endpoint_text_(settings_.endpoint.to_string()),
+      random_(random),
+      wake_(strand_),
+      resolver_(strand_) {}
+
+Link::~Link() {
+  close_connection_now();
+}
+
+void Link::start() {
+  asio::post(strand_, [self = shared_from_this()] {
+    if (self->started_ || self->stopping_) return;
+    self->started_ = true;
+    asio::co_spawn(self->strand_, self->run(), asio::detached);
+  });
+}
+
+void Link::stop() {
+  asio::post(strand_, [self = shared_from_this()] { self->do_stop(); });
+}
+
+void Link::on_state_change(std::function<void(bool)> listener) {
+  std::lock_guard lock(callback_mutex_);
+  if (!callbacks_detached_) listeners_.push_back(std::move(listener));
+}
+
+void Link::detach_callbacks() {
+  std::lock_guard lock(callback_mutex_);
+  callbacks_detached_ = true;
+  listeners_.clear();
+}
+
+void Link::do_stop() {
+  if (stopping_) return;
+  stopping_ = true;
+  resolver_.cancel();
+  if (conn_) conn_->close();  // pending commands complete (on_stopped's rules apply)
+  on_stopped();
+  notify();
+}
+
+void Link::drop_connection(std::string_view reason) {
+  if (!conn_ || !conn_->is_open()) return;
+  down_reason_ = std::string(reason);
+  up_.store(false, std::memory_order_release);
+  conn_->close();
+  notify();
+}
+
+void Link::close_connection_now() {
+  if (conn_) conn_->close();
+}
+
+void Link::on_connect(bool ok) {
+  connect_result_ = ok;
+  notify();
+}
+
+void Link::on_disconnect() {
+  // Fail fast from now on; the run coroutine reports the change when it wakes.
+  up_.store(false, std::memory_order_release);
+  if (conn_) down_reason_ = conn_->error();
+  notify();
+}
+
+awaitable<bool> Link::wait_until(const Predicate& pred, SteadyTime deadline) {
+  while (!pred()) {
+    wake_.expires_at(deadline);
+    auto [ec] = co_await wake_.async_wait(use_tuple);
+    if (!ec) break;  // deadline; operation_aborted means notify(): check again
+  }
+  co_return pred();
+}
+
+awaitable<std::optional<Reply>> Link::exec_setup(std::vector<std::string> args,
+                                                 SteadyTime deadline) {
+  auto call = std::make_shared<SetupCall>();
+  call->wake = [this] { notify(); };
+  auto* holder = new std::shared_ptr<SetupCall>(call);
+  if (!conn_ || !conn_->send(args, &setup_reply, holder)) {
+    delete holder;
+    co_return std::nullopt;
+  }
+  Predicate answered = [&] { return call->done || stopping_ || !conn_ || !conn_->is_open(); };
+  co_await wait_until(answered, deadline);
+  // The callback may still come later (with a null reply when the context is freed); it only
+  // touches `call` and notify(), and the context never outlives this object.
+  call->wake = [] {};
+  co_return std::move(call->reply);
+}
+
+awaitable<std::optional<std::string>> Link::resolve(std::string& reason, SteadyTime deadline) {
+  const std::string& host = settings_.endpoint.host;
+  boost::system::error_code ec;
+  auto address = asio::ip::make_address(host, ec);
+  if (!ec) co_return address.to_string();
+
+  // The resolver runs getaddrinfo on a private thread; its result comes back on the strand.
+  struct Outcome {
+    bool done = false;
+    boost::system::error_code ec;
+    std::vector<std::string> ips;
+  };
+  auto outcome = std::make_shared<Outcome>();
+  resolver_.async_resolve(
+      host, std::to_string(settings_.endpoint.port),
+      [self = shared_from_this(), outcome](boost::system::error_code ec,
+                                           asio::ip::tcp::resolver::results_type results) {
+        outcome->done = true;
+        outcome->ec = ec;
+        // IPv4 first: "localhost" often resolves to ::1 too, and servers often bind IPv4 only.
+        for (int v6 = 0; v6 < 2 && !ec; ++v6) {
+          for (const auto& entry : results) {
+            auto address = entry.endpoint().address();
+            if (address.is_v6() == (v6 == 1)) outcome->ips.push_back(address.to_string());
+          }
+        }
+        self->notify();
+      });
+  Predicate resolved = [&] { return outcome->done || stopping_; };
+  co_await wait_until(resolved, deadline);
+  if (!outcome->done) {
+    resolver_.cancel();
+    reason = "resolving " + host + " timed out";
+    co_return std::nullopt;
+  }
+  if (outcome->ips.empty()) {
+    reason = "cannot resolve " + host + ": " + outcome->ec.message();
+    co_return std::nullopt;
+  }
+  // Each failed attempt moves on to the next address.
+  co_return outcome->ips[address_turn_ % outcome->ips.size()];
+}
+
+awaitable<bool> Link::connect_once(std::string& reason) {
+  auto deadline = std::chrono::steady_clock::now() + settings_.connect_timeout;
+  auto ip = co_await resolve(reason, deadline);
+  if (!ip || stopping_) co_return false;
+
+  connect_result_.reset();
+  down_reason_.clear();
+  ++address_turn_;  // undone below if this address works
+  conn_ = Connection::open(strand_, *ip, settings_.endpoint.port, *this, reason);
+  if (!conn_) co_return false;
+  Predicate connected = [this] { return connect_result_.has_value() || stopping_; };
+  co_await wait_until(connected, deadline);
+  if (stopping_) co_return false;
+  if (!connect_result_) {
+    reason = "connect timed out";
+    conn_->close();
+    co_return false;
+  }
+  if (!*connect_result_) {
+    reason = conn_->error();
+    co_return false;
+  }
+  // The session setup gets a command timeout of its own, on top of the connect budget.
+  bool ok = co_await on_open(std::chrono::steady_clock::now() + settings_.command_timeout);
+  if (stopping_) co_return false;
+  if (ok && conn_->is_open()) --address_turn_;  // this address works: stay with it
+  if (!ok || !conn_->is_open()) {
+    reason = conn_->is_open() ? "session setup failed" : conn_->error();
+    conn_->close();
+    co_return false;
+  }
+  co_return true;
+}
+
+std::chrono::milliseconds Link::next_delay(std::chrono::milliseconds& backoff) {
+  // Half fixed, half random: reconnecting clients spread out instead of arriving together.
+  auto delay = std::chrono::milliseconds(static_cast<long long>(
+      static_cast<double>(backoff.count()) * (0.5 + 0.5 * random_.uniform01())));
+  backoff = std::min(backoff * 2, settings_.reconnect_max);
+  return std::max(delay, std::chrono::milliseconds(1));
+}
+
+awaitable<void> Link::run() {
+  auto self = shared_from_this();  // this object lives at least as long as the loop
+  auto backoff = settings_.reconnect_min;
+  while (!stopping_) {
+    std::string reason;
+    if (co_await connect_once(reason)) {
+      backoff = settings_.reconnect_min;
+      set_state(true, {});
+      Predicate closed = [this] { return stopping_ || !conn_->is_open(); };
+      co_await wait_until(closed, SteadyTime::max());
+      conn_.reset();
+      set_state(false, stopping_ ? "stopped" : down_reason_);
+    } else {
+      conn_.reset();
+      if (!stopping_) set_state(false, reason);
+    }
+    if (stopping_) break;
+    auto delay = next_delay(backoff);
+    Predicate stopped = [this] { return stopping_; };
+    co_await wait_until(stopped, std::chrono::steady_clock::now() + delay);
+  }
+  conn_.reset();
+  set_state(false, "stopped");
+}
+
+void Link::set_state(bool up, std::string_view reason) {
+  // up_ may already be false (on_disconnect fails commands fast); listeners follow reported_up_.
+  up_.store(up, std::memory_order_release);
+  bool was = reported_up_;
+  reported_up_ = up;
+  if (logged_up_ != up) {
+    logged_up_ = up;
+    if (up) {
+      log::info("redis_up", {{"endpoint", endpoint_text_}, {"role", role_}});
+    } else if (stopping_) {
+      log::info("redis_down", {{"endpoint", endpoint_text_}, {"role", role_}, {"reason", reason}});
+    } else {
+      log::warn("redis_down", {{"endpoint", endpoint_text_}, {"role", role_}, {"reason", reason}});
+    }
+  }
+  if (was == up) return;
+  std::lock_guard lock(callback_mutex_);
+  for (std::size_t i = 0; i < listeners_.size() && !callbacks_detached_; ++i) listeners_[i](up);
+}
+
+}  // namespace wg::redis::detail

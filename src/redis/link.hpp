@@ -1,0 +1,123 @@
+#pragma once
+// The connection lifecycle shared by Client and Subscriber: resolve, connect, set up the
+// session (on_open), report up/down, and reconnect with exponential backoff and jitter until
+// stopped. One coroutine (run) drives it on the link's strand.
+//
+// Ownership: the handle (Client/Subscriber) holds a shared_ptr; the run coroutine and posted
+// work hold more while they are pending, and all of them end after stop(). No object stores a
+// handler that refers back to itself.
+
+#include <atomic>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "redis/connection.hpp"
+#include "widget_gateway/common/random.hpp"
+#include "widget_gateway/redis/client.hpp"
+
+namespace wg::redis::detail {
+
+class Link : public std::enable_shared_from_this<Link>, private ConnectionEvents {
+ public:
+  Link(boost::asio::any_io_executor ex, Settings settings, std::string role, RandomSource& random);
+  virtual ~Link();
+  Link(const Link&) = delete;
+  Link& operator=(const Link&) = delete;
+
+  // Thread-safe; both post to the strand. start() once; stop() is final.
+  void start();
+  void stop();
+  bool connected() const noexcept { return up_.load(std::memory_order_acquire); }
+  void on_state_change(std::function<void(bool)> listener);
+  // From the handle's destructor, any thread: no listener runs after this returns.
+  void detach_callbacks();
+
+  const Strand& strand() const { return strand_; }
+
+ protected:
+  using SteadyTime = std::chrono::steady_clock::time_point;
+
+  const Settings& settings() const { return settings_; }
+  // Strand only. True after stop() ran.
+  bool stopping() const { return stopping_; }
+  // Strand only. The connection if it is established and set up (connected() may lag).
+  Connection* usable_connection() const {
+    return up_.load(std::memory_order_relaxed) && conn_ && conn_->is_open() ? conn_.get() : nullptr;
+  }
+  // Strand only, for on_open: the connection being set up, if still open.
+  Connection* current_connection() const {
+    return conn_ && conn_->is_open() ? conn_.get() : nullptr;
+  }
+  // Strand only. Closes the connection now (its pending callbacks run with null replies) and
+  // lets the run loop report it down and reconnect.
+  void drop_connection(std::string_view reason);
+  // Strand only, for the most-derived destructor: frees the hiredis context while the derived
+  // object, which its callbacks reach, still exists.
+  void close_connection_now();
+  // Held while a handle-supplied callback runs; detach_callbacks() takes it too.
+  std::recursive_mutex& callback_mutex() { return callback_mutex_; }
+  bool callbacks_detached() const { return callbacks_detached_; }  // with callback_mutex()
+
+  // Sets up a fresh connection before it is reported up (SELECT, SUBSCRIBE). Runs inside the
+  // run coroutine; `deadline` bounds it.
+  virtual boost::asio::awaitable<bool> on_open(SteadyTime deadline) = 0;
+  // After stop(): fail whatever still waits.
+  virtual void on_stopped() {}
+
+  // For on_open: sends one command on the new connection and waits for its reply; nullopt on
+  // timeout, disconnect or stop.
+  boost::asio::awaitable<std::optional<Reply>> exec_setup(std::vector<std::string> args,
+                                                          SteadyTime deadline);
+  // Wakes the run coroutine if it waits in wait_until.
+  void notify() { wake_.cancel(); }
+  // Suspends the run coroutine until pred() holds or `deadline` passes; returns pred().
+  // Callers pass a named predicate: GCC 12 destroys non-trivial temporaries of a co_await
+  // expression twice (a lambda converted to std::function in the call would be one).
+  using Predicate = std::function<bool()>;
+  boost::asio::awaitable<bool> wait_until(const Predicate& pred, SteadyTime deadline);
+
+ private:
+  boost::asio::awaitable<void> run();
+  boost::asio::awaitable<bool> connect_once(std::string& reason);
+  boost::asio::awaitable<std::optional<std::string>> resolve(std::string& reason,
+                                                             SteadyTime deadline);
+  void do_stop();
+  void set_state(bool up, std::string_view reason);
+  std::chrono::milliseconds next_delay(std::chrono::milliseconds& backoff);
+
+  void on_connect(bool ok) override;
+  void on_disconnect() override;
+
+  Strand strand_;
+  Settings settings_;
+  std::string role_;
+  std::string endpoint_text_;
+  RandomSource& random_;
+
+  std::atomic<bool> up_{false};
+  bool started_ = false;
+  bool stopping_ = false;
+  bool reported_up_ = false;       // last state given to listeners
+  std::optional<bool> logged_up_;  // last state logged, to log changes only
+  std::shared_ptr<Connection> conn_;
+  std::optional<bool> connect_result_;
+  std::size_t address_turn_ = 0;  // which resolved address to try next
+  std::string down_reason_;
+  boost::asio::steady_timer wake_;
+  boost::asio::ip::tcp::resolver resolver_;
+
+  std::recursive_mutex callback_mutex_;
+  bool callbacks_detached_ = false;
+  std::vector<std::function<void(bool)>> listeners_;
+};
+
+}  // namespace wg::redis::detail
