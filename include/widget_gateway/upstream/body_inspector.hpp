@@ -1,0 +1,40 @@
+#pragma once
+// Checks an upstream body before it is cached and pulls out what the cache needs from it.
+// Pure functions (no I/O, no shared state); thread-safe. They run only on upstream misses, so
+// they favour full validation over speed: a body that is not a complete, valid JSON document
+// of the expected shape is rejected whole, and the caller answers 502 instead of caching it.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace wg::upstream {
+
+// What the gateway uses of a widget data body (the spec's Widget object).
+struct WidgetSummary {
+  std::uint64_t total_review_amount = 0;
+  std::vector<std::pair<std::string, std::uint64_t>> review_amount;  // platform code -> count
+  std::vector<std::string> source_types;  // `type` of each entry in `sources`, in order
+};
+
+// nullopt unless `body` is one complete, valid JSON object (every byte validated, UTF-8
+// included; trailing content rejected). Missing or oddly typed optional fields are tolerated:
+// they read as 0 / empty (a negative or fractional count reads as 0, an entry of the wrong
+// type is skipped).
+std::optional<WidgetSummary> inspect_widget_body(std::string_view body);
+
+// The elements of a reviews body as upstream wrote them.
+struct ReviewsSummary {
+  // Raw bytes of each array element, views into the inspected `body` (valid as long as it
+  // is): no surrounding whitespace or commas, so "[" + join(elements, ",") + "]" reproduces a
+  // compact array byte for byte.
+  std::vector<std::string_view> elements;
+};
+
+// nullopt unless `body` is one complete, valid JSON array whose elements are all objects.
+std::optional<ReviewsSummary> inspect_reviews_body(std::string_view body);
+
+}  // namespace wg::upstream

@@ -1,0 +1,68 @@
+#pragma once
+// The gateway's only way to reach upstream: HTTP/1.1 GETs over a pool of keep-alive
+// connections (plain TCP or TLS), each exchange bounded by a deadline, every failure reported
+// as a wg::errc value rather than thrown.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <system_error>
+
+#include "widget_gateway/common/clock.hpp"
+#include "widget_gateway/config/config.hpp"
+
+namespace wg::upstream {
+
+struct Response {
+  unsigned status = 0;
+  std::string body;
+};
+
+struct Result {
+  // {} when a complete response arrived, whatever its status; otherwise one of
+  // upstream_connect_failed, upstream_timeout, upstream_closed, upstream_invalid_body,
+  // upstream_tls.
+  std::error_code ec;
+  Response response;
+  bool reused_connection = false;  // the answering attempt ran on a pooled connection
+  std::chrono::milliseconds elapsed{0};
+};
+
+class Client {
+ public:
+  // Throws std::invalid_argument for a bad base_url or an unreadable ca_file (start-up
+  // failure). Connections are created on strands of `ex`. `clock` must outlive the Client.
+  Client(boost::asio::any_io_executor ex, const config::UpstreamConfig& config, Clock& clock);
+  // Closes pooled connections. Only after every get() has finished (the owner's duty).
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // GET <base path><path_and_query>; `path_and_query` starts with '/', e.g.
+  // "/api/v1/widgets/widget/ID/remote". Thread-safe: may run on many strands and threads at
+  // once. Resumes on the caller's executor. Bounded by connect_timeout (resolve, connect, TLS
+  // handshake) plus timeout (write + read). Retries at most once, and only when a pooled
+  // connection turned out closed before the request was written.
+  boost::asio::awaitable<Result> get(std::string path_and_query);
+
+  // Drops pooled idle connections (shutdown, tests). Safe at any time.
+  void close_idle();
+
+  struct Stats {
+    std::uint64_t connections_opened = 0;
+    std::uint64_t requests_sent = 0;
+    std::uint64_t reuses = 0;   // requests sent on a pooled connection
+    std::uint64_t retries = 0;  // gets that fell back after finding a pooled connection closed
+  };
+  Stats stats() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace wg::upstream

@@ -1,0 +1,139 @@
+#include "widget_gateway/upstream/body_inspector.hpp"
+
+#include <simdjson.h>
+
+#include <cmath>
+
+namespace wg::upstream {
+namespace {
+
+// simdjson's DOM parser validates the whole document (structure, strings, numbers, UTF-8)
+// and rejects trailing content, which is exactly the bar a body must pass to be cached.
+// A parser per call: this runs only on misses, and a long-lived parser would keep a buffer
+// as large as the largest body ever seen.
+std::optional<simdjson::dom::element> parse_validated(simdjson::dom::parser& parser,
+                                                      const simdjson::padded_string& text) {
+  simdjson::dom::element root;
+  if (parser.parse(text).get(root) != simdjson::SUCCESS) return std::nullopt;
+  return root;
+}
+
+// A review count as upstream may write it (1234, 1234.0); anything else is not a count.
+std::optional<std::uint64_t> as_count(simdjson::dom::element value) {
+  switch (value.type()) {
+    case simdjson::dom::element_type::UINT64:
+      return value.get_uint64().value_unsafe();
+    case simdjson::dom::element_type::INT64: {
+      const std::int64_t v = value.get_int64().value_unsafe();
+      if (v < 0) return std::nullopt;
+      return static_cast<std::uint64_t>(v);
+    }
+    case simdjson::dom::element_type::DOUBLE: {
+      const double v = value.get_double().value_unsafe();
+      // 2^64 is exactly representable; anything at or above it does not fit.
+      if (!(v >= 0) || v >= 18446744073709551616.0 || std::floor(v) != v) return std::nullopt;
+      return static_cast<std::uint64_t>(v);
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+bool is_json_whitespace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+std::size_t skip_whitespace(std::string_view text, std::size_t pos) {
+  while (pos < text.size() && is_json_whitespace(text[pos])) ++pos;
+  return pos;
+}
+
+// Splits an array that simdjson has already validated into the exact byte spans of its
+// elements. Validation makes this scan simple: only strings (which may contain brackets and
+// commas) and nesting depth need tracking. Returns nullopt if the text turns out not to be
+// an array after all (a bug guard, not an expected path).
+std::optional<std::vector<std::string_view>> split_validated_array(std::string_view text) {
+  std::vector<std::string_view> elements;
+  std::size_t pos = skip_whitespace(text, 0);
+  if (pos >= text.size() || text[pos] != '[') return std::nullopt;
+  pos = skip_whitespace(text, pos + 1);
+  if (pos < text.size() && text[pos] == ']') return elements;
+
+  while (pos < text.size()) {
+    const std::size_t start = pos;
+    std::size_t last_significant = pos;  // one past the element's last non-whitespace byte
+    int depth = 0;
+    for (; pos < text.size(); ++pos) {
+      const char c = text[pos];
+      if (c == '"') {
+        for (++pos; pos < text.size() && text[pos] != '"'; ++pos) {
+          if (text[pos] == '\\') ++pos;  // the escaped byte can be a quote
+        }
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if (c == '}' || c == ']') {
+        if (depth == 0) break;  // the array's own closing bracket
+        --depth;
+      } else if (c == ',' && depth == 0) {
+        break;
+      } else if (is_json_whitespace(c)) {
+        continue;
+      }
+      last_significant = pos + 1;
+    }
+    if (pos >= text.size()) return std::nullopt;
+    elements.push_back(text.substr(start, last_significant - start));
+    if (text[pos] == ']') return elements;
+    pos = skip_whitespace(text, pos + 1);  // past the comma
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<WidgetSummary> inspect_widget_body(std::string_view body) {
+  const simdjson::padded_string text(body);
+  simdjson::dom::parser parser;
+  const auto root = parse_validated(parser, text);
+  if (!root) return std::nullopt;
+  simdjson::dom::object widget;
+  if (root->get_object().get(widget) != simdjson::SUCCESS) return std::nullopt;
+
+  WidgetSummary summary;
+  simdjson::dom::element field;
+  if (widget.at_key("totalReviewAmount").get(field) == simdjson::SUCCESS) {
+    summary.total_review_amount = as_count(field).value_or(0);
+  }
+  simdjson::dom::object amounts;
+  if (widget.at_key("reviewAmount").get(amounts) == simdjson::SUCCESS) {
+    for (const auto [platform, value] : amounts) {
+      if (auto count = as_count(value)) summary.review_amount.emplace_back(platform, *count);
+    }
+  }
+  simdjson::dom::array sources;
+  if (widget.at_key("sources").get(sources) == simdjson::SUCCESS) {
+    for (const simdjson::dom::element source : sources) {
+      std::string_view type;
+      if (source["type"].get(type) == simdjson::SUCCESS) summary.source_types.emplace_back(type);
+    }
+  }
+  return summary;
+}
+
+std::optional<ReviewsSummary> inspect_reviews_body(std::string_view body) {
+  const simdjson::padded_string text(body);
+  simdjson::dom::parser parser;
+  const auto root = parse_validated(parser, text);
+  if (!root) return std::nullopt;
+  simdjson::dom::array reviews;
+  if (root->get_array().get(reviews) != simdjson::SUCCESS) return std::nullopt;
+  for (const simdjson::dom::element review : reviews) {
+    if (!review.is_object()) return std::nullopt;
+  }
+
+  auto elements = split_validated_array(body);
+  if (!elements || elements->size() != reviews.size()) return std::nullopt;
+  return ReviewsSummary{std::move(*elements)};
+}
+
+}  // namespace wg::upstream

@@ -1,0 +1,348 @@
+#include "widget_gateway/upstream/client.hpp"
+
+#include <openssl/ssl.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/http.hpp>
+
+#include <atomic>
+#include <deque>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+
+#include "upstream/base_url.hpp"
+#include "upstream/connection.hpp"
+#include "upstream/error_map.hpp"
+#include "widget_gateway/common/error.hpp"
+
+namespace wg::upstream {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+namespace ssl = boost::asio::ssl;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+// Resolved addresses are reused this long: upstream is one host, and a lookup per new
+// connection would add latency (and resolver threads) exactly when connections churn.
+constexpr std::chrono::seconds kDnsCacheTtl{30};
+
+// Upstream's response head is small; this only stops a misbehaving peer.
+constexpr std::uint32_t kMaxResponseHeaderBytes = 64 * 1024;
+
+using Request = http::request<http::empty_body>;
+
+std::unique_ptr<ssl::context> make_tls_context(const std::string& ca_file) {
+  auto context = std::make_unique<ssl::context>(ssl::context::tls_client);
+  context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                       ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+  context->set_verify_mode(ssl::verify_peer);
+  // The system store is always trusted; ca_file adds to it (e.g. a private CA).
+  context->set_default_verify_paths();
+  if (!ca_file.empty()) {
+    if (!std::ifstream(ca_file).good()) {
+      throw std::invalid_argument("upstream.ca_file \"" + ca_file + "\": cannot be read");
+    }
+    boost::system::error_code ec;
+    context->load_verify_file(ca_file, ec);
+    if (ec) {
+      throw std::invalid_argument("upstream.ca_file \"" + ca_file + "\": no usable certificate (" +
+                                  ec.message() + ")");
+    }
+  }
+  return context;
+}
+
+}  // namespace
+
+class Client::Impl {
+ public:
+  Impl(asio::any_io_executor ex, const config::UpstreamConfig& config, Clock& clock)
+      : ex_(std::move(ex)),
+        base_(parse_base_url(config.base_url)),
+        port_text_(std::to_string(base_.port)),
+        connect_timeout_(config.connect_timeout),
+        timeout_(config.timeout),
+        pool_size_(config.pool_size),
+        max_body_bytes_(config.max_body_bytes),
+        clock_(clock) {
+    if (base_.tls) {
+      tls_context_ = make_tls_context(config.ca_file);
+    } else if (!config.ca_file.empty() && !std::ifstream(config.ca_file).good()) {
+      // Checked even for plain http so a typo fails at start, not at a later switch to https.
+      throw std::invalid_argument("upstream.ca_file \"" + config.ca_file + "\": cannot be read");
+    }
+  }
+
+  ~Impl() { close_idle(); }
+
+  asio::awaitable<Result> get(std::string path_and_query);
+
+  void close_idle() {
+    std::deque<std::unique_ptr<Connection>> dropped;
+    {
+      std::lock_guard lock(pool_mutex_);
+      dropped.swap(idle_);
+    }
+    // Sockets close here, outside the lock.
+  }
+
+  Stats stats() const {
+    return {connections_opened_.load(), requests_sent_.load(), reuses_.load(), retries_.load()};
+  }
+
+ private:
+  struct Exchange {
+    std::error_code ec;
+    Response response;
+    bool write_failed = false;  // nothing of the response was read; the request may be lost
+    bool keep_alive = false;    // the connection may carry another request
+  };
+
+  Request make_request(const std::string& path_and_query) const;
+  asio::awaitable<std::pair<std::error_code, tcp::resolver::results_type>> resolve(
+      asio::steady_timer::time_point deadline);
+  asio::awaitable<std::error_code> open(Connection& connection);
+  template <class Stream>
+  asio::awaitable<Exchange> exchange(Stream& stream, Connection& connection,
+                                     const Request& request);
+  std::unique_ptr<Connection> take_idle(bool& found_closed);
+  void put_idle(std::unique_ptr<Connection> connection);
+
+  const asio::any_io_executor ex_;
+  const BaseUrl base_;
+  const std::string port_text_;
+  const std::chrono::milliseconds connect_timeout_;
+  const std::chrono::milliseconds timeout_;
+  const std::size_t pool_size_;
+  const std::size_t max_body_bytes_;
+  Clock& clock_;
+  std::unique_ptr<ssl::context> tls_context_;  // set for https only
+
+  std::mutex pool_mutex_;
+  std::deque<std::unique_ptr<Connection>> idle_;  // most recently used at the back
+
+  struct CachedAddresses {
+    tcp::resolver::results_type endpoints;
+    SteadyTime expires;
+  };
+  std::mutex dns_mutex_;
+  std::optional<CachedAddresses> dns_cache_;
+
+  std::atomic<std::uint64_t> connections_opened_{0};
+  std::atomic<std::uint64_t> requests_sent_{0};
+  std::atomic<std::uint64_t> reuses_{0};
+  std::atomic<std::uint64_t> retries_{0};
+};
+
+Request Client::Impl::make_request(const std::string& path_and_query) const {
+  Request request{http::verb::get, base_.path_prefix + path_and_query, 11};
+  request.set(http::field::host, base_.host_header);
+  request.set(http::field::user_agent, "widget-gateway/" WG_VERSION);
+  request.set(http::field::accept, "application/json");
+  // Bodies are stored and served as upstream's exact bytes; no compressed variants upstream.
+  request.set(http::field::accept_encoding, "identity");
+  return request;
+}
+
+asio::awaitable<std::pair<std::error_code, tcp::resolver::results_type>> Client::Impl::resolve(
+    asio::steady_timer::time_point deadline) {
+  {
+    std::lock_guard lock(dns_mutex_);
+    if (dns_cache_ && clock_.steady_now() < dns_cache_->expires) {
+      co_return std::pair{std::error_code{}, dns_cache_->endpoints};
+    }
+  }
+  // tcp::resolver has no deadline of its own: race it against a timer; the loser is
+  // cancelled. Both live on this coroutine's executor.
+  using namespace asio::experimental::awaitable_operators;
+  auto executor = co_await asio::this_coro::executor;
+  tcp::resolver resolver(executor);
+  asio::steady_timer timer(executor, deadline);
+  auto outcome = co_await (resolver.async_resolve(base_.host, port_text_, use_tuple) ||
+                           timer.async_wait(use_tuple));
+  if (outcome.index() == 1)
+    co_return std::pair{make_error_code(errc::upstream_timeout), tcp::resolver::results_type{}};
+  auto [ec, endpoints] = std::get<0>(std::move(outcome));
+  if (ec || endpoints.empty()) {
+    co_return std::pair{make_error_code(errc::upstream_connect_failed),
+                        tcp::resolver::results_type{}};
+  }
+  {
+    std::lock_guard lock(dns_mutex_);
+    dns_cache_ = CachedAddresses{endpoints, clock_.steady_now() + kDnsCacheTtl};
+  }
+  co_return std::pair{std::error_code{}, std::move(endpoints)};
+}
+
+asio::awaitable<std::error_code> Client::Impl::open(Connection& connection) {
+  // connect_timeout bounds resolve, connect and handshake together.
+  const auto deadline = asio::steady_timer::clock_type::now() + connect_timeout_;
+  auto [resolve_ec, endpoints] = co_await resolve(deadline);
+  if (resolve_ec) co_return resolve_ec;
+
+  auto& tcp_stream = connection.tcp();
+  tcp_stream.expires_at(deadline);
+  auto [connect_ec, endpoint] = co_await tcp_stream.async_connect(endpoints, use_tuple);
+  if (connect_ec) {
+    // The addresses may be stale: look them up again next time.
+    std::lock_guard lock(dns_mutex_);
+    dns_cache_.reset();
+    co_return map_connect_error(connect_ec);
+  }
+  ++connections_opened_;
+
+  if (auto* tls = connection.tls()) {
+    if (base_.host_is_name && !SSL_set_tlsext_host_name(tls->native_handle(), base_.host.c_str())) {
+      co_return make_error_code(errc::upstream_connect_failed);
+    }
+    tls->set_verify_callback([check = ssl::host_name_verification(base_.host),
+                              &rejected = connection.certificate_rejected](
+                                 bool preverified, ssl::verify_context& context) {
+      const bool ok = check(preverified, context);
+      if (!ok) rejected = true;
+      return ok;
+    });
+    auto [handshake_ec] = co_await tls->async_handshake(ssl::stream_base::client, use_tuple);
+    if (handshake_ec) {
+      co_return map_handshake_error(handshake_ec, connection.certificate_rejected);
+    }
+  }
+  tcp_stream.expires_never();
+  co_return std::error_code{};
+}
+
+template <class Stream>
+asio::awaitable<Client::Impl::Exchange> Client::Impl::exchange(Stream& stream,
+                                                               Connection& connection,
+                                                               const Request& request) {
+  Exchange out;
+  auto& tcp_stream = connection.tcp();
+  // One deadline for the whole exchange: a slow trickle cannot stretch it.
+  tcp_stream.expires_after(timeout_);
+
+  ++requests_sent_;
+  auto [write_ec, written] = co_await http::async_write(stream, request, use_tuple);
+  if (write_ec) {
+    out.ec = map_write_error(write_ec);
+    out.write_failed = write_ec != beast::error::timeout;
+    co_return out;
+  }
+
+  http::response_parser<http::string_body> parser;
+  parser.header_limit(kMaxResponseHeaderBytes);
+  parser.body_limit(max_body_bytes_);
+  auto [read_ec, read] = co_await http::async_read(stream, connection.buffer(), parser, use_tuple);
+  if (read_ec) {
+    out.ec = map_read_error(read_ec, parser.is_header_done());
+    co_return out;
+  }
+  tcp_stream.expires_never();
+  // Leftover bytes after a complete response mean the peer is out of step: do not reuse.
+  out.keep_alive = parser.keep_alive() && connection.buffer().size() == 0;
+  out.response.status = parser.get().result_int();
+  out.response.body = std::move(parser.get().body());
+  co_return out;
+}
+
+std::unique_ptr<Connection> Client::Impl::take_idle(bool& found_closed) {
+  for (;;) {
+    std::unique_ptr<Connection> candidate;
+    {
+      std::lock_guard lock(pool_mutex_);
+      if (idle_.empty()) return nullptr;
+      candidate = std::move(idle_.back());
+      idle_.pop_back();
+    }
+    // The peek is a syscall: done outside the lock. A closed one is dropped here.
+    if (!candidate->peer_gone()) return candidate;
+    found_closed = true;
+  }
+}
+
+void Client::Impl::put_idle(std::unique_ptr<Connection> connection) {
+  std::unique_ptr<Connection> evicted;
+  {
+    std::lock_guard lock(pool_mutex_);
+    if (pool_size_ == 0) return;  // `connection` closes on return, outside the lock
+    if (idle_.size() >= pool_size_) {
+      evicted = std::move(idle_.front());  // the least recently used
+      idle_.pop_front();
+    }
+    idle_.push_back(std::move(connection));
+  }
+}
+
+asio::awaitable<Result> Client::Impl::get(std::string path_and_query) {
+  const SteadyTime start = clock_.steady_now();
+  const Request request = make_request(path_and_query);
+  Result result;
+
+  bool found_closed = false;  // a pooled connection was dead: our one retry is used
+  std::unique_ptr<Connection> connection = take_idle(found_closed);
+  bool reused = connection != nullptr;
+  for (;;) {
+    if (!connection) {
+      connection = std::make_unique<Connection>(ex_, tls_context_.get());
+      reused = false;
+      if (auto ec = co_await open(*connection)) {
+        result.ec = ec;
+        break;
+      }
+    }
+    if (reused) ++reuses_;
+    Exchange exchanged;
+    if (auto* tls = connection->tls()) {
+      exchanged = co_await exchange(*tls, *connection, request);
+    } else {
+      exchanged = co_await exchange(connection->tcp(), *connection, request);
+    }
+    if (exchanged.write_failed && reused && !found_closed) {
+      // The pooled connection died while idle and the peek did not see it yet. The request
+      // did not get through, so one more try, on a fresh connection.
+      found_closed = true;
+      connection.reset();
+      continue;
+    }
+    result.ec = exchanged.ec;
+    result.response = std::move(exchanged.response);
+    result.reused_connection = reused;
+    if (!exchanged.ec && exchanged.keep_alive) put_idle(std::move(connection));
+    break;
+  }
+  if (found_closed) ++retries_;
+  result.elapsed =
+      std::chrono::duration_cast<std::chrono::milliseconds>(clock_.steady_now() - start);
+  co_return result;
+}
+
+Client::Client(asio::any_io_executor ex, const config::UpstreamConfig& config, Clock& clock)
+    : impl_(std::make_unique<Impl>(std::move(ex), config, clock)) {}
+
+Client::~Client() = default;
+
+asio::awaitable<Result> Client::get(std::string path_and_query) {
+  co_return co_await impl_->get(std::move(path_and_query));
+}
+
+void Client::close_idle() {
+  impl_->close_idle();
+}
+
+Client::Stats Client::stats() const {
+  return impl_->stats();
+}
+
+}  // namespace wg::upstream

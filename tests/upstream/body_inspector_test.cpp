@@ -1,0 +1,189 @@
+#define BOOST_TEST_MODULE upstream body inspector
+#include <boost/test/unit_test.hpp>
+
+#include <string>
+
+#include "widget_gateway/upstream/body_inspector.hpp"
+
+using wg::upstream::inspect_reviews_body;
+using wg::upstream::inspect_widget_body;
+
+namespace {
+
+const std::string kWidget = R"({"_id":"w1","title":"Кафе \"Уют\"","url":"https://example.test/",)"
+                            R"("totalRating":4.7,"totalReviewAmount":1234,)"
+                            R"("reviewAmount":{"yaSprav":1000,"googleMap":234},)"
+                            R"("reviewStars":{"one":1,"two":2,"three":3,"four":4,"five":5},)"
+                            R"("googleMapRating":4.5,)"
+                            R"("sources":[{"type":"yaSprav","url":"https://a.test/x",)"
+                            R"("updatedAt":"2024-01-01T00:00:00Z"},)"
+                            R"({"type":"googleMap","url":"https://b.test/y"}],)"
+                            R"("customSettings":{"nested":{"deep":[1,[2,{"x":null}]]}}})";
+
+const std::string kReview1 =
+    R"({"_id":"r1","name":"Анна","photo":"https://p.test/a.jpg","message":"Всё \"отлично\", спасибо!\n\u263a [ok]","rating":5,"date":"2024-01-02T10:00:00Z","src":"https://s.test/1","type":"yaSprav"})";
+const std::string kReview2 =
+    R"({"_id":"r2","name":"Bob \\ Smith","photo":"","images":["https://i.test/1.jpg","https://i.test/2.jpg"],"src":"https://s.test/2","type":"googleMap","extra":{"a":[{},{"b":"}]"}]}})";
+const std::string kReview3 = R"({"_id":"r3","name":"C","photo":"","src":"","type":"avito"})";
+
+std::string compact_reviews() {
+  return "[" + kReview1 + "," + kReview2 + "," + kReview3 + "]";
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(widget_fields_are_extracted) {
+  auto summary = inspect_widget_body(kWidget);
+  BOOST_REQUIRE(summary);
+  BOOST_TEST(summary->total_review_amount == 1234u);
+  BOOST_REQUIRE_EQUAL(summary->review_amount.size(), 2u);
+  BOOST_TEST(summary->review_amount[0].first == "yaSprav");
+  BOOST_TEST(summary->review_amount[0].second == 1000u);
+  BOOST_TEST(summary->review_amount[1].first == "googleMap");
+  BOOST_TEST(summary->review_amount[1].second == 234u);
+  BOOST_REQUIRE_EQUAL(summary->source_types.size(), 2u);
+  BOOST_TEST(summary->source_types[0] == "yaSprav");
+  BOOST_TEST(summary->source_types[1] == "googleMap");
+}
+
+BOOST_AUTO_TEST_CASE(widget_optional_fields_may_be_missing_or_odd) {
+  auto empty = inspect_widget_body("{}");
+  BOOST_REQUIRE(empty);
+  BOOST_TEST(empty->total_review_amount == 0u);
+  BOOST_TEST(empty->review_amount.empty());
+  BOOST_TEST(empty->source_types.empty());
+
+  auto odd = inspect_widget_body(
+      R"({"totalReviewAmount":"many","reviewAmount":{"zoon":-3,"avito":2.0,"otzovik":1.5,"vkontakte":"x","doubleGis":7},)"
+      R"("sources":[{"url":"no type"},5,{"type":3},{"type":"zoon"}]})");
+  BOOST_REQUIRE(odd);
+  BOOST_TEST(odd->total_review_amount == 0u);
+  BOOST_REQUIRE_EQUAL(odd->review_amount.size(), 2u);
+  BOOST_TEST(odd->review_amount[0].first == "avito");
+  BOOST_TEST(odd->review_amount[0].second == 2u);
+  BOOST_TEST(odd->review_amount[1].first == "doubleGis");
+  BOOST_REQUIRE_EQUAL(odd->source_types.size(), 1u);
+  BOOST_TEST(odd->source_types[0] == "zoon");
+
+  auto wrong_types =
+      inspect_widget_body(R"({"totalReviewAmount":12.0,"reviewAmount":[],"sources":{}})");
+  BOOST_REQUIRE(wrong_types);
+  BOOST_TEST(wrong_types->total_review_amount == 12u);
+  BOOST_TEST(wrong_types->review_amount.empty());
+  BOOST_TEST(wrong_types->source_types.empty());
+}
+
+BOOST_AUTO_TEST_CASE(widget_whitespace_around_is_fine) {
+  BOOST_TEST(inspect_widget_body(" \r\n\t{ \"totalReviewAmount\" : 3 }\n \t").has_value());
+}
+
+BOOST_AUTO_TEST_CASE(widget_rejects_non_objects_and_garbage) {
+  BOOST_TEST(!inspect_widget_body(""));
+  BOOST_TEST(!inspect_widget_body("   "));
+  BOOST_TEST(!inspect_widget_body("[]"));
+  BOOST_TEST(!inspect_widget_body("[{}]"));
+  BOOST_TEST(!inspect_widget_body("\"text\""));
+  BOOST_TEST(!inspect_widget_body("42"));
+  BOOST_TEST(!inspect_widget_body("null"));
+  BOOST_TEST(!inspect_widget_body("<html>502 Bad Gateway</html>"));
+  BOOST_TEST(!inspect_widget_body("{} x"));
+  BOOST_TEST(!inspect_widget_body("{}{}"));
+  BOOST_TEST(!inspect_widget_body("{},"));
+  BOOST_TEST(!inspect_widget_body(std::string("{}\0", 3)));
+  BOOST_TEST(!inspect_widget_body(R"({"a":1,})"));
+  BOOST_TEST(!inspect_widget_body(R"({"a":tru})"));
+  BOOST_TEST(!inspect_widget_body(R"({"a":"\x"})"));
+  BOOST_TEST(!inspect_widget_body("{\"a\":\"\xff\xfe\"}"));  // not UTF-8
+  BOOST_TEST(!inspect_widget_body(kWidget + "]"));
+}
+
+BOOST_AUTO_TEST_CASE(widget_every_truncation_is_rejected) {
+  for (std::size_t n = 0; n < kWidget.size(); ++n) {
+    BOOST_TEST_CONTEXT("prefix length " << n) {
+      BOOST_TEST(!inspect_widget_body(std::string_view(kWidget).substr(0, n)));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(reviews_element_spans_are_exact) {
+  const std::string body = compact_reviews();
+  auto summary = inspect_reviews_body(body);
+  BOOST_REQUIRE(summary);
+  BOOST_REQUIRE_EQUAL(summary->elements.size(), 3u);
+  BOOST_TEST(summary->elements[0] == kReview1);
+  BOOST_TEST(summary->elements[1] == kReview2);
+  BOOST_TEST(summary->elements[2] == kReview3);
+  // The views point into the body itself.
+  BOOST_TEST(summary->elements[0].data() == body.data() + 1);
+
+  std::string rebuilt = "[";
+  for (std::size_t i = 0; i < summary->elements.size(); ++i) {
+    if (i) rebuilt += ",";
+    rebuilt += summary->elements[i];
+  }
+  rebuilt += "]";
+  BOOST_TEST(rebuilt == body);
+}
+
+BOOST_AUTO_TEST_CASE(reviews_spans_exclude_whitespace_and_commas) {
+  const std::string body =
+      " [\n  " + kReview1 + " ,\n\t" + kReview2 + "\r\n,  " + kReview3 + "\n] \n";
+  auto summary = inspect_reviews_body(body);
+  BOOST_REQUIRE(summary);
+  BOOST_REQUIRE_EQUAL(summary->elements.size(), 3u);
+  BOOST_TEST(summary->elements[0] == kReview1);
+  BOOST_TEST(summary->elements[1] == kReview2);
+  BOOST_TEST(summary->elements[2] == kReview3);
+
+  // Whitespace inside an element is part of the element.
+  auto spaced = inspect_reviews_body("[ { \"a\" : [ 1 , 2 ] } , {\"b\":\"x , ]\"}]");
+  BOOST_REQUIRE(spaced);
+  BOOST_REQUIRE_EQUAL(spaced->elements.size(), 2u);
+  BOOST_TEST(spaced->elements[0] == "{ \"a\" : [ 1 , 2 ] }");
+  BOOST_TEST(spaced->elements[1] == "{\"b\":\"x , ]\"}");
+}
+
+BOOST_AUTO_TEST_CASE(reviews_escapes_inside_strings_do_not_confuse_the_split) {
+  const std::string a =
+      R"({"m":"ends with backslash \\","n":"quote \" and brace } and bracket ]"})";
+  const std::string b = R"({"m":"\\\"","u":"\u0022\u005c"})";
+  const std::string body = "[" + a + "," + b + "]";
+  auto summary = inspect_reviews_body(body);
+  BOOST_REQUIRE(summary);
+  BOOST_REQUIRE_EQUAL(summary->elements.size(), 2u);
+  BOOST_TEST(summary->elements[0] == a);
+  BOOST_TEST(summary->elements[1] == b);
+}
+
+BOOST_AUTO_TEST_CASE(reviews_empty_array) {
+  auto compact = inspect_reviews_body("[]");
+  BOOST_REQUIRE(compact);
+  BOOST_TEST(compact->elements.empty());
+  auto spaced = inspect_reviews_body(" [ \n ] ");
+  BOOST_REQUIRE(spaced);
+  BOOST_TEST(spaced->elements.empty());
+}
+
+BOOST_AUTO_TEST_CASE(reviews_rejects_wrong_shapes_and_garbage) {
+  BOOST_TEST(!inspect_reviews_body(""));
+  BOOST_TEST(!inspect_reviews_body("{}"));
+  BOOST_TEST(!inspect_reviews_body("[1,2]"));
+  BOOST_TEST(!inspect_reviews_body("[{},\"x\"]"));
+  BOOST_TEST(!inspect_reviews_body("[{},[]]"));
+  BOOST_TEST(!inspect_reviews_body("[{},null]"));
+  BOOST_TEST(!inspect_reviews_body("[{},]"));
+  BOOST_TEST(!inspect_reviews_body("[,{}]"));
+  BOOST_TEST(!inspect_reviews_body("[{}] []"));
+  BOOST_TEST(!inspect_reviews_body("[{}]x"));
+  BOOST_TEST(!inspect_reviews_body("not json"));
+  BOOST_TEST(!inspect_reviews_body("[{\"a\":\"unterminated}]"));
+}
+
+BOOST_AUTO_TEST_CASE(reviews_every_truncation_is_rejected) {
+  const std::string body = compact_reviews();
+  for (std::size_t n = 0; n < body.size(); ++n) {
+    BOOST_TEST_CONTEXT("prefix length " << n) {
+      BOOST_TEST(!inspect_reviews_body(std::string_view(body).substr(0, n)));
+    }
+  }
+}
