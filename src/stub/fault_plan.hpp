@@ -1,0 +1,65 @@
+#pragma once
+// The stub's test controls: which fault the next API requests get, and an added latency.
+// Shared by every session; the plan sits behind a mutex (never held during I/O), the latency is
+// an atomic.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string_view>
+
+namespace wg::stub {
+
+enum class FaultMode {
+  none,
+  status500,     // 500 with a JSON error body
+  status503,     // 503 with a JSON error body
+  status429,     // 429 with a JSON error body and Retry-After
+  hang,          // read the request, never answer; the socket stays open
+  truncate,      // the normal headers (200 for a valid request) with the full Content-Length,
+                 // then half the body, then close
+  invalid_json,  // 200 with a body that is not JSON (Content-Length matches it)
+  close,         // close the connection without any response
+};
+
+// Which API endpoint a fault applies to; also names the endpoint a request was for.
+enum class FaultEndpoint { any, widget, reviews };
+
+std::optional<FaultMode> parse_fault_mode(std::string_view text);
+std::string_view to_string(FaultMode mode);
+std::optional<FaultEndpoint> parse_fault_endpoint(std::string_view text);
+std::string_view to_string(FaultEndpoint endpoint);
+
+class FaultPlan {
+ public:
+  struct Snapshot {
+    FaultMode mode = FaultMode::none;
+    std::optional<std::uint64_t> remaining;  // nullopt = until cleared
+    FaultEndpoint endpoint = FaultEndpoint::any;
+  };
+
+  // Replaces the plan: the next `count` API requests for `endpoint` (all of them when `count`
+  // is nullopt) get `mode`. FaultMode::none clears.
+  void set(FaultMode mode, std::optional<std::uint64_t> count, FaultEndpoint endpoint);
+  // Clears faults and latency.
+  void reset();
+
+  // Called once per API request for `endpoint` (widget or reviews): returns the fault to apply
+  // (FaultMode::none if none) and consumes one use of a counted fault.
+  FaultMode take(FaultEndpoint endpoint);
+  Snapshot snapshot() const;
+
+  void set_latency(std::chrono::milliseconds latency) { latency_ms_.store(latency.count()); }
+  std::chrono::milliseconds latency() const {
+    return std::chrono::milliseconds(latency_ms_.load());
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  Snapshot plan_;
+  std::atomic<std::chrono::milliseconds::rep> latency_ms_{0};
+};
+
+}  // namespace wg::stub
