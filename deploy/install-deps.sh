@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config ca-certificates openssl
+  build-essential cmake ninja-build pkg-config ca-certificates openssl curl
   libboost1.81-dev libboost-url1.81-dev libboost-test1.81-dev libboost-program-options1.81-dev
   libhiredis-dev libsimdjson-dev libtomlplusplus-dev libssl-dev zlib1g-dev libbrotli-dev
   redis-server
@@ -13,7 +13,7 @@ packages=(
 # Extra groups, selected by the caller: tools used only by some tests or the bench harness.
 for group in "$@"; do
   case "$group" in
-    --test-tools) packages+=(clang libclang-rt-14-dev llvm prometheus yamllint shellcheck nodejs npm curl) ;;
+    --test-tools) packages+=() ;;
     --bench-tools) packages+=(nginx-light varnish gnuplot-nox util-linux) ;;
     *) echo "install-deps: unknown option $group" >&2; exit 2 ;;
   esac

@@ -1,1 +1,37 @@
-int main() { return 0; }
+// widget-gateway: a caching edge gateway for the Widget Reviews Data API.
+#include <iostream>
+
+#include "widget_gateway/common/log.hpp"
+#include "widget_gateway/config/loader.hpp"
+#include "widget_gateway/gateway/app.hpp"
+
+extern char** environ;
+
+int main(int argc, char** argv) {
+  wg::config::Invocation invocation;
+  try {
+    invocation = wg::config::parse_invocation(argc, argv, environ);
+  } catch (const wg::config::ConfigError& e) {
+    std::cerr << "widget-gateway: " << e.what() << "\n";
+    return 1;
+  }
+  switch (invocation.action) {
+    case wg::config::Action::help:
+      std::cout << wg::config::usage();
+      return 0;
+    case wg::config::Action::version:
+      std::cout << "widget-gateway " << WG_VERSION << "\n";
+      return 0;
+    case wg::config::Action::check_config:
+      std::cout << wg::config::to_toml(invocation.config, wg::config::Secrets::redact);
+      return 0;
+    case wg::config::Action::run:
+      break;
+  }
+  try {
+    return wg::gateway::run_gateway(invocation);
+  } catch (const std::exception& e) {
+    wg::log::error("startup_failed", {{"error", e.what()}});
+    return 1;
+  }
+}

@@ -1,0 +1,13 @@
+#pragma once
+// The running gateway: wires the components together, runs the io threads, and handles
+// signals (SIGHUP reload, SIGTERM/SIGINT drain and exit).
+
+#include "widget_gateway/config/loader.hpp"
+
+namespace wg::gateway {
+
+// Runs until SIGTERM/SIGINT; returns the process exit code. Throws std::exception for
+// start-up failures (address in use, bad CA file...).
+int run_gateway(const config::Invocation& invocation);
+
+}  // namespace wg::gateway

@@ -1,0 +1,35 @@
+#pragma once
+// The seam between the HTTP protocol layer (sessions, limits, timeouts) and what a listener
+// serves. Sessions deal with malformed or over-limit requests themselves; a handler sees only
+// requests that parsed and passed the listener's limits.
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/beast/http/fields.hpp>
+#include <boost/beast/http/verb.hpp>
+#include <string_view>
+
+#include "widget_gateway/http/response.hpp"
+
+namespace wg::http {
+
+struct Request {
+  boost::beast::http::verb method;
+  std::string_view method_text;
+  std::string_view target;
+  unsigned version;  // 10 or 11 (HTTP/1.2+ is treated as 1.1)
+  const boost::beast::http::fields& headers;
+  boost::asio::ip::address peer;  // the TCP peer, before any X-Forwarded-For
+  bool keep_alive;
+
+  bool is_head() const { return method == boost::beast::http::verb::head; }
+};
+
+class RequestHandler {
+ public:
+  virtual ~RequestHandler() = default;
+  // Runs on the connection's strand. Must not throw for anything a client can send.
+  virtual boost::asio::awaitable<Response> handle(const Request& request) = 0;
+};
+
+}  // namespace wg::http

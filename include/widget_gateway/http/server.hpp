@@ -1,0 +1,68 @@
+#pragma once
+// One HTTP/1.1 listener: accepts connections (each on its own strand), enforces the
+// connection cap, and drains gracefully. Protocol rules and limits live in the session.
+
+#include <atomic>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+
+#include "widget_gateway/config/config.hpp"
+#include "widget_gateway/http/request_handler.hpp"
+
+namespace wg::http {
+
+class HttpSession;
+
+// Counts of what the listener saw; read by metrics.
+struct ServerStats {
+  std::atomic<std::uint64_t> accepted{0};
+  std::atomic<std::uint64_t> rejected_over_limit{0};
+  std::atomic<std::int64_t> open{0};
+  std::atomic<std::uint64_t> requests{0};
+};
+
+class HttpServer {
+ public:
+  // `name` labels the listener in logs ("public", "admin"). The handler must outlive the server.
+  HttpServer(boost::asio::io_context& ioc, std::string name, const config::ServerConfig& limits,
+             RequestHandler& handler);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds and listens now; throws std::system_error when the address cannot be used.
+  boost::asio::ip::tcp::endpoint bind(const config::HostPort& where);
+  // Starts the accept loop on the io_context.
+  void start();
+  // Stops accepting, closes idle connections, lets in-flight requests finish (their
+  // connections close after the answer), and force-closes whatever is left after `timeout`.
+  // Completes when every session has ended.
+  boost::asio::awaitable<void> drain(std::chrono::steady_clock::duration timeout);
+
+  const ServerStats& stats() const { return stats_; }
+  bool draining() const { return draining_.load(std::memory_order_relaxed); }
+
+ private:
+  friend class HttpSession;
+  boost::asio::awaitable<void> accept_loop();
+  void register_session(HttpSession* session);
+  void unregister_session(HttpSession* session);
+
+  boost::asio::io_context& ioc_;
+  std::string name_;
+  config::ServerConfig limits_;
+  RequestHandler& handler_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  std::atomic<bool> draining_{false};
+  ServerStats stats_;
+  std::mutex sessions_mutex_;
+  std::unordered_set<HttpSession*> sessions_;
+};
+
+}  // namespace wg::http

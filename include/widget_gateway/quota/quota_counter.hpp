@@ -1,0 +1,78 @@
+#pragma once
+// The monthly upstream budget, shared by every gateway instance through one Redis counter per
+// month. A request is counted (atomically, by a Lua script) before it is sent upstream; once
+// the limit is reached nothing more is sent. While Redis is unreachable, requests are counted
+// here and added to Redis when it comes back, so a Redis outage loses no count.
+
+#include <boost/asio/awaitable.hpp>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "widget_gateway/common/clock.hpp"
+#include "widget_gateway/config/config.hpp"
+#include "widget_gateway/quota/quota_period.hpp"
+
+namespace wg::redis {
+class Client;
+}
+
+namespace wg::quota {
+
+enum class Mode { normal, economy, exhausted };
+std::string_view to_string(Mode mode);
+
+// Which mode `used` of `limit` means; limit 0 is unlimited and always normal.
+Mode mode_for(std::uint64_t used, std::uint64_t limit, double economy_at);
+
+struct Snapshot {
+  std::string month;  // "YYYY-MM"
+  std::uint64_t used = 0;
+  std::uint64_t limit = 0;
+  WallTime resets_at{};
+  Mode mode = Mode::normal;
+  bool counted_locally = false;  // some of `used` is still waiting to reach Redis
+};
+
+class QuotaCounter {
+ public:
+  QuotaCounter(redis::Client& redis, Clock& clock, const config::QuotaConfig& config);
+
+  struct Grant {
+    bool allowed = false;
+    std::uint64_t used = 0;  // after this request, when allowed
+    QuotaPeriod period;
+  };
+  // Counts one upstream request if the monthly limit allows it. Never fails: without Redis the
+  // count is kept in process. Safe from any thread.
+  boost::asio::awaitable<Grant> acquire();
+
+  // Adds what was counted in process during a Redis outage to Redis, and refreshes the view
+  // of the shared counter. Called when Redis (re)connects.
+  boost::asio::awaitable<void> reconcile();
+
+  Snapshot snapshot() const;
+  void set_config(const config::QuotaConfig& config);  // SIGHUP
+
+ private:
+  struct Pending {
+    QuotaPeriod period;
+    std::uint64_t count = 0;  // counted here, not yet in Redis
+  };
+  struct Local {
+    std::string month;                       // the month redis_used belongs to
+    std::uint64_t redis_used = 0;            // last value seen in Redis for that month
+    std::map<std::string, Pending> pending;  // by month
+  };
+  QuotaPeriod current_period() const;
+  std::uint64_t used_locked(const std::string& month) const;
+
+  redis::Client& redis_;
+  Clock& clock_;
+  mutable std::mutex mutex_;
+  config::QuotaConfig config_;
+  Local local_;
+};
+
+}  // namespace wg::quota

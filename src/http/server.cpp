@@ -1,0 +1,129 @@
+#include "widget_gateway/http/server.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <vector>
+
+#include "session.hpp"
+#include "widget_gateway/common/log.hpp"
+
+namespace wg::http {
+namespace asio = boost::asio;
+using asio::as_tuple;
+using asio::use_awaitable;
+using asio::ip::tcp;
+
+namespace {
+
+tcp::endpoint resolve_listen_address(const config::HostPort& where) {
+  std::string host = where.host;
+  if (host == "localhost") host = "127.0.0.1";
+  if (host == "*") host = "0.0.0.0";
+  return {asio::ip::make_address(host), where.port};
+}
+
+}  // namespace
+
+HttpServer::HttpServer(asio::io_context& ioc, std::string name, const config::ServerConfig& limits,
+                       RequestHandler& handler)
+    : ioc_(ioc),
+      name_(std::move(name)),
+      limits_(limits),
+      handler_(handler),
+      acceptor_(asio::make_strand(ioc)) {}
+
+HttpServer::~HttpServer() = default;
+
+tcp::endpoint HttpServer::bind(const config::HostPort& where) {
+  tcp::endpoint endpoint = resolve_listen_address(where);
+  acceptor_.open(endpoint.protocol());
+  acceptor_.set_option(asio::socket_base::reuse_address(true));
+  acceptor_.bind(endpoint);
+  acceptor_.listen(asio::socket_base::max_listen_connections);
+  return acceptor_.local_endpoint();
+}
+
+void HttpServer::start() {
+  asio::co_spawn(acceptor_.get_executor(), accept_loop(), asio::detached);
+}
+
+asio::awaitable<void> HttpServer::accept_loop() {
+  asio::steady_timer backoff(acceptor_.get_executor());
+  while (!draining()) {
+    auto [ec, socket] =
+        co_await acceptor_.async_accept(asio::make_strand(ioc_), as_tuple(use_awaitable));
+    if (ec == asio::error::operation_aborted || draining()) co_return;
+    if (ec) {
+      // Usually EMFILE/ENFILE: wait a little instead of spinning on the error.
+      log::warn("accept_failed", {{"listener", name_}, {"error", ec.message()}});
+      backoff.expires_after(std::chrono::milliseconds(50));
+      co_await backoff.async_wait(as_tuple(use_awaitable));
+      continue;
+    }
+    stats_.accepted.fetch_add(1, std::memory_order_relaxed);
+    if (static_cast<std::size_t>(stats_.open.load(std::memory_order_relaxed)) >=
+        limits_.max_connections) {
+      stats_.rejected_over_limit.fetch_add(1, std::memory_order_relaxed);
+      boost::system::error_code ignored;
+      socket.close(ignored);
+      continue;
+    }
+    boost::system::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    auto executor = socket.get_executor();
+    auto session = std::make_shared<HttpSession>(*this, std::move(socket));
+    asio::co_spawn(executor, session->run(), asio::detached);
+  }
+}
+
+void HttpServer::register_session(HttpSession* session) {
+  std::lock_guard lock(sessions_mutex_);
+  sessions_.insert(session);
+  stats_.open.fetch_add(1, std::memory_order_relaxed);
+}
+
+void HttpServer::unregister_session(HttpSession* session) {
+  std::lock_guard lock(sessions_mutex_);
+  sessions_.erase(session);
+  stats_.open.fetch_sub(1, std::memory_order_relaxed);
+}
+
+asio::awaitable<void> HttpServer::drain(std::chrono::steady_clock::duration timeout) {
+  draining_.store(true);
+  co_await asio::post(acceptor_.get_executor(), use_awaitable);
+  boost::system::error_code ignored;
+  acceptor_.close(ignored);
+
+  auto live_sessions = [this] {
+    std::vector<std::shared_ptr<HttpSession>> live;
+    std::lock_guard lock(sessions_mutex_);
+    for (HttpSession* s : sessions_) {
+      if (auto locked = s->weak_from_this().lock()) live.push_back(std::move(locked));
+    }
+    return live;
+  };
+  for (auto& session : live_sessions()) session->drain();
+
+  // Poll until every session is gone; shutdown is rare, so a coarse timer is fine.
+  asio::steady_timer tick(acceptor_.get_executor());
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool forced = false;
+  while (stats_.open.load() > 0) {
+    if (!forced && std::chrono::steady_clock::now() >= deadline) {
+      log::warn("drain_timeout", {{"listener", name_}, {"open", stats_.open.load()}});
+      for (auto& session : live_sessions()) session->force_close();
+      forced = true;
+      deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    } else if (forced && std::chrono::steady_clock::now() >= deadline) {
+      break;  // sessions stuck in a handler; the io_context stop will end them
+    }
+    tick.expires_after(std::chrono::milliseconds(20));
+    co_await tick.async_wait(as_tuple(use_awaitable));
+  }
+}
+
+}  // namespace wg::http

@@ -1,0 +1,47 @@
+#pragma once
+// One client connection: reads requests one after another (pipelined requests wait in the
+// buffer and are answered in order), enforces the listener's limits and timeouts, hands
+// well-formed requests to the handler and writes the answers. Runs on its own strand.
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <memory>
+#include <string>
+
+#include "widget_gateway/api/errors.hpp"
+#include "widget_gateway/http/response.hpp"
+
+namespace wg::http {
+
+class HttpServer;
+
+class HttpSession : public std::enable_shared_from_this<HttpSession> {
+ public:
+  HttpSession(HttpServer& server, boost::asio::ip::tcp::socket socket);
+  ~HttpSession();
+  HttpSession(const HttpSession&) = delete;
+  HttpSession& operator=(const HttpSession&) = delete;
+
+  // The connection's lifetime. Keeps the session alive until the connection ends.
+  boost::asio::awaitable<void> run();
+  // Thread-safe. An idle connection is closed now; a busy one after its current answer.
+  void drain();
+  // Thread-safe. Closes the socket whatever the session is doing.
+  void force_close();
+
+ private:
+  boost::asio::awaitable<bool> write(const Response& response, bool close);
+  // Takes the code, not a Response: GCC 12 mishandles temporaries in co_await expressions.
+  boost::asio::awaitable<void> write_error_and_close(api::ErrorCode code);
+
+  HttpServer& server_;
+  boost::beast::tcp_stream stream_;
+  boost::beast::flat_buffer buffer_;
+  boost::asio::ip::address peer_;
+  std::string head_;  // reused for every response head
+  bool idle_ = true;  // waiting for the first byte of a request; touched on the strand only
+};
+
+}  // namespace wg::http

@@ -1,0 +1,191 @@
+#include "widget_gateway/quota/quota_counter.hpp"
+
+#include <cstdlib>
+
+#include "widget_gateway/common/log.hpp"
+#include "widget_gateway/redis/client.hpp"
+
+namespace wg::quota {
+namespace asio = boost::asio;
+
+namespace {
+
+// KEYS[1] counter; ARGV[1] limit (0 = none); ARGV[2] expiry (unix seconds).
+// Returns {allowed, used}. Refuses without counting once the limit is reached.
+constexpr std::string_view kAcquireScript = R"lua(
+local limit = tonumber(ARGV[1])
+local used = tonumber(redis.call('GET', KEYS[1]) or '0')
+if limit > 0 and used >= limit then return {0, used} end
+used = redis.call('INCR', KEYS[1])
+redis.call('EXPIREAT', KEYS[1], ARGV[2])
+return {1, used}
+)lua";
+
+// KEYS[1] counter; ARGV[1] increment; ARGV[2] expiry. Returns the new total.
+constexpr std::string_view kAddScript = R"lua(
+local used = redis.call('INCRBY', KEYS[1], ARGV[1])
+redis.call('EXPIREAT', KEYS[1], ARGV[2])
+return used
+)lua";
+
+std::string unix_seconds(WallTime t) {
+  return std::to_string(
+      std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count());
+}
+
+}  // namespace
+
+std::string_view to_string(Mode mode) {
+  switch (mode) {
+    case Mode::normal:
+      return "normal";
+    case Mode::economy:
+      return "economy";
+    case Mode::exhausted:
+      return "exhausted";
+  }
+  return "normal";
+}
+
+Mode mode_for(std::uint64_t used, std::uint64_t limit, double economy_at) {
+  if (limit == 0) return Mode::normal;
+  if (used >= limit) return Mode::exhausted;
+  if (static_cast<double>(used) >= economy_at * static_cast<double>(limit)) return Mode::economy;
+  return Mode::normal;
+}
+
+QuotaCounter::QuotaCounter(redis::Client& redis, Clock& clock, const config::QuotaConfig& config)
+    : redis_(redis), clock_(clock), config_(config) {}
+
+QuotaPeriod QuotaCounter::current_period() const {
+  return quota_period(clock_.wall_now(), config_.utc_offset);
+}
+
+std::uint64_t QuotaCounter::used_locked(const std::string& month) const {
+  std::uint64_t used = local_.month == month ? local_.redis_used : 0;
+  if (auto it = local_.pending.find(month); it != local_.pending.end()) used += it->second.count;
+  return used;
+}
+
+asio::awaitable<QuotaCounter::Grant> QuotaCounter::acquire() {
+  std::uint64_t limit;
+  QuotaPeriod period;
+  {
+    std::lock_guard lock(mutex_);
+    limit = config_.monthly_limit;
+    period = current_period();
+  }
+  Grant grant;
+  grant.period = period;
+
+  // Arguments are built before co_await: GCC 12 destroys temporaries in a co_await
+  // expression twice.
+  std::vector<std::string> args{"EVAL",
+                                std::string(kAcquireScript),
+                                "1",
+                                quota_key(period),
+                                std::to_string(limit),
+                                unix_seconds(quota_key_expiry(period))};
+  auto [ec, reply] = co_await redis_.command(std::move(args));
+  if (!ec && reply.type == redis::Reply::Type::array && reply.elements.size() == 2) {
+    std::lock_guard lock(mutex_);
+    grant.allowed = reply.elements[0].integer == 1;
+    std::uint64_t redis_used = static_cast<std::uint64_t>(reply.elements[1].integer);
+    if (local_.month != period.month || redis_used > local_.redis_used) {
+      local_.month = period.month;
+      local_.redis_used = redis_used;
+    }
+    grant.used = used_locked(period.month);
+    co_return grant;
+  }
+
+  // Redis unreachable (or the script failed): count here; reconcile() adds it to Redis later.
+  // A timed-out script may have counted in Redis as well: over-counting is the safe side.
+  std::lock_guard lock(mutex_);
+  std::uint64_t used = used_locked(period.month);
+  if (limit > 0 && used >= limit) {
+    grant.allowed = false;
+    grant.used = used;
+    co_return grant;
+  }
+  Pending& pending = local_.pending[period.month];
+  pending.period = period;
+  ++pending.count;
+  grant.allowed = true;
+  grant.used = used + 1;
+  co_return grant;
+}
+
+asio::awaitable<void> QuotaCounter::reconcile() {
+  std::map<std::string, Pending> pending;
+  {
+    std::lock_guard lock(mutex_);
+    pending.swap(local_.pending);
+  }
+  for (auto it = pending.begin(); it != pending.end();) {
+    const Pending& p = it->second;
+    std::vector<std::string> args{"EVAL",
+                                  std::string(kAddScript),
+                                  "1",
+                                  quota_key(p.period),
+                                  std::to_string(p.count),
+                                  unix_seconds(quota_key_expiry(p.period))};
+    auto [ec, reply] = co_await redis_.command(std::move(args));
+    if (ec || reply.type != redis::Reply::Type::integer) {
+      ++it;  // kept for the next reconnect
+      continue;
+    }
+    {
+      std::lock_guard lock(mutex_);
+      if (local_.month == p.period.month || local_.month.empty()) {
+        local_.month = p.period.month;
+        local_.redis_used = static_cast<std::uint64_t>(reply.integer);
+      }
+    }
+    log::info("quota_reconciled", {{"month", p.period.month}, {"added", p.count}});
+    it = pending.erase(it);
+  }
+  if (!pending.empty()) {
+    std::lock_guard lock(mutex_);
+    for (auto& [month, p] : pending) {
+      Pending& kept = local_.pending[month];
+      kept.period = p.period;
+      kept.count += p.count;
+    }
+  }
+
+  // Refresh the view of the shared counter: other instances kept counting meanwhile.
+  QuotaPeriod period;
+  {
+    std::lock_guard lock(mutex_);
+    period = current_period();
+  }
+  std::vector<std::string> get_args{"GET", quota_key(period)};
+  auto [ec, reply] = co_await redis_.command(std::move(get_args));
+  if (!ec && reply.type == redis::Reply::Type::string) {
+    std::lock_guard lock(mutex_);
+    local_.month = period.month;
+    local_.redis_used = std::strtoull(reply.str.c_str(), nullptr, 10);
+  }
+}
+
+Snapshot QuotaCounter::snapshot() const {
+  std::lock_guard lock(mutex_);
+  QuotaPeriod period = current_period();
+  Snapshot s;
+  s.month = period.month;
+  s.used = used_locked(period.month);
+  s.limit = config_.monthly_limit;
+  s.resets_at = period.resets_at;
+  s.mode = mode_for(s.used, s.limit, config_.economy_at);
+  auto it = local_.pending.find(period.month);
+  s.counted_locally = it != local_.pending.end() && it->second.count > 0;
+  return s;
+}
+
+void QuotaCounter::set_config(const config::QuotaConfig& config) {
+  std::lock_guard lock(mutex_);
+  config_ = config;
+}
+
+}  // namespace wg::quota

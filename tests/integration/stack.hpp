@@ -1,0 +1,82 @@
+#pragma once
+// The processes an integration test runs: a private redis-server, the stub upstream and one or
+// more gateways, all on ephemeral loopback ports and all stopped when the test ends.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "support/process.hpp"
+
+namespace wg::test {
+
+struct StubStats {
+  std::uint64_t widget = 0;
+  std::uint64_t reviews = 0;
+  std::uint64_t total = 0;
+  std::uint64_t connections = 0;
+};
+
+struct StubWidget {
+  std::string id;
+  std::uint64_t total_review_amount = 0;
+};
+
+class Stub {
+ public:
+  // Extra flags, e.g. {"--tls-cert", path, "--tls-key", path}.
+  explicit Stub(std::vector<std::string> extra_args = {}, int widgets = 50);
+  std::uint16_t port() const { return port_; }
+  std::string base_url() const;  // http://127.0.0.1:PORT (https:// with TLS)
+
+  StubStats stats();
+  void reset();
+  // mode: status500, status503, status429, hang, truncate, invalid_json, close, none.
+  void fault(const std::string& mode, int count = -1, const std::string& endpoint = "any");
+  void latency(int ms);
+  std::vector<StubWidget> widgets(int limit = 0);
+  ChildProcess& process() { return *process_; }
+
+ private:
+  std::string control(const std::string& method, const std::string& target);
+  bool tls_ = false;
+  std::optional<ChildProcess> process_;
+  std::uint16_t port_ = 0;
+};
+
+class Gateway {
+ public:
+  // Starts widget-gateway with --upstream, --redis, ephemeral --listen/--admin-listen and
+  // the given extra flags. `config_toml`, when not empty, is written to a file passed with
+  // --config.
+  Gateway(const std::string& upstream_url, const std::string& redis_url,
+          std::vector<std::string> extra_args = {}, const std::string& config_toml = "");
+  std::uint16_t port() const { return port_; }
+  std::uint16_t admin_port() const { return admin_port_; }
+  ChildProcess& process() { return *process_; }
+  HttpResponse get(const std::string& target,
+                   const std::map<std::string, std::string>& headers = {}) {
+    return http_get(port_, target, headers);
+  }
+
+ private:
+  TempDir dir_;
+  std::optional<ChildProcess> process_;
+  std::uint16_t port_ = 0;
+  std::uint16_t admin_port_ = 0;
+};
+
+// Fetches `target` from the stub directly (the bytes upstream itself serves).
+HttpResponse stub_get(Stub& stub, const std::string& target);
+
+// A CA and a server certificate for 127.0.0.1 signed by it, made with the openssl tool.
+struct TestPki {
+  TempDir dir;
+  std::string ca_cert, server_cert, server_key;
+  std::string other_ca_cert;  // an unrelated CA, for the negative case
+  TestPki();
+};
+
+}  // namespace wg::test
