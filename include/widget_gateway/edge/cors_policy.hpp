@@ -1,0 +1,62 @@
+#pragma once
+// CORS for the public API (Fetch standard, "CORS protocol"), from [cors] allowed_origins.
+//
+// The API is public, read-only and without credentials, so:
+//   - Access-Control-Allow-Credentials is never sent, in any mode;
+//   - with ["*"] every answer carries `Access-Control-Allow-Origin: *` whatever the request's
+//     Origin (also none, also "null"): the contract sends no `Vary: Origin` in that mode, so the
+//     answer must not depend on Origin or a shared cache could hand a header-less copy to a
+//     browser;
+//   - with an allowlist, an allowed Origin is echoed and responses vary on Origin (the caller
+//     adds "Origin" to its Vary line when vary_on_origin()); "null" (sandboxed frames, file:)
+//     is allowed only when listed literally.
+// Origins are compared as RFC 6454 serializations: scheme and host lower-cased, the default port
+// (http 80, https 443) dropped. Pure and immutable: safe to share between threads.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace wg::edge {
+
+class CorsPolicy {
+ public:
+  // Entries are "*" or origins "scheme://host[:port]" (config validation rejects anything else;
+  // an entry that does not parse as an origin is kept as a literal, e.g. "null"). Empty = off.
+  explicit CorsPolicy(std::vector<std::string> allowed_origins = {});
+
+  bool enabled() const { return any_ || !allowed_.empty(); }
+  bool allows_any() const { return any_; }
+  // True when an allowlist other than "*" is configured: answers depend on Origin.
+  bool vary_on_origin() const { return !any_ && !allowed_.empty(); }
+
+  // Whether a request with this Origin field value (empty = none) gets CORS headers.
+  bool allows(std::string_view origin) const;
+
+  // Header lines ("Name: value\r\n") for an actual GET/HEAD answer (200, 304, and errors too,
+  // so that pages can read error codes): Access-Control-Allow-Origin and
+  // Access-Control-Expose-Headers: ETag, Age, Cache-Status. Nothing when not allowed. Does not
+  // add Vary: the caller merges "Origin" into its own Vary line (see vary_on_origin()).
+  void add_response_headers(std::string_view origin, std::string& header_lines) const;
+
+  // Header lines for an OPTIONS answer. For a preflight (Access-Control-Request-Method present)
+  // of an allowed origin asking for GET or HEAD: Allow-Origin, Allow-Methods: GET, HEAD, OPTIONS,
+  // Allow-Headers (the requested headers, lower-cased, if every one is in a small safe set
+  // useful for reads: Accept, Accept-Language, Content-Language, Cache-Control, Pragma,
+  // If-None-Match, If-Modified-Since; otherwise omitted, so the browser refuses the preflight),
+  // and Max-Age: 86400. An OPTIONS that is not a preflight gets the actual-answer headers.
+  // Vary: Origin is included here when vary_on_origin() (OPTIONS answers have no other Vary).
+  void add_preflight_headers(std::string_view origin, std::string_view request_method,
+                             std::string_view request_headers, std::string& header_lines) const;
+
+  // "scheme://host[:port]" lower-cased, default port dropped; nullopt when `text` is not a
+  // serialized origin (path, userinfo, spaces, bad port...).
+  static std::optional<std::string> normalize_origin(std::string_view text);
+
+ private:
+  bool any_ = false;
+  std::vector<std::string> allowed_;  // normalized, or literal when not an origin
+};
+
+}  // namespace wg::edge

@@ -1,0 +1,90 @@
+#include "widget_gateway/edge/conditional.hpp"
+
+#include <optional>
+#include <vector>
+
+#include "header_tokens.hpp"
+
+namespace wg::edge {
+
+namespace {
+
+std::string_view suffix_of(Coding coding) {
+  switch (coding) {
+    case Coding::identity:
+      return "";
+    case Coding::gzip:
+      return "-gz";
+    case Coding::br:
+      return "-br";
+  }
+  return "";
+}
+
+bool is_quoted(std::string_view tag) {
+  return tag.size() >= 2 && tag.front() == '"' && tag.back() == '"';
+}
+
+// etagc = %x21 / %x23-7E / obs-text
+bool is_etagc(char c) {
+  auto u = static_cast<unsigned char>(c);
+  return u == 0x21 || (u >= 0x23 && u != 0x7F);
+}
+
+// The opaque-tags of an If-None-Match list, without quotes and W/; nullopt if malformed.
+std::optional<std::vector<std::string_view>> parse_tags(std::string_view field) {
+  std::vector<std::string_view> tags;
+  std::size_t i = 0;
+  auto skip_ows = [&] {
+    while (i < field.size() && detail::is_ows(field[i])) ++i;
+  };
+  bool expect_tag = true;  // a tag is needed before the next comma or the end
+  while (true) {
+    skip_ows();
+    if (i == field.size()) break;
+    if (field[i] == ',') {  // empty list elements are allowed (RFC 9110 §5.6.1)
+      ++i;
+      continue;
+    }
+    if (field.compare(i, 2, "W/") == 0) i += 2;  // weak: compared like strong here
+    if (i == field.size() || field[i] != '"') return std::nullopt;
+    std::size_t start = ++i;
+    while (i < field.size() && is_etagc(field[i])) ++i;
+    if (i == field.size() || field[i] != '"') return std::nullopt;
+    tags.push_back(field.substr(start, i - start));
+    ++i;
+    expect_tag = false;
+    skip_ows();
+    if (i < field.size() && field[i] != ',') return std::nullopt;
+  }
+  if (expect_tag) return std::nullopt;  // empty or only commas
+  return tags;
+}
+
+}  // namespace
+
+std::string etag_for_coding(std::string_view strong_etag, Coding coding) {
+  std::string out(strong_etag);
+  if (!is_quoted(strong_etag)) return out;
+  out.insert(out.size() - 1, suffix_of(coding));
+  return out;
+}
+
+bool if_none_match_matches(std::string_view if_none_match, std::string_view strong_etag) {
+  std::string_view field = detail::trim_ows(if_none_match);
+  if (field == "*") return true;
+  if (!is_quoted(strong_etag)) return false;
+  std::string_view ours = strong_etag.substr(1, strong_etag.size() - 2);
+  auto tags = parse_tags(field);
+  if (!tags) return false;
+  for (std::string_view tag : *tags) {
+    if (tag.substr(0, ours.size()) != ours) continue;
+    std::string_view rest = tag.substr(ours.size());
+    for (Coding coding : {Coding::identity, Coding::gzip, Coding::br}) {
+      if (rest == suffix_of(coding)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace wg::edge

@@ -1,0 +1,97 @@
+#define BOOST_TEST_MODULE edge_conditional_test
+#include <boost/test/unit_test.hpp>
+
+#include <string>
+#include <vector>
+
+#include "widget_gateway/edge/conditional.hpp"
+
+using wg::edge::Coding;
+using wg::edge::etag_for_coding;
+using wg::edge::if_none_match_matches;
+
+namespace {
+
+const std::string kTag = "\"0123456789abcdef\"";
+
+struct Case {
+  std::string if_none_match;
+  bool expected;
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(etag_per_coding) {
+  BOOST_TEST(etag_for_coding(kTag, Coding::identity) == kTag);
+  BOOST_TEST(etag_for_coding(kTag, Coding::gzip) == "\"0123456789abcdef-gz\"");
+  BOOST_TEST(etag_for_coding(kTag, Coding::br) == "\"0123456789abcdef-br\"");
+  // Every coding's tag is distinct (strong validators differ per representation).
+  BOOST_TEST(etag_for_coding(kTag, Coding::gzip) != etag_for_coding(kTag, Coding::br));
+  // Not a quoted tag: unchanged.
+  BOOST_TEST(etag_for_coding("abc", Coding::gzip) == "abc");
+  BOOST_TEST(etag_for_coding("", Coding::br) == "");
+}
+
+BOOST_AUTO_TEST_CASE(if_none_match_table) {
+  const std::vector<Case> cases = {
+      // Star.
+      {"*", true},
+      {" * ", true},
+      {"*, \"x\"", false},  // "*" only stands alone
+      {"**", false},
+      // Exact and weak comparison.
+      {"\"0123456789abcdef\"", true},
+      {"W/\"0123456789abcdef\"", true},
+      {"  \"0123456789abcdef\"  ", true},
+      {"\"0123456789abcde\"", false},
+      {"\"0123456789abcdef0\"", false},
+      {"\"0123456789ABCDEF\"", false},  // opaque tags are case-sensitive
+      {"\"\"", false},
+      // Any coding of the same body.
+      {"\"0123456789abcdef-gz\"", true},
+      {"\"0123456789abcdef-br\"", true},
+      {"W/\"0123456789abcdef-br\"", true},
+      {"\"0123456789abcdef-zz\"", false},
+      {"\"0123456789abcdef-gz-br\"", false},
+      {"\"0123456789abcdef-\"", false},
+      // Lists.
+      {"\"a\", \"0123456789abcdef\"", true},
+      {"\"a\",\"b\",W/\"0123456789abcdef-gz\"", true},
+      {"\"a\", \"b\"", false},
+      {", \"0123456789abcdef\" ,", true},
+      {"\"a\" , , \"0123456789abcdef\"", true},
+      // Malformed: no match at all.
+      {"", false},
+      {",", false},
+      {"0123456789abcdef", false},
+      {"\"0123456789abcdef", false},
+      {"w/\"0123456789abcdef\"", false},
+      {"W/0123456789abcdef", false},
+      {"\"0123456789abcdef\" \"x\"", false},
+      {"\"a\" junk, \"0123456789abcdef\"", false},
+      {"\"0123456789abcdef\", junk", false},
+      {"\"0123456789abcdef\", *", false},
+      {"\"01234567 89abcdef\"", false},
+      {std::string("\"0123456789abcdef\x7f\""), false},
+  };
+  BOOST_TEST(cases.size() >= 20u);
+  for (const auto& c : cases) {
+    BOOST_TEST(if_none_match_matches(c.if_none_match, kTag) == c.expected,
+               "If-None-Match [" << c.if_none_match << "]");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(obs_text_tags_parse) {
+  // obs-text is a valid etagc; such a tag just does not match ours.
+  BOOST_TEST(!if_none_match_matches("\"\xd0\xb0\"", kTag));
+  BOOST_TEST(if_none_match_matches("\"\xd0\xb0\", \"0123456789abcdef\"", kTag));
+}
+
+BOOST_AUTO_TEST_CASE(round_trip_of_every_coding) {
+  for (Coding coding : {Coding::identity, Coding::gzip, Coding::br}) {
+    std::string sent = etag_for_coding(kTag, coding);
+    BOOST_TEST(if_none_match_matches(sent, kTag));
+    BOOST_TEST(if_none_match_matches("W/" + sent, kTag));
+    BOOST_TEST(!if_none_match_matches(sent, "\"fedcba9876543210\""));
+  }
+}

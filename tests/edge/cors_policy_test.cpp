@@ -1,0 +1,178 @@
+#define BOOST_TEST_MODULE edge_cors_test
+#include <boost/test/unit_test.hpp>
+
+#include <string>
+#include <vector>
+
+#include "widget_gateway/edge/cors_policy.hpp"
+
+using wg::edge::CorsPolicy;
+
+namespace {
+
+std::string response_headers(const CorsPolicy& policy, std::string_view origin) {
+  std::string lines;
+  policy.add_response_headers(origin, lines);
+  return lines;
+}
+
+std::string preflight(const CorsPolicy& policy, std::string_view origin,
+                      std::string_view method = "GET", std::string_view headers = "") {
+  std::string lines;
+  policy.add_preflight_headers(origin, method, headers, lines);
+  return lines;
+}
+
+const CorsPolicy kShop({"https://shop.example", "http://localhost:3000"});
+const CorsPolicy kAny({"*"});
+const CorsPolicy kOff;
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(modes) {
+  BOOST_TEST(!kOff.enabled());
+  BOOST_TEST(!kOff.vary_on_origin());
+  BOOST_TEST(kAny.enabled());
+  BOOST_TEST(kAny.allows_any());
+  BOOST_TEST(!kAny.vary_on_origin());
+  BOOST_TEST(kShop.enabled());
+  BOOST_TEST(!kShop.allows_any());
+  BOOST_TEST(kShop.vary_on_origin());
+}
+
+BOOST_AUTO_TEST_CASE(allowlist_table) {
+  struct Case {
+    std::string origin;
+    bool allowed;
+  };
+  const std::vector<Case> cases = {
+      {"https://shop.example", true},
+      {"HTTPS://SHOP.EXAMPLE", true},      // scheme and host compare case-insensitively
+      {"https://shop.example:443", true},  // default port is not part of the serialization
+      {"http://localhost:3000", true},
+      {"http://LOCALHOST:3000", true},
+      {"http://localhost:03000", true},
+      {"http://shop.example", false},  // other scheme
+      {"https://shop.example:8443", false},
+      {"https://evil.shop.example", false},
+      {"https://shop.example.evil", false},
+      {"https://shop.example/", false},  // not an origin serialization
+      {"https://shop.example/path", false},
+      {"https://user@shop.example", false},
+      {"https://shop.example https://other.example", false},
+      {"http://localhost", false},
+      {"http://localhost:3001", false},
+      {"null", false},
+      {"", false},
+      {"*", false},
+      {"shop.example", false},
+      {"https://shop.example\r\nSet-Cookie: x=1", false},
+  };
+  for (const auto& c : cases) {
+    BOOST_TEST(kShop.allows(c.origin) == c.allowed, "Origin [" << c.origin << "]");
+    std::string lines = response_headers(kShop, c.origin);
+    BOOST_TEST(lines.empty() == !c.allowed, "Origin [" << c.origin << "]: " << lines);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(allowed_origin_is_echoed_with_exposed_headers) {
+  BOOST_TEST(response_headers(kShop, "https://shop.example") ==
+             "Access-Control-Allow-Origin: https://shop.example\r\n"
+             "Access-Control-Expose-Headers: ETag, Age, Cache-Status\r\n");
+  // Never credentials, in any mode.
+  BOOST_TEST(response_headers(kShop, "https://shop.example").find("Credentials") ==
+             std::string::npos);
+  BOOST_TEST(response_headers(kAny, "https://a.example").find("Credentials") == std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(wildcard_answers_do_not_depend_on_origin) {
+  const std::string expected =
+      "Access-Control-Allow-Origin: *\r\n"
+      "Access-Control-Expose-Headers: ETag, Age, Cache-Status\r\n";
+  for (std::string_view origin : {"https://a.example", "http://b.example:81", "null", "", "junk"}) {
+    BOOST_TEST(response_headers(kAny, origin) == expected, "Origin [" << origin << "]");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(disabled_adds_nothing) {
+  BOOST_TEST(response_headers(kOff, "https://shop.example").empty());
+  BOOST_TEST(preflight(kOff, "https://shop.example").empty());
+  BOOST_TEST(!kOff.allows("https://shop.example"));
+}
+
+BOOST_AUTO_TEST_CASE(null_origin_only_when_listed_literally) {
+  CorsPolicy with_null({"null", "https://shop.example"});
+  BOOST_TEST(with_null.allows("null"));
+  BOOST_TEST(response_headers(with_null, "null").find("Access-Control-Allow-Origin: null\r\n") ==
+             0u);
+  BOOST_TEST(!kShop.allows("null"));
+  BOOST_TEST(!with_null.allows("NULL"));
+}
+
+BOOST_AUTO_TEST_CASE(configured_origins_are_normalized) {
+  CorsPolicy policy({"HTTPS://Shop.Example:443", "http://Api.Example:80", "http://x.example:8080"});
+  BOOST_TEST(policy.allows("https://shop.example"));
+  BOOST_TEST(policy.allows("http://api.example"));
+  BOOST_TEST(policy.allows("http://x.example:8080"));
+  BOOST_TEST(!policy.allows("http://x.example"));
+}
+
+BOOST_AUTO_TEST_CASE(normalize_origin) {
+  BOOST_TEST(*CorsPolicy::normalize_origin("HTTPS://A.Example:443") == "https://a.example");
+  BOOST_TEST(*CorsPolicy::normalize_origin("https://a.example:80") == "https://a.example:80");
+  BOOST_TEST(*CorsPolicy::normalize_origin("http://[::1]:8080") == "http://[::1]:8080");
+  BOOST_TEST(*CorsPolicy::normalize_origin("http://[FE80::1]") == "http://[fe80::1]");
+  BOOST_TEST(*CorsPolicy::normalize_origin("http://127.0.0.1:80") == "http://127.0.0.1");
+  for (std::string_view bad :
+       {"", "null", "https://", "https://a.example:", "https://a.example:0",
+        "https://a.example:65536", "https://a.example:1x", "https://a.example/", "https://a b",
+        "1http://a", "https://[::1", "https://a.example?x", "https://a.example#f"}) {
+    BOOST_TEST(!CorsPolicy::normalize_origin(bad), "[" << bad << "]");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(preflight_allowed_origin) {
+  BOOST_TEST(preflight(kShop, "https://shop.example", "GET", "If-None-Match") ==
+             "Vary: Origin\r\n"
+             "Access-Control-Allow-Origin: https://shop.example\r\n"
+             "Access-Control-Allow-Methods: GET, HEAD, OPTIONS\r\n"
+             "Access-Control-Allow-Headers: if-none-match\r\n"
+             "Access-Control-Max-Age: 86400\r\n");
+  BOOST_TEST(preflight(kAny, "https://x.example", "HEAD", "") ==
+             "Access-Control-Allow-Origin: *\r\n"
+             "Access-Control-Allow-Methods: GET, HEAD, OPTIONS\r\n"
+             "Access-Control-Max-Age: 86400\r\n");
+}
+
+BOOST_AUTO_TEST_CASE(preflight_request_headers) {
+  // Safe headers are echoed lower-cased, in the request's order.
+  std::string lines = preflight(kShop, "https://shop.example", "GET",
+                                "Cache-Control, if-modified-since,Accept-Language");
+  BOOST_TEST(lines.find("Access-Control-Allow-Headers: cache-control, if-modified-since, "
+                        "accept-language\r\n") != std::string::npos);
+  // One unsafe header: none are allowed, so the browser refuses the preflight.
+  for (std::string_view requested : {"If-None-Match, Authorization", "X-Api-Key", "Cookie"}) {
+    lines = preflight(kShop, "https://shop.example", "GET", requested);
+    BOOST_TEST(lines.find("Allow-Headers") == std::string::npos, requested);
+    BOOST_TEST(lines.find("Access-Control-Allow-Origin") != std::string::npos);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(preflight_refusals) {
+  // Disallowed origin: only Vary (the answer depends on Origin).
+  BOOST_TEST(preflight(kShop, "https://evil.example") == "Vary: Origin\r\n");
+  BOOST_TEST(preflight(kShop, "null") == "Vary: Origin\r\n");
+  // Methods other than GET and HEAD (case-sensitive).
+  for (std::string_view method : {"POST", "PUT", "DELETE", "get", "OPTIONS"}) {
+    BOOST_TEST(preflight(kShop, "https://shop.example", method) == "Vary: Origin\r\n", method);
+    BOOST_TEST(preflight(kAny, "https://shop.example", method).empty(), method);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(plain_options_gets_actual_answer_headers) {
+  BOOST_TEST(preflight(kShop, "https://shop.example", "") ==
+             "Vary: Origin\r\n"
+             "Access-Control-Allow-Origin: https://shop.example\r\n"
+             "Access-Control-Expose-Headers: ETag, Age, Cache-Status\r\n");
+  BOOST_TEST(preflight(kShop, "", "") == "Vary: Origin\r\n");
+}
