@@ -1,0 +1,40 @@
+#pragma once
+// One access log record and its JSON line. Formatting is a pure function so that it runs on
+// the calling (io) thread and can be tested without a sink.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "widget_gateway/common/clock.hpp"
+
+namespace wg::accesslog {
+
+struct Record {
+  WallTime time;
+  std::string_view client;  // peer address (or the forwarded one, from a trusted proxy)
+  std::string_view method;
+  std::string_view route;   // "widget", "reviews", "healthz", ...
+  std::string_view widget;  // empty: none (written as null)
+  unsigned status = 0;
+  std::string_view cache;             // hit, miss, collapsed, stale, derived, local, none
+  std::optional<double> upstream_ms;  // nullopt: no upstream call
+  std::uint64_t bytes = 0;            // bytes sent to the client, head included
+  double duration_ms = 0.0;
+};
+
+// Longest client, method, route, widget or cache text written; longer ones are cut (at a
+// character boundary) so that one request cannot make a line, or the queue, arbitrarily large.
+inline constexpr std::size_t kMaxFieldBytes = 256;
+
+// Appends one line, newline included:
+// {"time":"2024-05-01T12:34:56.789Z","client":"...","method":"GET","route":"widget",
+//  "widget":"abc","status":200,"cache":"hit","upstream_ms":null,"bytes":512,"duration_ms":0.25}
+// Strings are escaped for JSON; bytes that are not valid UTF-8 become U+FFFD.
+void append_line(std::string& out, const Record& record);
+
+// RFC 3339 in UTC with milliseconds: 2024-05-01T12:34:56.789Z.
+void append_time(std::string& out, WallTime time);
+
+}  // namespace wg::accesslog

@@ -1,0 +1,142 @@
+#pragma once
+// The gateway's metric set. Everything is registered in the constructor; the recording
+// functions take enums and index arrays of pre-registered series, so the request path does no
+// name lookups, no allocation and no locking. Label spaces are fixed and bounded: statuses
+// outside the list the gateway emits are counted as "other".
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <system_error>
+
+#include "widget_gateway/metrics/registry.hpp"
+
+namespace wg::metrics {
+
+enum class Route : std::uint8_t { widget, reviews, healthz, readyz, other };
+// How a request was answered, as in Cache-Status: `none` for errors and health endpoints.
+enum class CacheResult : std::uint8_t { hit, miss, collapsed, stale, derived, local, none };
+enum class UpstreamEndpoint : std::uint8_t { widget, reviews };
+// Why an upstream exchange failed; mirrors the upstream values of wg::errc.
+enum class UpstreamFailure : std::uint8_t {
+  none,
+  connect,
+  timeout,
+  closed,
+  bad_status,
+  invalid_body,
+  tls,
+  rate_limited,
+  other
+};
+enum class Tier : std::uint8_t { l1, l2 };
+enum class StaleReason : std::uint8_t {
+  stale_while_revalidate,
+  stale_if_error,
+  quota_exhausted,
+  other
+};
+enum class QuotaMode : std::uint8_t { normal, economy, exhausted };
+
+// Label values, as rendered.
+std::string_view to_string(Route route);
+std::string_view to_string(CacheResult result);
+std::string_view to_string(UpstreamEndpoint endpoint);
+std::string_view to_string(UpstreamFailure failure);
+std::string_view to_string(Tier tier);
+std::string_view to_string(StaleReason reason);  // the Cache-Status detail spelling
+std::string_view to_string(QuotaMode mode);
+
+// "" -> none; "connect", "timeout", "closed", "bad_status", "invalid_body", "tls",
+// "rate_limited"; anything else -> other.
+UpstreamFailure upstream_failure_from(std::string_view text);
+// {} -> none; the upstream values of wg::errc -> their failure; anything else -> other.
+UpstreamFailure upstream_failure_from(std::error_code ec);
+// "stale-while-revalidate", "stale-if-error", "quota-exhausted"; anything else -> other.
+StaleReason stale_reason_from(std::string_view text);
+
+// State owned by other components, read at scrape time. A source left empty is not exported
+// (rather than exported as a misleading 0).
+struct ScrapeSources {
+  std::function<double()> quota_used;
+  std::function<double()> quota_limit;  // 0 = unlimited, as configured
+  std::function<double()> quota_remaining;
+  std::function<QuotaMode()> quota_mode;  // wg_quota_mode{mode=...} is 1 for this one
+  std::function<double()> l1_bytes;
+  std::function<double()> l1_entries;
+  std::function<double()> connections_open;
+  std::function<double()> access_log_dropped;  // lines the access log could not queue
+};
+
+// The statuses the gateway answers with (and upstream commonly sends); every other code is
+// counted as "other".
+inline constexpr std::array<unsigned, 17> kKnownStatuses = {
+    200, 204, 304, 400, 401, 404, 405, 413, 414, 429, 431, 500, 501, 502, 503, 504, 505};
+
+class GatewayMetrics {
+ public:
+  // Default histogram buckets, in seconds: 0.5 ms .. 10 s.
+  static std::vector<double> default_latency_buckets();
+
+  // Registers every series in `registry`, which must outlive this object; so must whatever
+  // the `sources` functions read.
+  explicit GatewayMetrics(Registry& registry, ScrapeSources sources = {});
+  GatewayMetrics(const GatewayMetrics&) = delete;
+  GatewayMetrics& operator=(const GatewayMetrics&) = delete;
+
+  // One client-facing request, when its response has been written (or abandoned).
+  void request(Route route, unsigned status, CacheResult cache, double seconds) noexcept;
+
+  // One request actually sent upstream. `status` is upstream's status, 0 when no response
+  // arrived; `failure` is why the exchange failed, none when it did not.
+  void upstream(UpstreamEndpoint endpoint, unsigned status, UpstreamFailure failure,
+                double seconds) noexcept;
+  void upstream(UpstreamEndpoint endpoint, unsigned status, std::string_view failure,
+                double seconds) noexcept {
+    upstream(endpoint, status, upstream_failure_from(failure), seconds);
+  }
+  void upstream(UpstreamEndpoint endpoint, unsigned status, std::error_code failure,
+                double seconds) noexcept {
+    upstream(endpoint, status, upstream_failure_from(failure), seconds);
+  }
+
+  void cache_lookup(Tier tier, bool hit) noexcept;
+  void coalesced_waiter() noexcept;  // a request that waited on another's upstream fetch
+  void stale_served(StaleReason reason) noexcept;
+  void stale_served(std::string_view reason) noexcept { stale_served(stale_reason_from(reason)); }
+  void local_answer() noexcept;
+  void derived_page() noexcept;
+  void redis_error() noexcept;
+  void redis_state(bool up) noexcept;
+  void circuit_state(bool open) noexcept;
+
+  // Index of `status` in kKnownStatuses, or kKnownStatuses.size() for "other".
+  static std::size_t status_slot(unsigned status) noexcept;
+
+ private:
+  static constexpr std::size_t kRoutes = 5;
+  static constexpr std::size_t kCacheResults = 7;
+  static constexpr std::size_t kStatusSlots = kKnownStatuses.size() + 1;  // + other
+  static constexpr std::size_t kUpstreamStatusSlots = kStatusSlots + 1;   // + none (0)
+  static constexpr std::size_t kEndpoints = 2;
+  static constexpr std::size_t kFailures = 9;
+  static constexpr std::size_t kTiers = 2;
+  static constexpr std::size_t kStaleReasons = 4;
+
+  std::array<std::array<std::array<Counter*, kCacheResults>, kStatusSlots>, kRoutes> requests_{};
+  std::array<Histogram*, kRoutes> request_duration_{};
+  std::array<std::array<Counter*, kUpstreamStatusSlots>, kEndpoints> upstream_requests_{};
+  std::array<std::array<Counter*, kFailures>, kEndpoints> upstream_failures_{};
+  std::array<Histogram*, kEndpoints> upstream_duration_{};
+  std::array<std::array<Counter*, 2>, kTiers> cache_lookups_{};  // [tier][hit]
+  std::array<Counter*, kStaleReasons> stale_served_{};
+  Counter* coalesced_waiters_ = nullptr;
+  Counter* local_answers_ = nullptr;
+  Counter* derived_pages_ = nullptr;
+  Counter* redis_errors_ = nullptr;
+  Gauge* redis_up_ = nullptr;
+  Gauge* circuit_open_ = nullptr;
+};
+
+}  // namespace wg::metrics

@@ -1,0 +1,168 @@
+#include "widget_gateway/accesslog/record.hpp"
+
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+namespace wg::accesslog {
+
+namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
+
+bool continuation(unsigned char c) {
+  return (c & 0xC0) == 0x80;
+}
+
+// Length of the well-formed UTF-8 sequence starting at text[i] (RFC 3629: no overlongs, no
+// surrogates, nothing above U+10FFFF), or 0 if there is none.
+std::size_t utf8_sequence(std::string_view text, std::size_t i) {
+  const auto at = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char c = at(i);
+  const std::size_t left = text.size() - i;
+  if (c >= 0xC2 && c <= 0xDF) return left >= 2 && continuation(at(i + 1)) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (left < 3 || !continuation(at(i + 1)) || !continuation(at(i + 2))) return 0;
+    if (c == 0xE0 && at(i + 1) < 0xA0) return 0;  // overlong
+    if (c == 0xED && at(i + 1) > 0x9F) return 0;  // surrogate
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (left < 4 || !continuation(at(i + 1)) || !continuation(at(i + 2)) ||
+        !continuation(at(i + 3))) {
+      return 0;
+    }
+    if (c == 0xF0 && at(i + 1) < 0x90) return 0;  // overlong
+    if (c == 0xF4 && at(i + 1) > 0x8F) return 0;  // above U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+// Cuts `text` to at most kMaxFieldBytes without splitting a UTF-8 sequence.
+std::string_view bounded(std::string_view text) {
+  if (text.size() <= kMaxFieldBytes) return text;
+  std::size_t n = kMaxFieldBytes;
+  for (int k = 0; k < 3 && n > 0 && continuation(static_cast<unsigned char>(text[n])); ++k) --n;
+  return text.substr(0, n);
+}
+
+void append_string(std::string& out, std::string_view raw) {
+  const std::string_view text = bounded(raw);
+  out.push_back('"');
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x80) {
+      const std::size_t n = utf8_sequence(text, i);
+      if (n == 0) {
+        out += "\\ufffd";
+        ++i;
+      } else {
+        out.append(text, i, n);
+        i += n;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (u < 0x20) {
+          out += "\\u00";
+          out.push_back(kHex[u >> 4]);
+          out.push_back(kHex[u & 0xF]);
+        } else {
+          out.push_back(c);
+        }
+    }
+    ++i;
+  }
+  out.push_back('"');
+}
+
+// Milliseconds with three decimals; null for what JSON cannot hold or a clock gone backwards.
+void append_ms(std::string& out, double ms) {
+  if (!(ms >= 0.0 && ms < 1e15)) {
+    out += "null";
+    return;
+  }
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, ms, std::chars_format::fixed, 3);
+  if (ec != std::errc{}) {
+    out += "null";
+    return;
+  }
+  out.append(buf, end);
+}
+
+void append_unsigned(std::string& out, std::uint64_t value) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  out.append(buf, ec == std::errc{} ? end : buf);
+}
+
+}  // namespace
+
+void append_time(std::string& out, WallTime time) {
+  using namespace std::chrono;
+  const auto ms = floor<milliseconds>(time);
+  const auto day = floor<days>(ms);
+  const year_month_day ymd{day};
+  const hh_mm_ss hms{ms - day};
+  char buf[40];
+  const int n = std::snprintf(
+      buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ", static_cast<int>(ymd.year()),
+      static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+      static_cast<int>(hms.hours().count()), static_cast<int>(hms.minutes().count()),
+      static_cast<int>(hms.seconds().count()), static_cast<int>(hms.subseconds().count()));
+  if (n > 0) out.append(buf, static_cast<std::size_t>(n) < sizeof buf ? n : sizeof buf - 1);
+}
+
+void append_line(std::string& out, const Record& r) {
+  out += "{\"time\":\"";
+  append_time(out, r.time);
+  out += "\",\"client\":";
+  append_string(out, r.client);
+  out += ",\"method\":";
+  append_string(out, r.method);
+  out += ",\"route\":";
+  append_string(out, r.route);
+  out += ",\"widget\":";
+  if (r.widget.empty()) {
+    out += "null";
+  } else {
+    append_string(out, r.widget);
+  }
+  out += ",\"status\":";
+  append_unsigned(out, r.status);
+  out += ",\"cache\":";
+  append_string(out, r.cache);
+  out += ",\"upstream_ms\":";
+  if (r.upstream_ms) {
+    append_ms(out, *r.upstream_ms);
+  } else {
+    out += "null";
+  }
+  out += ",\"bytes\":";
+  append_unsigned(out, r.bytes);
+  out += ",\"duration_ms\":";
+  append_ms(out, r.duration_ms);
+  out += "}\n";
+}
+
+}  // namespace wg::accesslog

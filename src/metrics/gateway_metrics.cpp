@@ -1,0 +1,337 @@
+#include "widget_gateway/metrics/gateway_metrics.hpp"
+
+#include <string>
+
+#include "widget_gateway/common/error.hpp"
+
+namespace wg::metrics {
+
+std::string_view to_string(Route route) {
+  switch (route) {
+    case Route::widget:
+      return "widget";
+    case Route::reviews:
+      return "reviews";
+    case Route::healthz:
+      return "healthz";
+    case Route::readyz:
+      return "readyz";
+    case Route::other:
+      return "other";
+  }
+  return "other";
+}
+
+std::string_view to_string(CacheResult result) {
+  switch (result) {
+    case CacheResult::hit:
+      return "hit";
+    case CacheResult::miss:
+      return "miss";
+    case CacheResult::collapsed:
+      return "collapsed";
+    case CacheResult::stale:
+      return "stale";
+    case CacheResult::derived:
+      return "derived";
+    case CacheResult::local:
+      return "local";
+    case CacheResult::none:
+      return "none";
+  }
+  return "none";
+}
+
+std::string_view to_string(UpstreamEndpoint endpoint) {
+  switch (endpoint) {
+    case UpstreamEndpoint::widget:
+      return "widget";
+    case UpstreamEndpoint::reviews:
+      return "reviews";
+  }
+  return "widget";
+}
+
+std::string_view to_string(UpstreamFailure failure) {
+  switch (failure) {
+    case UpstreamFailure::none:
+      return "none";
+    case UpstreamFailure::connect:
+      return "connect";
+    case UpstreamFailure::timeout:
+      return "timeout";
+    case UpstreamFailure::closed:
+      return "closed";
+    case UpstreamFailure::bad_status:
+      return "bad_status";
+    case UpstreamFailure::invalid_body:
+      return "invalid_body";
+    case UpstreamFailure::tls:
+      return "tls";
+    case UpstreamFailure::rate_limited:
+      return "rate_limited";
+    case UpstreamFailure::other:
+      return "other";
+  }
+  return "other";
+}
+
+std::string_view to_string(Tier tier) {
+  return tier == Tier::l1 ? "l1" : "l2";
+}
+
+std::string_view to_string(StaleReason reason) {
+  switch (reason) {
+    case StaleReason::stale_while_revalidate:
+      return "stale-while-revalidate";
+    case StaleReason::stale_if_error:
+      return "stale-if-error";
+    case StaleReason::quota_exhausted:
+      return "quota-exhausted";
+    case StaleReason::other:
+      return "other";
+  }
+  return "other";
+}
+
+std::string_view to_string(QuotaMode mode) {
+  switch (mode) {
+    case QuotaMode::normal:
+      return "normal";
+    case QuotaMode::economy:
+      return "economy";
+    case QuotaMode::exhausted:
+      return "exhausted";
+  }
+  return "normal";
+}
+
+UpstreamFailure upstream_failure_from(std::string_view text) {
+  for (auto f :
+       {UpstreamFailure::none, UpstreamFailure::connect, UpstreamFailure::timeout,
+        UpstreamFailure::closed, UpstreamFailure::bad_status, UpstreamFailure::invalid_body,
+        UpstreamFailure::tls, UpstreamFailure::rate_limited}) {
+    if (text == to_string(f)) return f;
+  }
+  return text.empty() ? UpstreamFailure::none : UpstreamFailure::other;
+}
+
+UpstreamFailure upstream_failure_from(std::error_code ec) {
+  if (!ec) return UpstreamFailure::none;
+  if (ec.category() != gateway_category()) return UpstreamFailure::other;
+  switch (static_cast<errc>(ec.value())) {
+    case errc::upstream_connect_failed:
+      return UpstreamFailure::connect;
+    case errc::upstream_timeout:
+      return UpstreamFailure::timeout;
+    case errc::upstream_closed:
+      return UpstreamFailure::closed;
+    case errc::upstream_bad_status:
+      return UpstreamFailure::bad_status;
+    case errc::upstream_invalid_body:
+      return UpstreamFailure::invalid_body;
+    case errc::upstream_tls:
+      return UpstreamFailure::tls;
+    case errc::upstream_rate_limited:
+      return UpstreamFailure::rate_limited;
+    default:
+      return UpstreamFailure::other;
+  }
+}
+
+StaleReason stale_reason_from(std::string_view text) {
+  for (auto r : {StaleReason::stale_while_revalidate, StaleReason::stale_if_error,
+                 StaleReason::quota_exhausted}) {
+    if (text == to_string(r)) return r;
+  }
+  return StaleReason::other;
+}
+
+std::size_t GatewayMetrics::status_slot(unsigned status) noexcept {
+  for (std::size_t i = 0; i < kKnownStatuses.size(); ++i) {
+    if (kKnownStatuses[i] == status) return i;
+  }
+  return kKnownStatuses.size();
+}
+
+std::vector<double> GatewayMetrics::default_latency_buckets() {
+  return {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+}
+
+namespace {
+
+std::string status_label(std::size_t slot) {
+  return slot < kKnownStatuses.size() ? std::to_string(kKnownStatuses[slot]) : "other";
+}
+
+template <class E>
+std::string label(E value) {
+  return std::string(to_string(value));
+}
+
+}  // namespace
+
+GatewayMetrics::GatewayMetrics(Registry& registry, ScrapeSources sources) {
+  registry.gauge("wg_build_info", "Build information; always 1.", {{"version", WG_VERSION}}).set(1);
+
+  for (std::size_t r = 0; r < kRoutes; ++r) {
+    const std::string route = label(static_cast<Route>(r));
+    for (std::size_t s = 0; s < kStatusSlots; ++s) {
+      for (std::size_t c = 0; c < kCacheResults; ++c) {
+        requests_[r][s][c] = &registry.counter(
+            "wg_requests_total", "Client requests answered, by route, status and cache result.",
+            {{"route", route},
+             {"status", status_label(s)},
+             {"cache", label(static_cast<CacheResult>(c))}},
+            Exposition::when_nonzero);
+      }
+    }
+  }
+  for (std::size_t r = 0; r < kRoutes; ++r) {
+    request_duration_[r] =
+        &registry.histogram("wg_request_duration_seconds",
+                            "Time from a complete request head to the last byte of the response.",
+                            default_latency_buckets(), {{"route", label(static_cast<Route>(r))}});
+  }
+
+  for (std::size_t e = 0; e < kEndpoints; ++e) {
+    const std::string endpoint = label(static_cast<UpstreamEndpoint>(e));
+    for (std::size_t s = 0; s < kUpstreamStatusSlots; ++s) {
+      upstream_requests_[e][s] = &registry.counter(
+          "wg_upstream_requests_total",
+          "Requests sent upstream, by endpoint and upstream status (none: no response).",
+          {{"endpoint", endpoint}, {"status", s < kStatusSlots ? status_label(s) : "none"}},
+          Exposition::when_nonzero);
+    }
+  }
+  for (std::size_t e = 0; e < kEndpoints; ++e) {
+    // Failure `none` is not a failure: it has no series (its slot stays null and is skipped).
+    for (std::size_t f = 1; f < kFailures; ++f) {
+      upstream_failures_[e][f] = &registry.counter(
+          "wg_upstream_failures_total", "Upstream exchanges that failed, by endpoint and reason.",
+          {{"endpoint", label(static_cast<UpstreamEndpoint>(e))},
+           {"reason", label(static_cast<UpstreamFailure>(f))}});
+    }
+  }
+  for (std::size_t e = 0; e < kEndpoints; ++e) {
+    upstream_duration_[e] = &registry.histogram(
+        "wg_upstream_duration_seconds", "Time of one upstream exchange, connect included.",
+        default_latency_buckets(), {{"endpoint", label(static_cast<UpstreamEndpoint>(e))}});
+  }
+
+  for (std::size_t t = 0; t < kTiers; ++t) {
+    for (int hit = 0; hit < 2; ++hit) {
+      cache_lookups_[t][hit] = &registry.counter(
+          "wg_cache_lookups_total", "Cache lookups by tier and result.",
+          {{"tier", label(static_cast<Tier>(t))}, {"result", hit ? "hit" : "miss"}});
+    }
+  }
+  if (sources.l1_bytes) {
+    registry.callback_gauge("wg_cache_bytes", "Bytes held by the cache tier.", {{"tier", "l1"}},
+                            std::move(sources.l1_bytes));
+  }
+  if (sources.l1_entries) {
+    registry.callback_gauge("wg_cache_entries", "Entries held by the cache tier.", {{"tier", "l1"}},
+                            std::move(sources.l1_entries));
+  }
+
+  coalesced_waiters_ = &registry.counter(
+      "wg_coalesced_waiters_total", "Requests that waited on another request's upstream fetch.");
+  for (std::size_t r = 0; r < kStaleReasons; ++r) {
+    stale_served_[r] =
+        &registry.counter("wg_stale_served_total", "Stale responses served, by reason.",
+                          {{"reason", label(static_cast<StaleReason>(r))}});
+  }
+  local_answers_ = &registry.counter("wg_local_answers_total",
+                                     "Requests answered locally without a cached entry.");
+  derived_pages_ = &registry.counter("wg_derived_pages_total",
+                                     "Review pages derived from a cached larger page.");
+
+  redis_errors_ = &registry.counter("wg_redis_errors_total", "Failed Redis commands.");
+  redis_up_ = &registry.gauge("wg_redis_up", "1 while connected to Redis, else 0.");
+  circuit_open_ =
+      &registry.gauge("wg_upstream_circuit_open", "1 while the upstream circuit is open, else 0.");
+
+  if (sources.quota_used) {
+    registry.callback_gauge("wg_quota_used", "Upstream requests counted this quota month.", {},
+                            std::move(sources.quota_used));
+  }
+  if (sources.quota_limit) {
+    registry.callback_gauge("wg_quota_limit", "Monthly upstream request limit; 0 = unlimited.", {},
+                            std::move(sources.quota_limit));
+  }
+  if (sources.quota_remaining) {
+    registry.callback_gauge("wg_quota_remaining", "Upstream requests left this quota month.", {},
+                            std::move(sources.quota_remaining));
+  }
+  if (sources.quota_mode) {
+    // One series per mode; the shared function is copied into each (it is called once per
+    // series at scrape time).
+    for (auto mode : {QuotaMode::normal, QuotaMode::economy, QuotaMode::exhausted}) {
+      registry.callback_gauge(
+          "wg_quota_mode", "1 for the current quota mode, else 0.", {{"mode", label(mode)}},
+          [read = sources.quota_mode, mode] { return read() == mode ? 1.0 : 0.0; });
+    }
+  }
+  if (sources.connections_open) {
+    registry.callback_gauge("wg_connections_open", "Open client connections.", {},
+                            std::move(sources.connections_open));
+  }
+  if (sources.access_log_dropped) {
+    registry.callback_counter(
+        "wg_access_log_dropped_total",
+        "Access log lines dropped because the queue was full or a write failed.", {},
+        std::move(sources.access_log_dropped));
+  }
+}
+
+void GatewayMetrics::request(Route route, unsigned status, CacheResult cache,
+                             double seconds) noexcept {
+  const auto r = static_cast<std::size_t>(route);
+  const auto c = static_cast<std::size_t>(cache);
+  if (r >= kRoutes || c >= kCacheResults) return;
+  requests_[r][status_slot(status)][c]->inc();
+  request_duration_[r]->observe(seconds);
+}
+
+void GatewayMetrics::upstream(UpstreamEndpoint endpoint, unsigned status, UpstreamFailure failure,
+                              double seconds) noexcept {
+  const auto e = static_cast<std::size_t>(endpoint);
+  const auto f = static_cast<std::size_t>(failure);
+  if (e >= kEndpoints || f >= kFailures) return;
+  upstream_requests_[e][status == 0 ? kStatusSlots : status_slot(status)]->inc();
+  if (failure != UpstreamFailure::none) upstream_failures_[e][f]->inc();
+  upstream_duration_[e]->observe(seconds);
+}
+
+void GatewayMetrics::cache_lookup(Tier tier, bool hit) noexcept {
+  const auto t = static_cast<std::size_t>(tier);
+  if (t < kTiers) cache_lookups_[t][hit ? 1 : 0]->inc();
+}
+
+void GatewayMetrics::coalesced_waiter() noexcept {
+  coalesced_waiters_->inc();
+}
+
+void GatewayMetrics::stale_served(StaleReason reason) noexcept {
+  const auto r = static_cast<std::size_t>(reason);
+  stale_served_[r < kStaleReasons ? r : kStaleReasons - 1]->inc();
+}
+
+void GatewayMetrics::local_answer() noexcept {
+  local_answers_->inc();
+}
+void GatewayMetrics::derived_page() noexcept {
+  derived_pages_->inc();
+}
+void GatewayMetrics::redis_error() noexcept {
+  redis_errors_->inc();
+}
+void GatewayMetrics::redis_state(bool up) noexcept {
+  redis_up_->set(up ? 1.0 : 0.0);
+}
+void GatewayMetrics::circuit_state(bool open) noexcept {
+  circuit_open_->set(open ? 1.0 : 0.0);
+}
+
+}  // namespace wg::metrics
