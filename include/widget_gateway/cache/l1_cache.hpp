@@ -1,0 +1,102 @@
+#pragma once
+// The in-process L1 in front of Redis (L2): a byte-bounded, sharded map from cache key to a
+// shared, immutable Entry. It only stores; the caller decides freshness (it compares
+// fresh_until / stale_until with its clock), so L1 never serves past what L2 would as long as
+// the caller applies the same rules to both tiers.
+//
+// Eviction is S3-FIFO (Yang et al., "FIFO queues are all you need for cache eviction",
+// SOSP 2023) per shard, chosen over LRU for two reasons:
+// - A hit only bumps a 2-bit frequency counter (an atomic), so lookups take the shard lock in
+//   shared mode and never reorder a list: io threads reading the same hot keys do not
+//   serialize on one another.
+// - New keys enter a small FIFO (10% of the shard's bytes); only keys hit while there, or
+//   re-inserted soon after eviction (remembered by a ghost FIFO of key hashes), reach the main
+//   FIFO. A scan of one-hit keys therefore cycles through the small FIFO and cannot flush hot
+//   entries out of the main one.
+//
+// Memory: every stored entry is charged charged_bytes(key, entry) and the ghost queue
+// kGhostChargedBytes per remembered hash; each shard keeps the sum within max_bytes / shards.
+// An entry whose charge exceeds a shard's budget is not stored. Thread-safe.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "widget_gateway/cache/entry.hpp"
+
+namespace wg::cache {
+
+// Fixed cost of one stored entry beyond its strings: the queue node (with its key string
+// object, pointers and counters), the hash-map node and its bucket slot, the prefix-index share,
+// the Entry object with its shared_ptr control block (one block or two), and malloc's rounding
+// on each of the entry's heap blocks. The unit test measures the heap the cache really holds
+// with a counting allocator (malloc_usable_size) over thousands of mixed entries and requires
+// it to stay below the charge; there the charge is about 14% above the real heap.
+inline constexpr std::size_t kEntryOverheadBytes = 512;
+// Per content-coding variant: the pair of string objects in the vector plus allocator rounding
+// of their two heap blocks.
+inline constexpr std::size_t kVariantOverheadBytes = 112;
+// Per hash remembered by the ghost FIFO: the deque slot plus a hash-set node and bucket.
+inline constexpr std::size_t kGhostChargedBytes = 64;
+
+// What an entry costs in memory while stored: key (twice: the stored key and, at most, its
+// widget prefix in the purge index) + body + etag + every variant (coding and encoded bytes, by
+// capacity) + kEntryOverheadBytes + kVariantOverheadBytes per variant.
+std::size_t charged_bytes(std::string_view key, const Entry& entry);
+
+class L1Cache {
+ public:
+  // max_bytes 0 = disabled (every lookup misses, inserts are dropped). `shards` (at least 1)
+  // bounds contention; each shard gets max_bytes / shards, so an entry larger than that share
+  // is never stored.
+  explicit L1Cache(std::size_t max_bytes, std::size_t shards = 16);
+  ~L1Cache();
+  L1Cache(const L1Cache&) = delete;
+  L1Cache& operator=(const L1Cache&) = delete;
+
+  // The stored entry or nullptr. Takes the shard lock in shared mode and allocates nothing;
+  // the key is hashed once.
+  std::shared_ptr<const Entry> get(std::string_view key) const;
+
+  // Stores or replaces `key`, then evicts until the shard is within its budget. A null entry
+  // or one too large for a shard erases `key` instead, so an older version is never left
+  // behind.
+  void put(std::string key, std::shared_ptr<const Entry> entry);
+
+  void erase(std::string_view key);
+
+  // Erases every key starting with `prefix`. A widget prefix as api::widget_key_prefix builds
+  // it ("wg:{<escaped id>}:") is served from a per-shard index in O(entries of that widget);
+  // any other prefix scans every entry (O(n); only purge-all like operations need it).
+  void erase_prefix(std::string_view prefix);
+
+  void clear();
+
+  std::size_t bytes() const;    // charged bytes of stored entries and ghost hashes
+  std::size_t entries() const;  // stored entries
+  std::size_t max_bytes() const { return max_bytes_.load(std::memory_order_relaxed); }
+
+  // Changes the bound (SIGHUP); shrinking evicts at once. 0 disables and empties the cache.
+  void set_max_bytes(std::size_t max_bytes);
+
+  struct Stats {
+    std::uint64_t hits = 0;
+    std::uint64_t misses = 0;
+    std::uint64_t evictions = 0;  // entries dropped to make room (not erases or replacements)
+    std::uint64_t inserts = 0;    // puts that stored an entry (new or replacing)
+  };
+  Stats stats() const;
+
+ private:
+  struct Shard;
+  Shard& shard_for(std::size_t hash) const;
+
+  std::atomic<std::size_t> max_bytes_;
+  std::vector<std::unique_ptr<Shard>> shards_;
+};
+
+}  // namespace wg::cache

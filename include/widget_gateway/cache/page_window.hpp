@@ -1,0 +1,50 @@
+#pragma once
+// Page derivation: the gateway fetches reviews from upstream in aligned windows of the
+// largest page size and serves any (limit, skip) from them by slicing the raw element bytes
+// (nothing is re-serialized), so the upstream calls for one widget per day are bounded by its
+// review count / kWindowSize whatever pages clients ask for. Pure functions; thread-safe.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "widget_gateway/api/request.hpp"
+#include "widget_gateway/upstream/body_inspector.hpp"
+
+namespace wg::cache {
+
+inline constexpr std::uint32_t kWindowSize = 300;
+
+// Start offsets of the aligned windows [k*300, (k+1)*300) covering [skip, skip + limit), in
+// order: one or two since limit <= 300 (empty for limit 0).
+std::vector<std::uint64_t> windows_for(std::uint64_t skip, std::uint32_t limit);
+
+// Element views of one window's body (upstream::inspect_reviews_body), by window start.
+using WindowElements = std::vector<std::pair<std::uint64_t, std::vector<std::string_view>>>;
+
+// The page body "[e1,e2,...]" for (skip, limit), exactly as upstream writes it (elements joined
+// by "," without whitespace), from the windows that cover it. A window with fewer than 300
+// elements is the last one of the list, so windows past it are not needed. nullopt when a
+// needed window is missing or holds more than 300 elements (not an answer to a window request).
+std::optional<std::string> slice_page(std::uint64_t skip, std::uint32_t limit,
+                                      const WindowElements& windows);
+
+// The upstream request for a window: the page request with limit = 300 and skip = window start
+// (same widget, same type filter).
+api::ApiRequest window_request(const api::ApiRequest& page_request, std::uint64_t window_start);
+
+// True when the cached widget data proves that upstream would answer `query` with []:
+// - skip >= totalReviewAmount (with or without a type filter);
+// - a type filter and reviewAmount lists the type: skip >= reviewAmount[type] (so a count of 0
+//   is always empty);
+// - a type filter, reviewAmount does not list the type, and the type is not among the
+//   widget's sources ("reviews come only from platforms whose links are added to the widget").
+// Anything else is not proof: a type listed with a positive count but absent from sources, or
+// a linked type missing from reviewAmount, goes upstream, since answering [] for reviews that
+// exist is the worse mistake.
+bool provably_empty(const api::ReviewsQuery& query, const upstream::WidgetSummary& widget);
+
+}  // namespace wg::cache

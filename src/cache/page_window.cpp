@@ -1,0 +1,78 @@
+#include "widget_gateway/cache/page_window.hpp"
+
+#include <algorithm>
+
+#include "widget_gateway/api/platform.hpp"
+
+namespace wg::cache {
+
+std::vector<std::uint64_t> windows_for(std::uint64_t skip, std::uint32_t limit) {
+  std::vector<std::uint64_t> windows;
+  if (limit == 0) return windows;
+  const std::uint64_t first = skip / kWindowSize * kWindowSize;
+  const std::uint64_t last = (skip + limit - 1) / kWindowSize * kWindowSize;
+  for (std::uint64_t start = first; start <= last; start += kWindowSize) {
+    windows.push_back(start);
+  }
+  return windows;
+}
+
+namespace {
+
+const std::vector<std::string_view>* find_window(const WindowElements& windows,
+                                                 std::uint64_t start) {
+  const auto found = std::find_if(windows.begin(), windows.end(),
+                                  [start](const auto& window) { return window.first == start; });
+  return found == windows.end() ? nullptr : &found->second;
+}
+
+}  // namespace
+
+std::optional<std::string> slice_page(std::uint64_t skip, std::uint32_t limit,
+                                      const WindowElements& windows) {
+  const std::uint64_t end = skip + limit;
+  std::vector<std::string_view> picked;
+  picked.reserve(limit);
+  for (const std::uint64_t start : windows_for(skip, limit)) {
+    const std::vector<std::string_view>* elements = find_window(windows, start);
+    if (elements == nullptr || elements->size() > kWindowSize) return std::nullopt;
+    const std::uint64_t from = std::max(skip, start) - start;
+    const std::uint64_t to = std::min<std::uint64_t>(end - start, elements->size());
+    for (std::uint64_t i = from; i < to; ++i) picked.push_back((*elements)[i]);
+    if (elements->size() < kWindowSize) break;  // the list ends in this window
+  }
+
+  std::size_t size = 2 + (picked.empty() ? 0 : picked.size() - 1);
+  for (const std::string_view element : picked) size += element.size();
+  std::string page;
+  page.reserve(size);
+  page.push_back('[');
+  for (std::size_t i = 0; i < picked.size(); ++i) {
+    if (i != 0) page.push_back(',');
+    page.append(picked[i]);
+  }
+  page.push_back(']');
+  return page;
+}
+
+api::ApiRequest window_request(const api::ApiRequest& page_request, std::uint64_t window_start) {
+  api::ApiRequest request = page_request;
+  request.endpoint = api::Endpoint::reviews;
+  request.query.limit = kWindowSize;
+  request.query.skip = window_start;
+  return request;
+}
+
+bool provably_empty(const api::ReviewsQuery& query, const upstream::WidgetSummary& widget) {
+  if (query.skip >= widget.total_review_amount) return true;
+  if (!query.type) return false;
+
+  const std::string_view code = api::to_string(*query.type);
+  const auto listed = std::find_if(widget.review_amount.begin(), widget.review_amount.end(),
+                                   [code](const auto& amount) { return amount.first == code; });
+  if (listed != widget.review_amount.end()) return query.skip >= listed->second;
+  return std::find(widget.source_types.begin(), widget.source_types.end(), code) ==
+         widget.source_types.end();
+}
+
+}  // namespace wg::cache

@@ -1,0 +1,109 @@
+#include "widget_gateway/upstream/circuit_breaker.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace wg::upstream {
+
+CircuitBreaker::CircuitBreaker(unsigned failure_threshold, std::chrono::milliseconds open_for,
+                               Listener listener)
+    : failure_threshold_(std::max(failure_threshold, 1u)),
+      open_for_(open_for),
+      listener_(std::move(listener)) {}
+
+void CircuitBreaker::transition(State to, SteadyTime now) {
+  if (to == State::open) {
+    opened_at_ = now;
+    probe_out_ = false;
+  }
+  if (to == State::closed) failures_ = 0;
+  if (to == State::half_open) {
+    probe_out_ = true;
+    probe_at_ = now;
+  }
+  state_ = to;
+}
+
+void CircuitBreaker::notify(State from, State to) const {
+  if (listener_) listener_(from, to);
+}
+
+CircuitBreaker::Permit CircuitBreaker::try_acquire(SteadyTime now) {
+  std::unique_lock lock(mutex_);
+  switch (state_) {
+    case State::closed:
+      return Permit::allowed;
+    case State::open: {
+      if (now - opened_at_ < open_for_) return Permit::rejected;
+      transition(State::half_open, now);
+      lock.unlock();
+      notify(State::open, State::half_open);
+      return Permit::probe;
+    }
+    case State::half_open:
+      if (probe_out_ && now - probe_at_ < open_for_) return Permit::rejected;
+      probe_out_ = true;
+      probe_at_ = now;
+      return Permit::probe;
+  }
+  return Permit::rejected;
+}
+
+void CircuitBreaker::on_success(SteadyTime now) {
+  std::unique_lock lock(mutex_);
+  switch (state_) {
+    case State::closed:
+      failures_ = 0;
+      return;
+    case State::open:
+      return;
+    case State::half_open:
+      transition(State::closed, now);
+      lock.unlock();
+      notify(State::half_open, State::closed);
+      return;
+  }
+}
+
+void CircuitBreaker::on_failure(SteadyTime now) {
+  std::unique_lock lock(mutex_);
+  switch (state_) {
+    case State::closed:
+      if (++failures_ < failure_threshold_) return;
+      transition(State::open, now);
+      lock.unlock();
+      notify(State::closed, State::open);
+      return;
+    case State::open:
+      return;
+    case State::half_open:
+      transition(State::open, now);
+      lock.unlock();
+      notify(State::half_open, State::open);
+      return;
+  }
+}
+
+CircuitBreaker::State CircuitBreaker::state() const {
+  std::lock_guard lock(mutex_);
+  return state_;
+}
+
+unsigned CircuitBreaker::consecutive_failures() const {
+  std::lock_guard lock(mutex_);
+  return failures_;
+}
+
+std::string_view to_string(CircuitBreaker::State state) {
+  switch (state) {
+    case CircuitBreaker::State::closed:
+      return "closed";
+    case CircuitBreaker::State::open:
+      return "open";
+    case CircuitBreaker::State::half_open:
+      return "half_open";
+  }
+  return "unknown";
+}
+
+}  // namespace wg::upstream

@@ -1,0 +1,121 @@
+#define BOOST_TEST_MODULE quota_pacing_test
+#include <boost/test/unit_test.hpp>
+
+#include <limits>
+
+#include "widget_gateway/quota/pacing.hpp"
+
+using namespace std::chrono;
+using wg::WallTime;
+using wg::quota::elapsed_fraction;
+using wg::quota::pacing_allows;
+using wg::quota::pacing_budget;
+using wg::quota::projected_month_end;
+using wg::quota::quota_period;
+using wg::quota::QuotaPeriod;
+
+namespace {
+
+WallTime at(year_month_day day, hours h = hours(0)) {
+  return WallTime{sys_days{day}} + h;
+}
+
+struct Month {
+  year_month_day first;
+  int days;
+};
+
+const Month kMonths[] = {
+    {2026y / February / 1, 28},
+    {2028y / February / 1, 29},
+    {2026y / April / 1, 30},
+    {2026y / January / 1, 31},
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(elapsed_fraction_is_clamped) {
+  const QuotaPeriod april = quota_period(at(2026y / April / 10), minutes(0));
+  BOOST_TEST(elapsed_fraction(april.starts_at, april) == 0.0);
+  BOOST_TEST(elapsed_fraction(at(2026y / April / 16), april) == 0.5);
+  BOOST_TEST(elapsed_fraction(april.resets_at, april) == 1.0);
+  BOOST_TEST(elapsed_fraction(april.starts_at - hours(5), april) == 0.0);
+  BOOST_TEST(elapsed_fraction(april.resets_at + hours(5), april) == 1.0);
+}
+
+BOOST_AUTO_TEST_CASE(projection_extrapolates_linearly_in_months_of_every_length) {
+  for (const Month& month : kMonths) {
+    const QuotaPeriod period = quota_period(at(month.first, hours(12)), minutes(0));
+    BOOST_REQUIRE(period.resets_at - period.starts_at == days(month.days));
+    // After one day, 100 requests project to 100 per day.
+    BOOST_TEST(projected_month_end(100, period.starts_at + days(1), period) ==
+               100u * static_cast<unsigned>(month.days));
+    // Half-way: twice what was used.
+    BOOST_TEST(projected_month_end(1000, period.starts_at + hours(12 * month.days), period) ==
+               2000u);
+    // At or after the end: what was used.
+    BOOST_TEST(projected_month_end(1234, period.resets_at, period) == 1234u);
+    BOOST_TEST(projected_month_end(1234, period.resets_at + days(3), period) == 1234u);
+    BOOST_TEST(projected_month_end(0, period.starts_at + days(3), period) == 0u);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(projection_in_the_first_minutes_is_sane) {
+  const QuotaPeriod period = quota_period(at(2026y / April / 1, hours(1)), minutes(0));
+  // Three requests in the first minute count as three in the first hour: 3 * 720, not 3 * 43200.
+  BOOST_TEST(projected_month_end(3, period.starts_at + minutes(1), period) == 3u * 720u);
+  BOOST_TEST(projected_month_end(3, period.starts_at, period) == 3u * 720u);
+  BOOST_TEST(projected_month_end(3, period.starts_at - minutes(5), period) == 3u * 720u);
+}
+
+BOOST_AUTO_TEST_CASE(projection_is_never_below_used_and_saturates) {
+  const QuotaPeriod period = quota_period(at(2026y / January / 20), minutes(180));
+  const auto max = std::numeric_limits<std::uint64_t>::max();
+  BOOST_TEST(projected_month_end(max, period.starts_at + days(1), period) == max);
+  BOOST_TEST(projected_month_end(max / 2, period.starts_at + days(1), period) == max);
+  for (std::uint64_t used : {0ull, 1ull, 17ull, 999'999ull}) {
+    for (int day = 0; day <= 31; ++day) {
+      BOOST_TEST(projected_month_end(used, period.starts_at + days(day), period) >= used);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(pacing_spreads_the_limit_over_the_month) {
+  for (const Month& month : kMonths) {
+    const QuotaPeriod period = quota_period(at(month.first), minutes(0));
+    const std::uint64_t limit = 100'000;
+    const std::uint64_t floor = limit / static_cast<std::uint64_t>(month.days);
+    // First moment of the month: only the floor (one day's even share).
+    BOOST_TEST(pacing_budget(limit, period.starts_at, period) == floor);
+    BOOST_TEST(pacing_allows(floor - 1, limit, period.starts_at, period));
+    BOOST_TEST(!pacing_allows(floor, limit, period.starts_at, period));
+    // Half-way: half the limit times the slack, plus the floor.
+    const WallTime half = period.starts_at + hours(12 * month.days);
+    BOOST_TEST(pacing_budget(limit, half, period) == 55'000 + floor);
+    BOOST_TEST(pacing_allows(55'000 + floor - 1, limit, half, period));
+    BOOST_TEST(!pacing_allows(55'000 + floor, limit, half, period));
+    BOOST_TEST(pacing_budget(limit, half, period, 1.0) == 50'000 + floor);
+    // Near the end the slack would pass the limit: capped.
+    const WallTime late = period.resets_at - hours(1);
+    BOOST_TEST(pacing_budget(limit, late, period) == limit);
+    BOOST_TEST(pacing_allows(limit - 1, limit, late, period));
+    BOOST_TEST(!pacing_allows(limit, limit, late, period));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(pacing_edge_cases) {
+  const QuotaPeriod period = quota_period(at(2026y / April / 15), minutes(0));
+  const WallTime now = at(2026y / April / 15);
+  // Unlimited.
+  BOOST_TEST(pacing_allows(1'000'000'000, 0, now, period));
+  // A tiny limit still has a floor of one request.
+  BOOST_TEST(pacing_budget(10, period.starts_at, period) == 1u);
+  BOOST_TEST(pacing_allows(0, 10, period.starts_at, period));
+  BOOST_TEST(!pacing_allows(1, 10, period.starts_at, period));
+  // Before the period starts (a lagging clock) only the floor applies.
+  BOOST_TEST(pacing_budget(3000, period.starts_at - hours(2), period) == 100u);
+  // A huge limit does not overflow.
+  const auto max = std::numeric_limits<std::uint64_t>::max();
+  BOOST_TEST(pacing_budget(max, now, period) <= max);
+  BOOST_TEST(pacing_allows(0, max, now, period));
+}
