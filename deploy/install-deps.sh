@@ -13,7 +13,7 @@ packages=(
 # Extra groups, selected by the caller: tools used only by some tests or the bench harness.
 for group in "$@"; do
   case "$group" in
-    --test-tools) packages+=() ;;
+    --test-tools) packages+=(prometheus yamllint shellcheck python3-yaml clang libclang-rt-14-dev) ;;
     --bench-tools) packages+=(nginx-light varnish gnuplot-nox util-linux) ;;
     *) echo "install-deps: unknown option $group" >&2; exit 2 ;;
   esac

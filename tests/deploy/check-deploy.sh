@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# Checks of the deployment files under deploy/ that need no container engine or cluster.
+#   tests/deploy/check-deploy.sh yamllint|k8s|shellcheck|systemd|references ROOT
+#   tests/deploy/check-deploy.sh runtime-libs ROOT BINARY...
+#   tests/deploy/check-deploy.sh healthcheck ROOT STUB_BINARY
+# Exit 0 = passed, 1 = failed, 77 = skipped (systemd not installed; ctest shows it as skipped).
+# A missing tool is a failure that names the fix: deploy/install-deps.sh --test-tools.
+set -euo pipefail
+
+if (($# < 2)); then
+  echo "usage: $0 yamllint|k8s|shellcheck|systemd|references|runtime-libs|healthcheck ROOT" \
+    "[BINARY...]" >&2
+  exit 2
+fi
+mode=$1
+root=$2
+shift 2
+
+need() {
+  if ! command -v "$1" >/dev/null 2>&1; then
+    echo "FAIL: $1 is not installed: run deploy/install-deps.sh --test-tools (package $2)" >&2
+    exit 1
+  fi
+}
+
+# Debian's python3-yaml installs into the system interpreter, not into any other python3 on PATH.
+python=/usr/bin/python3
+
+run_python_check() {
+  if [[ ! -x $python ]] || ! "$python" -c 'import yaml, tomllib' 2>/dev/null; then
+    echo "FAIL: $python with PyYAML is missing: run deploy/install-deps.sh --test-tools" \
+      "(package python3-yaml)" >&2
+    exit 1
+  fi
+  "$python" "$root/tests/deploy/check_deploy.py" "$1" "$root"
+}
+
+check_yamllint() {
+  need yamllint yamllint
+  local count
+  count=$(find "$root/deploy" -type f \( -name '*.yaml' -o -name '*.yml' \) | wc -l)
+  if ((count == 0)); then
+    echo "FAIL: no YAML files under deploy/" >&2
+    exit 1
+  fi
+  echo "yamllint: $count files under deploy/"
+  yamllint --strict -c "$root/deploy/.yamllint" "$root/deploy"
+  echo "1 passed, 0 failed"
+}
+
+check_shellcheck() {
+  need shellcheck shellcheck
+  local -a scripts=()
+  local dir
+  for dir in deploy bench tests; do
+    if [[ -d $root/$dir ]]; then
+      mapfile -t -O "${#scripts[@]}" scripts < <(find "$root/$dir" -type f -name '*.sh' | sort)
+    fi
+  done
+  scripts+=("$root/.ci/run")
+  local failed=0 script
+  for script in "${scripts[@]}"; do
+    if ! shellcheck "$script"; then
+      failed=$((failed + 1))
+    fi
+  done
+  echo "$((${#scripts[@]} - failed)) passed, $failed failed"
+  ((failed == 0))
+}
+
+check_systemd() {
+  if ! command -v systemd-analyze >/dev/null 2>&1; then
+    echo "SKIPPED: systemd-analyze is not installed (package systemd); units not verified"
+    exit 77
+  fi
+  local work
+  work=$(mktemp -d)
+  # shellcheck disable=SC2064  # expand $work now: it is local to this function
+  trap "rm -rf '$work'" EXIT
+  # verify insists that ExecStart names an existing executable; stand one in for the binary
+  # that an installation puts at /usr/local/bin/widget-gateway.
+  mkdir -p "$work/bin"
+  printf '#!/bin/sh\nexit 0\n' >"$work/bin/widget-gateway"
+  chmod +x "$work/bin/widget-gateway"
+  local failed=0 passed=0 unit name output
+  for unit in "$root"/deploy/systemd/*.service; do
+    name=$(basename "$unit")
+    sed "s#/usr/local/bin/widget-gateway#$work/bin/widget-gateway#" "$unit" >"$work/$name"
+    # A template is verified through an instance, so that %i is expanded.
+    if [[ $name == *@.service ]]; then
+      ln -s "$name" "$work/${name/@./@a.}"
+      name=${name/@./@a.}
+    fi
+    # verify exits 0 on unknown keys and unparsable values: any output is a failure.
+    if ! output=$(cd "$work" && systemd-analyze verify "./$name" 2>&1) || [[ -n $output ]]; then
+      echo "FAIL: systemd-analyze verify $name:" >&2
+      echo "$output" >&2
+      failed=$((failed + 1))
+    else
+      passed=$((passed + 1))
+    fi
+    # Exposure on systemd's 0..100 scale (shown divided by 10): 20 keeps the unit "OK".
+    if ! output=$(cd "$work" && systemd-analyze security --offline=true --threshold=20 \
+      "./$name" 2>&1); then
+      echo "FAIL: systemd-analyze security $name: exposure above 2.0" >&2
+      echo "$output" | tail -n 15 >&2
+      failed=$((failed + 1))
+    else
+      echo "$name: $(echo "$output" | grep 'Overall exposure' || true)"
+      passed=$((passed + 1))
+    fi
+  done
+  echo "$passed passed, $failed failed"
+  ((failed == 0 && passed > 0))
+}
+
+# Every shared library a binary loads must come from the base image (the C and C++ runtime) or
+# from a package the Dockerfile's runtime stage installs.
+check_runtime_libs() {
+  need ldd libc-bin
+  need dpkg-query dpkg
+  if (($# == 0)); then
+    echo "FAIL: no binaries given" >&2
+    exit 1
+  fi
+  local runtime_stage
+  runtime_stage=$(sed -n '/^FROM .* AS runtime/,$p' "$root/deploy/Dockerfile")
+  if [[ -z $runtime_stage ]]; then
+    echo "FAIL: deploy/Dockerfile has no 'AS runtime' stage" >&2
+    exit 1
+  fi
+  local failed=0 passed=0 binary lib path pkg candidate
+  for binary in "$@"; do
+    if [[ ! -x $binary ]]; then
+      echo "FAIL: $binary is not built" >&2
+      failed=$((failed + 1))
+      continue
+    fi
+    while read -r lib path; do
+      pkg=
+      # With merged /usr, ldd may print /lib/... where dpkg knows /usr/lib/... or the reverse.
+      for candidate in "$path" "$(readlink -f "$path")" "/usr$path" "${path#/usr}"; do
+        if pkg=$(dpkg-query -S "$candidate" 2>/dev/null); then
+          pkg=${pkg%%:*}
+          break
+        fi
+        pkg=
+      done
+      if [[ -z $pkg ]]; then
+        echo "FAIL: $(basename "$binary"): $lib ($path) belongs to no Debian package" >&2
+        failed=$((failed + 1))
+      elif [[ $pkg =~ ^(libc6|libstdc\+\+6|libgcc-s1)$ ]]; then
+        passed=$((passed + 1))  # in every Debian base image
+      elif [[ $pkg =~ ^lib(asan|ubsan|lsan|tsan)[0-9]+$ ]]; then
+        passed=$((passed + 1))  # a -DWG_SANITIZE=ON test build; the image builds without
+      elif grep -qE "(^|[[:space:]])${pkg//+/\\+}([[:space:]]|$)" <<<"$runtime_stage"; then
+        passed=$((passed + 1))
+      else
+        echo "FAIL: $(basename "$binary") loads $lib from $pkg, which the Dockerfile's" \
+          "runtime stage does not install" >&2
+        failed=$((failed + 1))
+      fi
+    done < <(ldd "$binary" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }')
+  done
+  echo "$passed passed, $failed failed"
+  ((failed == 0 && passed > 0))
+}
+
+# The image's health check script against a real HTTP server: the stub upstream on an
+# ephemeral loopback port (always stopped on exit).
+check_healthcheck() {
+  local stub=${1:-}
+  if [[ ! -x $stub ]]; then
+    echo "FAIL: the stub upstream binary is not built: ${stub:-(none given)}" >&2
+    exit 1
+  fi
+  local work stub_pid port="" failed=0 passed=0
+  work=$(mktemp -d)
+  # Created here: the background job opens it asynchronously, after the polling may start.
+  : >"$work/stub.log"
+  "$stub" --listen 127.0.0.1:0 --widgets 3 2>"$work/stub.log" &
+  stub_pid=$!
+  # shellcheck disable=SC2064  # expand now: both are local to this function
+  trap "kill $stub_pid 2>/dev/null || true; wait $stub_pid 2>/dev/null || true; rm -rf '$work'" EXIT
+  for _ in $(seq 100); do
+    port=$(sed -nE 's/.*"event":"listening".*"address":"127\.0\.0\.1:([0-9]+)".*/\1/p' \
+      "$work/stub.log")
+    [[ -n $port ]] && break
+    sleep 0.1
+  done
+  if [[ -z $port ]]; then
+    echo "FAIL: the stub did not start: $(cat "$work/stub.log")" >&2
+    exit 1
+  fi
+  local check=$root/deploy/docker/healthcheck.sh
+  if timeout 10 "$check" "$port" '/__stub/widgets?limit=1'; then
+    passed=$((passed + 1))
+  else
+    echo "FAIL: healthcheck.sh reported a 200 answer as unhealthy" >&2
+    failed=$((failed + 1))
+  fi
+  if timeout 10 "$check" "$port" /no-such-path 2>/dev/null; then
+    echo "FAIL: healthcheck.sh reported a 404 answer as healthy" >&2
+    failed=$((failed + 1))
+  else
+    passed=$((passed + 1))
+  fi
+  kill "$stub_pid"
+  wait "$stub_pid" 2>/dev/null || true
+  if timeout 10 "$check" "$port" /healthz 2>/dev/null; then
+    echo "FAIL: healthcheck.sh reported a closed port as healthy" >&2
+    failed=$((failed + 1))
+  else
+    passed=$((passed + 1))
+  fi
+  echo "$passed passed, $failed failed"
+  ((failed == 0))
+}
+
+case "$mode" in
+  yamllint) check_yamllint ;;
+  k8s) run_python_check k8s ;;
+  references) run_python_check references ;;
+  shellcheck) check_shellcheck ;;
+  systemd) check_systemd ;;
+  runtime-libs) check_runtime_libs "$@" ;;
+  healthcheck) check_healthcheck "$@" ;;
+  *)
+    echo "unknown mode $mode" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,494 @@
+"""Structural checks of the deployment files under deploy/ (no cluster or container engine needed).
+
+    check_deploy.py k8s ROOT          Kubernetes manifests and the kustomization under deploy/k8s
+    check_deploy.py references ROOT   Dockerfile, compose file and systemd units against the repo
+
+Prints one line per failed check and "N passed, N failed"; exits 1 when anything failed.
+Needs PyYAML (Debian: python3-yaml) and Python 3.11+ (tomllib).
+"""
+
+import pathlib
+import re
+import shlex
+import sys
+import tomllib
+
+try:
+    import yaml
+except ImportError:
+    print("check_deploy: PyYAML is missing: run deploy/install-deps.sh --test-tools",
+          file=sys.stderr)
+    sys.exit(2)
+
+# apiVersion/kind pairs of Kubernetes (and kustomize) that the manifests may use.
+KNOWN_KINDS = {
+    ("apps/v1", "Deployment"),
+    ("apps/v1", "StatefulSet"),
+    ("v1", "Service"),
+    ("v1", "ConfigMap"),
+    ("v1", "Secret"),
+    ("autoscaling/v2", "HorizontalPodAutoscaler"),
+    ("policy/v1", "PodDisruptionBudget"),
+    ("networking.k8s.io/v1", "NetworkPolicy"),
+    ("kustomize.config.k8s.io/v1beta1", "Kustomization"),
+}
+
+# The environment variables the gateway reads (the contract's table); any other WG_* is ignored
+# by the gateway, so naming one in a deployment file would be a silent mistake.
+GATEWAY_ENV = {
+    "WG_CONFIG", "WG_LISTEN", "WG_UPSTREAM", "WG_REDIS", "WG_QUOTA_LIMIT", "WG_THREADS",
+    "WG_ADMIN_LISTEN", "WG_ADMIN_TOKEN", "WG_LOG_LEVEL",
+}
+
+DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+class Checker:
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, ok, what):
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print(f"FAIL: {what}")
+        return ok
+
+    def finish(self):
+        print(f"{self.passed} passed, {self.failed} failed")
+        return 1 if self.failed else 0
+
+
+def parse_duration(text):
+    """Seconds of a config duration ("10s", "500ms") or a systemd one ("30s", "1min")."""
+    m = re.fullmatch(r"(\d+)\s*(ms|s|m|min|h|d)?", str(text).strip())
+    if not m:
+        raise ValueError(f"not a duration: {text!r}")
+    unit = {"min": "m", None: "s"}.get(m.group(2), m.group(2))
+    return int(m.group(1)) * DURATION_UNITS[unit]
+
+
+def load_conf(root):
+    with open(root / "conf/widget-gateway.toml", "rb") as f:
+        return tomllib.load(f)
+
+
+def load_yaml_docs(path):
+    with open(path, encoding="utf-8") as f:
+        return [d for d in yaml.safe_load_all(f) if d is not None]
+
+
+def port_of(host_port):
+    return int(str(host_port).rsplit(":", 1)[1])
+
+
+def is_subset(small, big):
+    return bool(small) and all(big.get(k) == v for k, v in small.items())
+
+
+# ---------------------------------------------------------------------------------------------
+# Kubernetes
+
+
+def check_k8s(root, c):
+    k8s = root / "deploy/k8s"
+    conf = load_conf(root)
+    drain = parse_duration(conf["server"]["drain_timeout"])
+    files = sorted(k8s.glob("*.yaml")) + sorted(k8s.glob("*.yml"))
+    c.check(files, f"no manifests under {k8s}")
+
+    objects = []  # (file name, document)
+    for path in files:
+        try:
+            docs = load_yaml_docs(path)
+        except yaml.YAMLError as e:
+            c.check(False, f"{path.name}: does not parse: {e}")
+            continue
+        for doc in docs:
+            where = f"{path.name}: {doc.get('kind')} {doc.get('metadata', {}).get('name')}"
+            if not c.check(isinstance(doc, dict), f"{path.name}: a document is not a mapping"):
+                continue
+            pair = (doc.get("apiVersion"), doc.get("kind"))
+            c.check(pair in KNOWN_KINDS, f"{where}: unknown apiVersion/kind {pair}")
+            if doc.get("kind") != "Kustomization":
+                name = doc.get("metadata", {}).get("name")
+                dns_label = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+                c.check(isinstance(name, str) and re.fullmatch(dns_label, name),
+                        f"{where}: metadata.name missing or not a DNS label")
+                c.check(isinstance(doc.get("spec"), dict), f"{where}: spec missing")
+            objects.append((path.name, doc))
+
+    def of_kind(kind, file=None):
+        return [d for f, d in objects if d.get("kind") == kind and (file is None or f == file)]
+
+    kustomizations = of_kind("Kustomization")
+    if not c.check(len(kustomizations) == 1, "exactly one kustomization.yaml expected"):
+        return
+    kust = kustomizations[0]
+    resources = kust.get("resources", [])
+    for res in resources:
+        c.check((k8s / res).is_file(), f"kustomization: resource {res} does not exist")
+    in_kust = [d for f, d in objects if f in resources]
+
+    deployments = [d for d in in_kust if d["kind"] == "Deployment"]
+    if not c.check(len(deployments) == 1, "the kustomization must hold exactly one Deployment"):
+        return
+    dep = deployments[0]
+    dep_name = dep["metadata"]["name"]
+    spec = dep["spec"]
+    selector = spec.get("selector", {}).get("matchLabels", {})
+    pod = spec.get("template", {})
+    pod_labels = pod.get("metadata", {}).get("labels", {})
+    c.check(is_subset(selector, pod_labels), "Deployment: selector does not match the pod labels")
+    c.check(spec.get("replicas", 1) >= 2, "Deployment: at least 2 replicas expected")
+
+    pod_spec = pod.get("spec", {})
+    containers = pod_spec.get("containers", [])
+    gw = next((x for x in containers if x.get("name") == "widget-gateway"), None)
+    if not c.check(gw is not None, "Deployment: no container named widget-gateway"):
+        return
+    ports = {p.get("name"): p.get("containerPort") for p in gw.get("ports", [])}
+    env = {e["name"]: e for e in gw.get("env", [])}
+    for name in env:
+        c.check(name in GATEWAY_ENV, f"Deployment: {name} is not a variable the gateway reads")
+    admin_port = port_of(env.get("WG_ADMIN_LISTEN", {}).get("value", conf["admin"]["listen"]))
+    http_port = port_of(env.get("WG_LISTEN", {}).get("value", conf["server"]["listen"]))
+    c.check(ports.get("admin") == admin_port, "Deployment: port 'admin' is not WG_ADMIN_LISTEN's")
+    c.check(ports.get("http") == http_port, "Deployment: port 'http' is not WG_LISTEN's")
+
+    def probe_target(probe_name):
+        get = gw.get(probe_name, {}).get("httpGet", {})
+        port = get.get("port")
+        return get.get("path"), ports.get(port, port)
+
+    c.check(probe_target("livenessProbe") == ("/healthz", admin_port),
+            "Deployment: livenessProbe must GET /healthz on the admin port")
+    c.check(probe_target("readinessProbe") == ("/readyz", admin_port),
+            "Deployment: readinessProbe must GET /readyz on the admin port")
+    if "startupProbe" in gw:
+        c.check(probe_target("startupProbe")[1] == admin_port,
+                "Deployment: startupProbe must use the admin port")
+
+    res = gw.get("resources", {})
+    for part in ("requests", "limits"):
+        for what in ("cpu", "memory"):
+            c.check(what in res.get(part, {}), f"Deployment: resources.{part}.{what} missing")
+
+    pod_sc = pod_spec.get("securityContext", {})
+    sc = gw.get("securityContext", {})
+    c.check(sc.get("runAsNonRoot", pod_sc.get("runAsNonRoot")) is True,
+            "Deployment: runAsNonRoot must be true")
+    c.check(sc.get("readOnlyRootFilesystem") is True,
+            "Deployment: readOnlyRootFilesystem must be true")
+    c.check(sc.get("allowPrivilegeEscalation") is False,
+            "Deployment: allowPrivilegeEscalation must be false")
+    c.check("ALL" in sc.get("capabilities", {}).get("drop", []),
+            "Deployment: capabilities must drop ALL")
+
+    grace = pod_spec.get("terminationGracePeriodSeconds", 30)
+    pre_stop = gw.get("lifecycle", {}).get("preStop", {})
+    c.check(bool(pre_stop), "Deployment: preStop hook missing")
+    pre_stop_wait = 0
+    command = pre_stop.get("exec", {}).get("command", [])
+    if len(command) == 2 and command[0] == "sleep":
+        pre_stop_wait = parse_duration(command[1])
+    elif "sleep" in pre_stop:
+        pre_stop_wait = pre_stop["sleep"].get("seconds", 0)
+    c.check(grace > pre_stop_wait + drain,
+            f"Deployment: terminationGracePeriodSeconds {grace} must exceed the preStop wait "
+            f"({pre_stop_wait}s) + server.drain_timeout ({drain}s)")
+
+    # Config: the generated ConfigMap is mounted where WG_CONFIG points.
+    generators = kust.get("configMapGenerator", [])
+    generated = {}
+    for gen in generators:
+        for entry in gen.get("files", []):
+            if "=" in entry:
+                key, _, src = entry.partition("=")
+            else:
+                key, src = pathlib.Path(entry).name, entry
+            c.check((k8s / src).resolve().is_file(), f"kustomization: generator file {src} missing")
+            generated.setdefault(gen["name"], set()).add(key)
+    c.check((k8s / "../../conf/widget-gateway.toml").resolve() in
+            [(k8s / e.partition("=")[2]).resolve() for g in generators for e in g.get("files", [])],
+            "kustomization: the ConfigMap must be generated from conf/widget-gateway.toml")
+    volumes = {v["name"]: v for v in pod_spec.get("volumes", [])}
+    config_path = env.get("WG_CONFIG", {}).get("value", "")
+    mounted = False
+    for mount in gw.get("volumeMounts", []):
+        cm = volumes.get(mount["name"], {}).get("configMap", {}).get("name")
+        if cm in generated:
+            for key in generated[cm]:
+                mounted |= config_path == mount["mountPath"].rstrip("/") + "/" + key
+    c.check(mounted,
+            f"Deployment: WG_CONFIG ({config_path}) is not a key of a generated ConfigMap mount")
+
+    images = {i["name"] for i in kust.get("images", [])}
+    for x in containers:
+        c.check(x["image"].split(":")[0] in images or not images,
+                f"kustomization: images does not cover {x['image']}")
+
+    # Everything else targets the Deployment's pods.
+    for svc in [d for d in in_kust if d["kind"] == "Service"]:
+        sel = svc["spec"].get("selector", {})
+        c.check(is_subset(sel, pod_labels),
+                f"Service {svc['metadata']['name']}: selector misses the pods")
+        c.check(sel == selector,
+                f"Service {svc['metadata']['name']}: selector differs from the Deployment's")
+        for p in svc["spec"].get("ports", []):
+            target = p.get("targetPort", p.get("port"))
+            c.check(target in ports or target in ports.values(),
+                    f"Service {svc['metadata']['name']}: targetPort {target} is no container port")
+    services = [d for d in in_kust if d["kind"] == "Service"]
+    c.check(services, "the kustomization must hold a Service")
+
+    pdbs = [d for d in in_kust if d["kind"] == "PodDisruptionBudget"]
+    c.check(pdbs, "the kustomization must hold a PodDisruptionBudget")
+    for pdb in pdbs:
+        sel = pdb["spec"].get("selector", {}).get("matchLabels", {})
+        c.check(is_subset(sel, pod_labels), "PodDisruptionBudget: selector misses the pods")
+        c.check(("minAvailable" in pdb["spec"]) != ("maxUnavailable" in pdb["spec"]),
+                "PodDisruptionBudget: exactly one of minAvailable/maxUnavailable")
+
+    hpas = [d for d in in_kust if d["kind"] == "HorizontalPodAutoscaler"]
+    c.check(hpas, "the kustomization must hold a HorizontalPodAutoscaler")
+    for hpa in hpas:
+        ref = hpa["spec"].get("scaleTargetRef", {})
+        c.check((ref.get("apiVersion"), ref.get("kind"), ref.get("name")) ==
+                ("apps/v1", "Deployment", dep_name),
+                "HorizontalPodAutoscaler: scaleTargetRef is not the Deployment")
+        lo, hi = hpa["spec"].get("minReplicas", 1), hpa["spec"].get("maxReplicas", 0)
+        c.check(2 <= lo <= hi, "HorizontalPodAutoscaler: need 2 <= minReplicas <= maxReplicas")
+        for metric in hpa["spec"].get("metrics", []):
+            if metric.get("type") == "Resource":
+                name = metric["resource"]["name"]
+                c.check(name in res.get("requests", {}),
+                        f"HorizontalPodAutoscaler: scales on {name} but the pod requests none")
+        for pdb in pdbs:
+            if "minAvailable" in pdb["spec"]:
+                c.check(pdb["spec"]["minAvailable"] < lo,
+                        "PodDisruptionBudget: minAvailable must stay below minReplicas, "
+                        "or no drain is possible")
+
+    # Any other Deployment/Service (e.g. the development Redis) is consistent in itself.
+    redis_host = re.match(r"redis://([^:/]+)", env.get("WG_REDIS", {}).get("value", ""))
+    for f, d in objects:
+        if d in in_kust or d["kind"] not in ("Deployment", "Service"):
+            continue
+        if d["kind"] == "Deployment":
+            template_labels = d["spec"]["template"]["metadata"]["labels"]
+            c.check(is_subset(d["spec"]["selector"]["matchLabels"], template_labels),
+                    f"{f}: Deployment selector does not match its pod labels")
+        else:
+            sel = d["spec"].get("selector", {})
+            c.check(any(is_subset(sel, x["spec"]["template"]["metadata"]["labels"])
+                        for _, x in objects if x["kind"] == "Deployment"),
+                    f"{f}: Service {d['metadata']['name']} selects no Deployment's pods")
+    if redis_host:
+        names = {d["metadata"]["name"] for _, d in objects if d["kind"] == "Service"}
+        c.check(redis_host.group(1) in names or "." in redis_host.group(1),
+                f"WG_REDIS host {redis_host.group(1)} is no Service of deploy/k8s")
+
+
+# ---------------------------------------------------------------------------------------------
+# Dockerfile, compose file, systemd units
+
+
+def dockerfile_instructions(path):
+    """(instruction, arguments) pairs with continuation lines joined and comments dropped."""
+    out, current = [], ""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not current and (not line.strip() or line.lstrip().startswith("#")):
+            continue
+        current += line.rstrip("\\").rstrip() + " " if line.rstrip().endswith("\\") else line
+        if not line.rstrip().endswith("\\"):
+            word, _, rest = current.strip().partition(" ")
+            out.append((word.upper(), rest.strip()))
+            current = ""
+    return out
+
+
+def top_level_subdirectories(root):
+    """add_subdirectory() calls of the top-level CMakeLists.txt outside if(WG_BUILD_TESTS)."""
+    dirs, depth_in_tests = [], 0
+    for line in (root / "CMakeLists.txt").read_text(encoding="utf-8").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if re.match(r"if\s*\(\s*WG_BUILD_TESTS", line):
+            depth_in_tests += 1
+        elif depth_in_tests and re.match(r"endif\s*\(", line):
+            depth_in_tests -= 1
+        m = re.match(r"add_subdirectory\s*\(\s*([^\s)]+)", line)
+        if m and not depth_in_tests:
+            dirs.append(m.group(1))
+    return dirs
+
+
+def check_dockerfile(root, c, conf):
+    path = root / "deploy/Dockerfile"
+    if not c.check(path.is_file(), "deploy/Dockerfile missing"):
+        return set()
+    instructions = dockerfile_instructions(path)
+    copied = set()
+    stages = [rest for word, rest in instructions if word == "FROM"]
+    c.check(len(stages) >= 2, "Dockerfile: multi-stage build expected")
+    c.check(all("bookworm" in s or "DEBIAN_IMAGE" in s for s in stages),
+            "Dockerfile: stages must be Debian bookworm")
+    for word, rest in instructions:
+        if word in ("COPY", "ADD"):
+            args = [a for a in shlex.split(rest) if not a.startswith("--")]
+            if "--from=" in rest:
+                continue
+            for src in args[:-1]:
+                copied.add(src.rstrip("/"))
+                c.check((root / src).exists(), f"Dockerfile: {word} source {src} does not exist")
+        if word == "ENV":
+            for name in re.findall(r"\b(WG_[A-Z_]+)=", rest):
+                c.check(name in GATEWAY_ENV,
+                        f"Dockerfile: {name} is not a variable the gateway reads")
+    for sub in top_level_subdirectories(root):
+        c.check(sub in copied,
+                f"Dockerfile: the build needs {sub}/ (add_subdirectory) but does not COPY it")
+    text = path.read_text(encoding="utf-8")
+    c.check("deploy/install-deps.sh" in text,
+            "Dockerfile: the build stage must use deploy/install-deps.sh")
+    c.check(re.search(r"^USER\s+(?!0\b|root\b)\S+", text, re.M),
+            "Dockerfile: must switch to a non-root USER")
+    health = [rest for word, rest in instructions if word == "HEALTHCHECK"]
+    c.check(len(health) == 1 and " CMD " in f" {health[0]} " and "/healthz" in health[0]
+            and str(port_of(conf["admin"]["listen"])) in health[0],
+            "Dockerfile: one HEALTHCHECK on /healthz of the admin port expected")
+    expose = {int(p) for w, rest in instructions if w == "EXPOSE" for p in rest.split()}
+    c.check(expose == {8080, 9090}, f"Dockerfile: EXPOSE 8080 9090 expected, got {sorted(expose)}")
+    return copied
+
+
+def check_compose(root, c, conf):
+    path = root / "deploy/docker-compose.yml"
+    if not c.check(path.is_file(), "deploy/docker-compose.yml missing"):
+        return
+    base = path.parent
+    doc = load_yaml_docs(path)[0]
+    services = doc.get("services", {})
+    drain = parse_duration(conf["server"]["drain_timeout"])
+    gateways = []
+    for name, svc in services.items():
+        build = svc.get("build")
+        if build:
+            context = base / (build if isinstance(build, str) else build.get("context", "."))
+            c.check(context.is_dir(), f"compose {name}: build context {context} missing")
+            name_in_context = "Dockerfile"
+            if isinstance(build, dict):
+                name_in_context = build.get("dockerfile", name_in_context)
+            dockerfile = context / name_in_context
+            c.check(dockerfile.is_file(), f"compose {name}: dockerfile {dockerfile} missing")
+            c.check(dockerfile.resolve() == (root / "deploy/Dockerfile").resolve(),
+                    f"compose {name}: must build deploy/Dockerfile")
+        for vol in svc.get("volumes", []):
+            src = vol.split(":", 1)[0] if isinstance(vol, str) else vol.get("source", "")
+            if src.startswith((".", "/")):
+                c.check((base / src).exists(), f"compose {name}: volume source {src} missing")
+        deps = svc.get("depends_on", {})
+        for dep in deps:
+            c.check(dep in services, f"compose {name}: depends_on unknown service {dep}")
+        env = svc.get("environment", {})
+        names = env.keys() if isinstance(env, dict) else [e.split("=", 1)[0] for e in env]
+        for var in names:
+            c.check(var in GATEWAY_ENV,
+                    f"compose {name}: {var} is not a variable the gateway reads")
+        if "WG_UPSTREAM" in names:
+            gateways.append((name, svc))
+    c.check(len(gateways) >= 2, "compose: two gateway replicas expected")
+    for name, svc in gateways:
+        grace = parse_duration(svc.get("stop_grace_period", "10s"))
+        c.check(grace > drain,
+                f"compose {name}: stop_grace_period must exceed server.drain_timeout")
+        env = svc["environment"]
+        m = re.fullmatch(r"redis://([^:/]+)(?::\d+)?(?:/\d+)?", str(env.get("WG_REDIS", "")))
+        c.check(m and m.group(1) in services,
+                f"compose {name}: WG_REDIS must name the compose Redis")
+        m = re.fullmatch(r"https?://([^:/]+)(?::\d+)?(/.*)?", str(env.get("WG_UPSTREAM", "")))
+        c.check(m and m.group(1) in services,
+                f"compose {name}: WG_UPSTREAM must name the stub service")
+    c.check(sum(1 for s in services.values() if "redis" in str(s.get("image", ""))) == 1,
+            "compose: exactly one Redis expected")
+
+
+def unit_settings(path):
+    """{key: [values]} of a systemd unit file (all sections; keys are unique across them here)."""
+    settings = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if not line or line.startswith(("#", ";", "[")):
+            continue
+        key, _, value = line.partition("=")
+        settings.setdefault(key.strip(), []).append(value.strip())
+    return settings
+
+
+REQUIRED_HARDENING = {
+    "DynamicUser": "yes", "NoNewPrivileges": "yes", "ProtectSystem": "strict", "ProtectHome": "yes",
+    "PrivateTmp": "yes", "PrivateDevices": "yes", "CapabilityBoundingSet": "",
+    "RestrictAddressFamilies": "AF_INET AF_INET6 AF_UNIX", "MemoryDenyWriteExecute": "yes",
+    "Restart": "on-failure", "ExecReload": "/bin/kill -HUP $MAINPID",
+}
+# Keys allowed to differ between the plain unit and the template.
+PER_INSTANCE = {"Description", "EnvironmentFile"}
+
+
+def check_units(root, c, conf):
+    units = sorted((root / "deploy/systemd").glob("*.service"))
+    c.check(units, "no systemd units under deploy/systemd")
+    drain = parse_duration(conf["server"]["drain_timeout"])
+    max_connections = conf["server"]["max_connections"]
+    parsed = {}
+    for unit in units:
+        s = unit_settings(unit)
+        parsed[unit.name] = s
+        for key, want in REQUIRED_HARDENING.items():
+            c.check(s.get(key, [None])[-1] == want, f"{unit.name}: {key}={want} expected")
+        c.check("@system-service" in s.get("SystemCallFilter", []),
+                f"{unit.name}: SystemCallFilter=@system-service expected")
+        c.check(int(s.get("LimitNOFILE", ["0"])[-1]) > max_connections,
+                f"{unit.name}: LimitNOFILE must exceed server.max_connections ({max_connections})")
+        c.check(parse_duration(s.get("TimeoutStopSec", ["90s"])[-1]) > drain,
+                f"{unit.name}: TimeoutStopSec must exceed server.drain_timeout")
+        c.check(any(v.startswith("/usr/local/bin/widget-gateway") for v in s.get("ExecStart", [])),
+                f"{unit.name}: ExecStart must run /usr/local/bin/widget-gateway")
+        config = [v for v in s.get("Environment", []) if v.startswith("WG_CONFIG=")]
+        c.check(config == ["WG_CONFIG=/etc/widget-gateway/widget-gateway.toml"],
+                f"{unit.name}: config must come from /etc/widget-gateway/widget-gateway.toml")
+        for v in s.get("Environment", []):
+            c.check(v.split("=", 1)[0] in GATEWAY_ENV,
+                    f"{unit.name}: {v} is not a variable the gateway reads")
+    plain, template = parsed.get("widget-gateway.service"), parsed.get("widget-gateway@.service")
+    if c.check(plain is not None and template is not None,
+               "widget-gateway.service and widget-gateway@.service expected"):
+        same = {k: v for k, v in plain.items() if k not in PER_INSTANCE}
+        other = {k: v for k, v in template.items() if k not in PER_INSTANCE}
+        c.check(same == other, "widget-gateway@.service differs from widget-gateway.service in "
+                f"{sorted(k for k in same.keys() | other.keys() if same.get(k) != other.get(k))}")
+
+
+def check_references(root, c):
+    conf = load_conf(root)
+    check_dockerfile(root, c, conf)
+    check_compose(root, c, conf)
+    check_units(root, c, conf)
+    for doc in ("deploy/README.md", "deploy/SCALING.md"):
+        c.check((root / doc).is_file(), f"{doc} missing")
+
+
+def main(argv):
+    if len(argv) != 3 or argv[1] not in ("k8s", "references"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    root = pathlib.Path(argv[2]).resolve()
+    c = Checker()
+    {"k8s": check_k8s, "references": check_references}[argv[1]](root, c)
+    return c.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
