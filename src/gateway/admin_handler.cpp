@@ -4,6 +4,9 @@
 #include <openssl/sha.h>
 
 #include "public_handler.hpp"
+#include "widget_gateway/metrics/registry.hpp"
+#include "widget_gateway/quota/pacing.hpp"
+#include "widget_gateway/quota/quota_counter.hpp"
 #include "widget_gateway/http/error_response.hpp"
 
 namespace wg::gateway {
@@ -19,7 +22,30 @@ bool token_matches(std::string_view presented, std::string_view expected) {
   return CRYPTO_memcmp(a, b, sizeof a) == 0 && !expected.empty();
 }
 
-AdminHandler::AdminHandler(const Readiness& readiness, std::string token) : readiness_(readiness) {
+http::Response AdminHandler::admin(const http::Request& request, std::string_view path) {
+  const bool get = request.method == verb::get || request.method == verb::head;
+  if (path == "/admin/quota") return get ? quota_status() : method_not_allowed("GET, HEAD");
+  return http::error_response(api::ErrorCode::not_found);
+}
+
+http::Response AdminHandler::quota_status() const {
+  quota::Snapshot s = quota_.snapshot();
+  const WallTime now = SystemClock::instance().wall_now();
+  const auto period = quota::quota_period(now, s.utc_offset);
+  const std::uint64_t remaining = s.limit > s.used ? s.limit - s.used : 0;
+  std::string body = "{\"month\":\"" + s.month + "\",\"used\":" + std::to_string(s.used) +
+                     ",\"limit\":" + std::to_string(s.limit) + ",\"remaining\":" +
+                     (s.limit == 0 ? std::string("null") : std::to_string(remaining)) +
+                     ",\"resets_at\":\"" + quota::format_rfc3339(s.resets_at, s.utc_offset) +
+                     "\",\"mode\":\"" + std::string(quota::to_string(s.mode)) +
+                     "\",\"projected_month_end\":" +
+                     std::to_string(quota::projected_month_end(s.used, now, period)) + "}";
+  return local_json(200, std::move(body));
+}
+
+AdminHandler::AdminHandler(const Readiness& readiness, const metrics::Registry& registry,
+                           const quota::QuotaCounter& quota, std::string token)
+    : readiness_(readiness), registry_(registry), quota_(quota) {
   set_token(std::move(token));
 }
 
@@ -36,6 +62,15 @@ asio::awaitable<http::Response> AdminHandler::handle(const http::Request& reques
         get_or_head ? local_json(200, "{\"status\":\"ok\"}") : method_not_allowed("GET, HEAD");
   } else if (path == "/readyz") {
     response = get_or_head ? readiness_.response() : method_not_allowed("GET, HEAD");
+  } else if (path == "/metrics") {
+    if (get_or_head) {
+      response.status = 200;
+      response.add_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+      response.add_header("Cache-Control", "no-store");
+      response.set_body(registry_.render());
+    } else {
+      response = method_not_allowed("GET, HEAD");
+    }
   } else if (path.starts_with("/admin/")) {
     auto token = token_.load();
     if (token->empty()) {
@@ -49,7 +84,7 @@ asio::awaitable<http::Response> AdminHandler::handle(const http::Request& reques
           !token_matches(presented.substr(kBearer.size()), *token)) {
         response = http::error_response(api::ErrorCode::unauthorized);
       } else {
-        response = http::error_response(api::ErrorCode::not_found);
+        response = admin(request, path);
       }
     }
   } else {

@@ -10,14 +10,22 @@
 #include <vector>
 
 #include "admin_handler.hpp"
+#include "cache_tier.hpp"
+#include "fetch_lock.hpp"
 #include "gateway_service.hpp"
 #include "public_handler.hpp"
 #include "readiness.hpp"
+#include "upstream_fetcher.hpp"
+#include "widget_gateway/accesslog/access_log.hpp"
+#include "widget_gateway/cache/l1_cache.hpp"
 #include "widget_gateway/cache/redis_store.hpp"
 #include "widget_gateway/common/log.hpp"
 #include "widget_gateway/http/server.hpp"
+#include "widget_gateway/metrics/gateway_metrics.hpp"
+#include "widget_gateway/metrics/registry.hpp"
 #include "widget_gateway/quota/quota_counter.hpp"
 #include "widget_gateway/redis/client.hpp"
+#include "widget_gateway/upstream/circuit_breaker.hpp"
 #include "widget_gateway/upstream/client.hpp"
 
 namespace wg::gateway {
@@ -57,11 +65,30 @@ class Gateway {
         upstream_(ioc_.get_executor(), config_.upstream, SystemClock::instance()),
         store_(redis_),
         quota_(redis_, SystemClock::instance(), config_.quota),
-        service_({store_, upstream_, quota_, SystemClock::instance(), DefaultRandom::instance()},
+        l1_(config_.cache.l1_max_bytes),
+        breaker_(config_.upstream.circuit_failures,
+                 std::chrono::duration_cast<std::chrono::milliseconds>(
+                     config_.upstream.circuit_open_for),
+                 [this](upstream::CircuitBreaker::State, upstream::CircuitBreaker::State to) {
+                   const bool open = to != upstream::CircuitBreaker::State::closed;
+                   readiness_.set_circuit_open(open);
+                   metrics_.circuit_state(open);
+                   log::warn("circuit", {{"state", upstream::to_string(to)}});
+                 }),
+        access_log_(config_.log.access_log, config_.log.sample, DefaultRandom::instance()),
+        metrics_(registry_, scrape_sources()),
+        tier_(l1_, store_, SystemClock::instance(), &metrics_),
+        fetch_lock_(redis_, DefaultRandom::instance()),
+        fetcher_(upstream_, quota_, breaker_, SystemClock::instance(), DefaultRandom::instance(),
+                 &metrics_),
+        service_(ioc_.get_executor(),
+                 {tier_, fetcher_, fetch_lock_, quota_, SystemClock::instance(),
+                  DefaultRandom::instance(), &metrics_},
                  config_),
         readiness_(redis_, quota_),
-        public_handler_(service_, readiness_, config_),
-        admin_handler_(readiness_, config_.admin.token),
+        public_handler_(service_, readiness_, SystemClock::instance(), config_, &metrics_,
+                        &access_log_),
+        admin_handler_(readiness_, registry_, quota_, config_.admin.token),
         public_server_(ioc_, "public", config_.server, public_handler_),
         admin_server_(ioc_, "admin", config_.server, admin_handler_),
         signals_(ioc_, SIGINT, SIGTERM, SIGHUP) {}
@@ -71,8 +98,10 @@ class Gateway {
     auto admin_endpoint = admin_server_.bind(config_.admin.listen);
 
     redis_.on_state_change([this](bool up) {
+      metrics_.redis_state(up);
       if (up) asio::co_spawn(ioc_, quota_.reconcile(), asio::detached);
     });
+    metrics_.redis_state(false);
     redis_.start();
     public_server_.start();
     admin_server_.start();
@@ -131,11 +160,39 @@ class Gateway {
 
   void apply(const config::Config& fresh) {
     log::set_level(fresh.log.level);
+    l1_.set_max_bytes(fresh.cache.l1_max_bytes);
+    access_log_.set_sample(fresh.log.sample);
+    access_log_.reopen();
     service_.update(fresh);
     public_handler_.update(fresh);
     quota_.set_config(fresh.quota);
     admin_handler_.set_token(fresh.admin.token);
     log::info("reloaded", {{"file", fresh.config_file}});
+  }
+
+  metrics::ScrapeSources scrape_sources() {
+    metrics::ScrapeSources sources;
+    sources.quota_used = [this] { return static_cast<double>(quota_.snapshot().used); };
+    sources.quota_limit = [this] { return static_cast<double>(quota_.snapshot().limit); };
+    sources.quota_remaining = [this] {
+      auto s = quota_.snapshot();
+      return s.limit == 0 ? 0.0 : static_cast<double>(s.limit > s.used ? s.limit - s.used : 0);
+    };
+    sources.quota_mode = [this] {
+      switch (quota_.snapshot().mode) {
+        case quota::Mode::normal: return metrics::QuotaMode::normal;
+        case quota::Mode::economy: return metrics::QuotaMode::economy;
+        case quota::Mode::exhausted: return metrics::QuotaMode::exhausted;
+      }
+      return metrics::QuotaMode::normal;
+    };
+    sources.l1_bytes = [this] { return static_cast<double>(l1_.bytes()); };
+    sources.l1_entries = [this] { return static_cast<double>(l1_.entries()); };
+    sources.connections_open = [this] {
+      return static_cast<double>(public_server_.stats().open.load());
+    };
+    sources.access_log_dropped = [this] { return static_cast<double>(access_log_.dropped()); };
+    return sources;
   }
 
   const config::Invocation& invocation_;
@@ -146,6 +203,14 @@ class Gateway {
   upstream::Client upstream_;
   cache::RedisStore store_;
   quota::QuotaCounter quota_;
+  cache::L1Cache l1_;
+  upstream::CircuitBreaker breaker_;
+  accesslog::AccessLog access_log_;
+  metrics::Registry registry_;
+  metrics::GatewayMetrics metrics_;
+  CacheTier tier_;
+  FetchLock fetch_lock_;
+  UpstreamFetcher fetcher_;
   GatewayService service_;
   Readiness readiness_;
   PublicHandler public_handler_;

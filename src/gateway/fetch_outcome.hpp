@@ -14,6 +14,7 @@ struct FetchOutcome {
   std::shared_ptr<const cache::Entry> entry;
   std::error_code error;  // why there is no entry: wg::errc upstream_*, quota_exhausted...
   bool stored = false;    // the entry reached the shared cache
+  double upstream_ms = -1;  // how long the upstream exchange took; < 0 when none was made
 };
 
 }  // namespace wg::gateway

@@ -1,12 +1,18 @@
 #include "gateway_service.hpp"
 
+#include <algorithm>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+
 #include "widget_gateway/api/keys.hpp"
-#include "widget_gateway/cache/redis_store.hpp"
+#include "widget_gateway/cache/early_refresh.hpp"
+#include "widget_gateway/cache/page_window.hpp"
 #include "widget_gateway/common/error.hpp"
-#include "widget_gateway/common/log.hpp"
+#include "widget_gateway/compress/compress.hpp"
+#include "widget_gateway/metrics/gateway_metrics.hpp"
+#include "widget_gateway/quota/pacing.hpp"
 #include "widget_gateway/quota/quota_counter.hpp"
 #include "widget_gateway/upstream/body_inspector.hpp"
-#include "widget_gateway/upstream/client.hpp"
 
 namespace wg::gateway {
 namespace asio = boost::asio;
@@ -14,17 +20,10 @@ namespace asio = boost::asio;
 namespace {
 
 constexpr std::size_t kMaxWaitersPerKey = 10000;
-
-// Upstream answers "unknown widget" with 404 on the widget endpoint and 400 on reviews (the
-// gateway has already refused every other cause of a 400).
-bool is_unknown_widget(api::Endpoint endpoint, unsigned status) {
-  return endpoint == api::Endpoint::widget ? status == 404 : status == 400;
-}
-
-bool body_is_valid(api::Endpoint endpoint, std::string_view body) {
-  return endpoint == api::Endpoint::widget ? upstream::inspect_widget_body(body).has_value()
-                                           : upstream::inspect_reviews_body(body).has_value();
-}
+constexpr std::size_t kMaxBackgroundRefreshes = 256;
+// XFetch's delta: roughly what a refresh costs. Hot keys get refreshed within the last few
+// multiples of it before they expire; cold keys practically never early.
+constexpr std::chrono::milliseconds kRefreshCost{2000};
 
 api::ErrorCode error_code_for(const std::error_code& ec) {
   if (ec == errc::upstream_timeout) return api::ErrorCode::upstream_timeout;
@@ -33,109 +32,306 @@ api::ErrorCode error_code_for(const std::error_code& ec) {
   return api::ErrorCode::upstream_error;
 }
 
+bool is_window_request(const api::ApiRequest& request) {
+  return request.query.limit == cache::kWindowSize && request.query.skip % cache::kWindowSize == 0;
+}
+
+std::shared_ptr<const cache::Entry> make_local_entry(std::string body, const cache::Entry& basis,
+                                                     std::uint16_t status, WallTime now) {
+  auto entry = std::make_shared<cache::Entry>();
+  entry->status = status;
+  entry->stored_at = now;
+  entry->fresh_until = basis.fresh_until;
+  entry->stale_until = basis.fresh_until;  // a proof from fresh data only; no stale window
+  if (status == 200) entry->etag = cache::strong_etag(body);
+  entry->body = std::move(body);
+  return entry;
+}
+
 }  // namespace
 
-GatewayService::GatewayService(ServiceDependencies deps, const config::Config& config)
-    : deps_(deps), coalescer_(kMaxWaitersPerKey) {
+GatewayService::GatewayService(asio::any_io_executor background, ServiceDependencies deps,
+                               const config::Config& config)
+    : background_(std::move(background)), deps_(deps), coalescer_(kMaxWaitersPerKey) {
   update(config);
 }
 
 void GatewayService::update(const config::Config& config) {
-  // A waiter gives up a little after the slowest possible fetch would have.
-  auto wait = config.upstream.connect_timeout + config.upstream.timeout * 2 +
-              config.redis.timeout * 2 + std::chrono::seconds(1);
-  settings_.store(std::make_shared<const Settings>(
-      Settings{config.cache, cache::TtlPolicy(config.cache), wait}));
+  // A lock holder gives up after one full upstream exchange; a waiter in this process may wait
+  // for a leader that first waited for another instance's lock and then fetched itself.
+  auto lock_ttl = config.upstream.connect_timeout + config.upstream.timeout + std::chrono::seconds(1);
+  auto wait = lock_ttl * 2 + config.redis.timeout * 4 + std::chrono::seconds(1);
+  settings_.store(std::make_shared<const Settings>(Settings{
+      FetchSettings{cache::TtlPolicy(config.cache), config.cache.negative_ttl.count() > 0,
+                    std::chrono::seconds(60)},
+      StaleWindows{config.cache.stale_while_revalidate, config.cache.stale_if_error},
+      config.cache.derive_pages, config.quota.pacing, config.quota.economy_at,
+      std::chrono::duration_cast<std::chrono::milliseconds>(wait),
+      std::chrono::duration_cast<std::chrono::milliseconds>(lock_ttl)}));
 }
 
-asio::awaitable<Served> GatewayService::serve(const api::ApiRequest& request) {
-  auto settings = this->settings();
-  std::string key = api::cache_key(request);
-  Served served;
+quota::Mode GatewayService::quota_mode(const Settings& settings) const {
+  quota::Snapshot snapshot = deps_.quota.snapshot();
+  if (snapshot.mode == quota::Mode::normal && settings.pacing && snapshot.limit > 0) {
+    auto period = quota::quota_period(deps_.clock.wall_now(), snapshot.utc_offset);
+    if (!quota::pacing_allows(snapshot.used, snapshot.limit, deps_.clock.wall_now(), period)) {
+      return quota::Mode::economy;
+    }
+  }
+  return snapshot.mode;
+}
 
-  cache::Lookup lookup = co_await deps_.store.get(key);
+asio::awaitable<Served> GatewayService::serve(const api::ApiRequest& request,
+                                              Admission* admission) {
+  SettingsPtr settings = this->settings();
+  std::string key = api::cache_key(request);
+  if (request.endpoint == api::Endpoint::reviews && settings->derive_pages &&
+      !is_window_request(request)) {
+    co_return co_await serve_derived(request, key, settings, admission);
+  }
+  co_return co_await resolve(request, key, settings, admission);
+}
+
+asio::awaitable<Served> GatewayService::resolve(const api::ApiRequest& request,
+                                                const std::string& key,
+                                                const SettingsPtr& settings,
+                                                Admission* admission) {
+  Served served;
+  Found found{deps_.cache.find_local(key), Tier::l1};
   served.now = deps_.clock.wall_now();
-  if (lookup.entry && served.now < lookup.entry->fresh_until) {
-    served.entry = std::move(lookup.entry);
+
+  // The hot path: a fresh L1 entry, no Redis, no locks beyond the L1 shard's.
+  auto early = [&](const cache::Entry& entry) {
+    return cache::should_refresh_early(served.now, entry.fresh_until, kRefreshCost, 1.0,
+                                       deps_.random.uniform01());
+  };
+  if (found.entry && served.now < found.entry->fresh_until && !early(*found.entry)) {
+    served.entry = std::move(found.entry);
     served.result = CacheResult::hit;
     co_return served;
   }
 
-  // Named, not a temporary in the co_await expression: GCC 12 destroys those twice.
-  Coalescer::Fetch fetch_once = [this, &request, key, settings]() {
-    return fetch(request, key, settings);
-  };
-  auto [outcome, collapsed] = co_await coalescer_.run(key, fetch_once, settings->wait_timeout);
+  if (!found.entry) {
+    found = co_await deps_.cache.find_shared(key);
+  } else if (served.now >= found.entry->fresh_until) {
+    // Another instance may have refreshed it meanwhile.
+    Found shared = co_await deps_.cache.find_shared(key);
+    if (shared.entry && shared.entry->stored_at > found.entry->stored_at) found = shared;
+  }
   served.now = deps_.clock.wall_now();
-  served.result = collapsed ? CacheResult::collapsed : CacheResult::miss;
-  served.stored = outcome.stored;
+  const cache::Entry* entry = found.entry.get();
+  const bool refresh_early = entry && served.now < entry->fresh_until && early(*entry);
+  const bool needs_mode = entry && (served.now >= entry->fresh_until || refresh_early);
+  const quota::Mode mode = needs_mode ? quota_mode(*settings) : quota::Mode::normal;
+  const ServeDecision decision = decide(entry, served.now, mode, settings->stale, refresh_early);
+
+  if (decision.action != ServeDecision::Action::fetch) {
+    if (decision.action == ServeDecision::Action::serve_and_refresh) {
+      refresh_in_background(request, key, settings, entry->stored_at);
+    }
+    served.entry = std::move(found.entry);
+    served.result = CacheResult::hit;
+    served.stale = decision.stale;
+    co_return served;
+  }
+
+  std::chrono::seconds retry_after{0};
+  if (admission != nullptr && !admission->admit(retry_after)) {
+    // This client has used its share of upstream requests: stale if we have it, else 429.
+    if (entry != nullptr && served.now < entry->stale_until) {
+      served.entry = std::move(found.entry);
+      served.result = CacheResult::hit;
+      served.stale = StaleReason::if_error;
+      co_return served;
+    }
+    served.error = api::ErrorCode::rate_limited;
+    served.retry_after = retry_after;
+    co_return served;
+  }
+
+  const WallTime known = entry ? entry->stored_at : WallTime{};
+  auto [outcome, collapsed] = co_await fetch_coalesced(request, key, settings, known);
+  served.now = deps_.clock.wall_now();
+  if (!collapsed) served.upstream_ms = outcome.upstream_ms;
   if (outcome.entry) {
     served.entry = std::move(outcome.entry);
-  } else {
-    served.error = error_code_for(outcome.error);
-    if (outcome.error == errc::quota_exhausted) {
-      auto snapshot = deps_.quota.snapshot();
-      served.retry_after = std::max<std::chrono::seconds>(
-          std::chrono::seconds(1),
-          std::chrono::duration_cast<std::chrono::seconds>(snapshot.resets_at - served.now));
-    }
+    served.result = collapsed ? CacheResult::collapsed : CacheResult::miss;
+    served.stored = outcome.stored;
+    co_return served;
+  }
+  if (found.entry && served.now < found.entry->stale_until &&
+      (decision.fallback || outcome.error == errc::quota_exhausted)) {
+    served.entry = std::move(found.entry);
+    served.result = CacheResult::hit;
+    served.stale = outcome.error == errc::quota_exhausted ? StaleReason::quota_exhausted
+                                                          : StaleReason::if_error;
+    served.upstream_error = outcome.error;
+    co_return served;
+  }
+  served.error = error_code_for(outcome.error);
+  served.upstream_error = outcome.error;
+  if (outcome.error == errc::quota_exhausted) {
+    served.retry_after = quota::seconds_until_reset(
+        served.now, quota::quota_period(served.now, deps_.quota.snapshot().utc_offset));
   }
   co_return served;
 }
 
-asio::awaitable<FetchOutcome> GatewayService::fetch(const api::ApiRequest& request, std::string key,
-                                                    std::shared_ptr<const Settings> settings) {
-  FetchOutcome outcome;
-  auto grant = co_await deps_.quota.acquire();
-  if (!grant.allowed) {
-    outcome.error = make_error_code(errc::quota_exhausted);
-    co_return outcome;
+asio::awaitable<std::shared_ptr<const cache::Entry>> GatewayService::local_answer(
+    const api::ApiRequest& request) {
+  api::ApiRequest widget_request{api::Endpoint::widget, request.widget_id, {}};
+  std::string widget_key = api::cache_key(widget_request);
+  Found widget = co_await deps_.cache.find(widget_key);
+  const WallTime now = deps_.clock.wall_now();
+  if (!widget.entry || now >= widget.entry->fresh_until) co_return nullptr;
+  if (widget.entry->status != 200) {
+    // Upstream said this widget does not exist: so do its reviews (400, as upstream answers).
+    co_return make_local_entry({}, *widget.entry, 400, now);
+  }
+  auto summary = upstream::inspect_widget_body(widget.entry->body);
+  if (!summary || !cache::provably_empty(request.query, *summary)) co_return nullptr;
+  co_return make_local_entry("[]", *widget.entry, 200, now);
+}
+
+asio::awaitable<Served> GatewayService::serve_derived(const api::ApiRequest& request,
+                                                      const std::string& key,
+                                                      const SettingsPtr& settings,
+                                                      Admission* admission) {
+  Served served;
+  served.derived = true;
+  served.now = deps_.clock.wall_now();
+  if (auto page = deps_.cache.find_local(key); page && served.now < page->fresh_until) {
+    served.entry = std::move(page);
+    served.result = CacheResult::hit;
+    co_return served;
+  }
+  if (auto local = co_await local_answer(request)) {
+    deps_.cache.store_local(key, local);
+    if (deps_.metrics) deps_.metrics->local_answer();
+    served.entry = std::move(local);
+    served.result = CacheResult::hit;
+    served.derived = false;
+    served.local = true;
+    co_return served;
   }
 
-  std::string target = api::upstream_target(request);
-  upstream::Result result = co_await deps_.upstream.get(std::move(target));
-  WallTime now = deps_.clock.wall_now();
-  if (result.ec) {
-    log::warn("upstream_failed", {{"key", key}, {"error", result.ec.message()}});
-    outcome.error = result.ec;
-    co_return outcome;
+  // Each window is an ordinary cache key (limit=300, aligned skip): resolve them in order.
+  std::vector<Served> parts;
+  std::vector<std::pair<std::uint64_t, std::vector<std::string_view>>> windows;
+  for (std::uint64_t start : cache::windows_for(request.query.skip, request.query.limit)) {
+    api::ApiRequest window = cache::window_request(request, start);
+    std::string window_key = api::cache_key(window);
+    Served part = co_await resolve(window, window_key, settings, admission);
+    if (!part.ok() || part.entry->status != 200) co_return part;  // error or unknown widget
+    auto summary = upstream::inspect_reviews_body(part.entry->body);
+    if (!summary) {
+      Served invalid;
+      invalid.error = api::ErrorCode::upstream_error;
+      invalid.now = part.now;
+      co_return invalid;
+    }
+    const bool last = summary->elements.size() < cache::kWindowSize;
+    windows.emplace_back(start, std::move(summary->elements));
+    parts.push_back(std::move(part));
+    if (last) break;  // the list ends inside this window
+  }
+  auto body = cache::slice_page(request.query.skip, request.query.limit, windows);
+  if (!body) {
+    Served invalid;
+    invalid.error = api::ErrorCode::upstream_error;
+    invalid.now = deps_.clock.wall_now();
+    co_return invalid;
   }
 
-  const unsigned status = result.response.status;
-  auto entry = std::make_shared<cache::Entry>();
-  entry->stored_at = now;
-  if (status == 200) {
-    if (!body_is_valid(request.endpoint, result.response.body)) {
-      log::warn("upstream_invalid_body", {{"key", key}, {"bytes", result.response.body.size()}});
-      outcome.error = make_error_code(errc::upstream_invalid_body);
+  auto page = std::make_shared<cache::Entry>();
+  page->status = 200;
+  page->stored_at = parts.front().entry->stored_at;
+  page->fresh_until = parts.front().entry->fresh_until;
+  page->stale_until = parts.front().entry->stale_until;
+  served.result = CacheResult::hit;
+  served.stored = true;
+  for (const Served& part : parts) {
+    page->stored_at = std::min(page->stored_at, part.entry->stored_at);
+    page->fresh_until = std::min(page->fresh_until, part.entry->fresh_until);
+    page->stale_until = std::min(page->stale_until, part.entry->stale_until);
+    if (part.result == CacheResult::miss) served.result = CacheResult::miss;
+    if (part.result == CacheResult::collapsed && served.result == CacheResult::hit)
+      served.result = CacheResult::collapsed;
+    served.upstream_ms = std::max(served.upstream_ms, part.upstream_ms);
+    if (part.stale != StaleReason::none && served.stale == StaleReason::none) {
+      served.stale = part.stale;
+      served.upstream_error = part.upstream_error;
+    }
+    served.stored = served.stored && (part.result == CacheResult::hit || part.stored);
+  }
+  page->etag = cache::strong_etag(*body);
+  page->variants = compress::make_variants(*body);
+  page->body = std::move(*body);
+  if (served.stale == StaleReason::none) deps_.cache.store_local(key, page);
+  if (deps_.metrics) deps_.metrics->derived_page();
+  served.entry = std::move(page);
+  served.now = deps_.clock.wall_now();
+  co_return served;
+}
+
+asio::awaitable<Coalescer::Result> GatewayService::fetch_coalesced(const api::ApiRequest& request,
+                                                                   const std::string& key,
+                                                                   const SettingsPtr& settings,
+                                                                   WallTime known_stored_at) {
+  // Named, not a temporary in the co_await expression: GCC 12 destroys those twice.
+  Coalescer::Fetch fetch_once = [this, request, key, settings, known_stored_at]() {
+    return fetch_shared(request, key, settings, known_stored_at, false);
+  };
+  auto result = co_await coalescer_.run(key, fetch_once, settings->wait_timeout);
+  if (result.collapsed && deps_.metrics) deps_.metrics->coalesced_waiter();
+  co_return result;
+}
+
+asio::awaitable<FetchOutcome> GatewayService::fetch_shared(api::ApiRequest request, std::string key,
+                                                           SettingsPtr settings,
+                                                           WallTime known_stored_at,
+                                                           bool background) {
+  const std::string lock_key = lock_key_for(key);
+  FetchLock::Held held;
+  // At most a few rounds of waiting for other instances; then fetch regardless, so a lost
+  // lock holder can delay this key but never starve it.
+  for (int round = 0; round < 3; ++round) {
+    held = co_await deps_.lock.try_acquire(lock_key, settings->lock_ttl);
+    if (held.acquired || !held.shared) break;
+    co_await deps_.lock.wait_released(lock_key, settings->lock_ttl);
+    Found theirs = co_await deps_.cache.find_shared(key);
+    if (theirs.entry && theirs.entry->stored_at > known_stored_at &&
+        deps_.clock.wall_now() < theirs.entry->fresh_until) {
+      FetchOutcome outcome;
+      outcome.entry = std::move(theirs.entry);
+      outcome.stored = true;
       co_return outcome;
     }
-    auto freshness = settings->ttl.for_success(now, deps_.random.uniform01());
-    entry->status = 200;
-    entry->fresh_until = freshness.fresh_until;
-    entry->stale_until = freshness.stale_until;
-    entry->etag = cache::strong_etag(result.response.body);
-    entry->body = std::move(result.response.body);
-  } else if (is_unknown_widget(request.endpoint, status)) {
-    auto freshness = settings->ttl.for_negative(now);
-    entry->status = static_cast<std::uint16_t>(status);
-    entry->fresh_until = freshness.fresh_until;
-    entry->stale_until = freshness.stale_until;
-  } else {
-    log::warn("upstream_status", {{"key", key}, {"status", status}});
-    outcome.error =
-        make_error_code(status == 429 ? errc::upstream_rate_limited : errc::upstream_bad_status);
-    co_return outcome;
+    if (background) co_return FetchOutcome{};  // the other instance's refresh failed: stay stale
   }
 
-  // Store before waking the waiters, so a request arriving right after them finds it.
-  bool cacheable = entry->status == 200 || settings->cache.negative_ttl.count() > 0;
-  if (cacheable) {
-    auto ec = co_await deps_.store.put(key, *entry);
-    outcome.stored = !ec;
+  FetchOutcome outcome = co_await deps_.fetcher.fetch(request, settings->fetch);
+  if (outcome.entry && (outcome.entry->status == 200 || settings->fetch.cache_negative)) {
+    outcome.stored = co_await deps_.cache.store(key, outcome.entry);
   }
-  outcome.entry = std::move(entry);
+  if (held.acquired) co_await deps_.lock.release(lock_key, held.token);
   co_return outcome;
+}
+
+void GatewayService::refresh_in_background(const api::ApiRequest& request, const std::string& key,
+                                           const SettingsPtr& settings, WallTime known_stored_at) {
+  if (refreshes_in_flight_.fetch_add(1) >= kMaxBackgroundRefreshes) {
+    refreshes_in_flight_.fetch_sub(1);
+    return;
+  }
+  auto refresh = [this, request, key, settings, known_stored_at]() -> asio::awaitable<void> {
+    Coalescer::Fetch fetch_once = [this, request, key, settings, known_stored_at]() {
+      return fetch_shared(request, key, settings, known_stored_at, true);
+    };
+    co_await coalescer_.run(key, fetch_once, settings->wait_timeout);
+    refreshes_in_flight_.fetch_sub(1);
+  };
+  asio::co_spawn(background_, refresh, asio::detached);
 }
 
 }  // namespace wg::gateway

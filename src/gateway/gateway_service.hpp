@@ -1,38 +1,36 @@
 #pragma once
-// The answer to one validated API request: from the cache when it holds a fresh copy,
-// otherwise from one coalesced upstream fetch (counted against the monthly quota), stored for
-// the next callers. Failures upstream are never cached.
+// The answer to one validated API request. In order:
+//   1. the cache (L1, then Redis) — a fresh copy is served at once;
+//   2. what the cached widget data already proves (a page past the end, a platform the widget
+//      does not have) is answered locally with [];
+//   3. a reviews page is derived from aligned 300-review windows, so any limit/skip costs at
+//      most the windows' upstream calls;
+//   4. otherwise one upstream fetch per key across all threads (in-process coalescing) and all
+//      instances (a Redis lock), counted against the quota, stored for everyone.
+// Stale copies are served while revalidating, when upstream fails, and when the quota says so.
+// Upstream failures are never cached.
 
 #include <atomic>
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <memory>
 #include <string>
 
+#include "cache_tier.hpp"
 #include "coalescer.hpp"
+#include "fetch_lock.hpp"
+#include "serve_policy.hpp"
+#include "upstream_fetcher.hpp"
 #include "widget_gateway/api/errors.hpp"
 #include "widget_gateway/api/request.hpp"
-#include "widget_gateway/cache/entry.hpp"
-#include "widget_gateway/cache/ttl_policy.hpp"
-#include "widget_gateway/common/clock.hpp"
-#include "widget_gateway/common/random.hpp"
 #include "widget_gateway/config/config.hpp"
-
-namespace wg::cache {
-class RedisStore;
-}
-namespace wg::upstream {
-class Client;
-}
-namespace wg::quota {
-class QuotaCounter;
-}
 
 namespace wg::gateway {
 
 // How an answer was produced; drives Cache-Status and metrics.
 enum class CacheResult {
-  hit,        // fresh copy from the cache
+  hit,        // from the cache, nobody went upstream for it
   miss,       // fetched upstream by this request
   collapsed,  // fetched upstream by a concurrent request this one waited for
 };
@@ -40,44 +38,88 @@ enum class CacheResult {
 struct Served {
   std::shared_ptr<const cache::Entry> entry;  // null when `error` is set
   CacheResult result = CacheResult::miss;
-  bool stored = false;  // a fetched entry reached the shared cache
+  bool stored = false;   // a fetched entry reached the shared cache
+  bool derived = false;  // sliced from review windows
+  bool local = false;    // proven by cached widget data, no upstream call
+  StaleReason stale = StaleReason::none;
+  std::error_code upstream_error;  // with StaleReason::if_error: what failed
+  double upstream_ms = -1;         // this request's own upstream exchange; < 0 when none
   api::ErrorCode error = api::ErrorCode::upstream_error;
   std::chrono::seconds retry_after{0};  // for quota_exhausted
   WallTime now{};
   bool ok() const { return entry != nullptr; }
 };
 
+// Whether the client behind a request may cause an upstream request now (the per-IP limit).
+// Hits never ask.
+class Admission {
+ public:
+  virtual ~Admission() = default;
+  virtual bool admit(std::chrono::seconds& retry_after) = 0;
+};
+
 struct ServiceDependencies {
-  cache::RedisStore& store;
-  upstream::Client& upstream;
+  CacheTier& cache;
+  UpstreamFetcher& fetcher;
+  FetchLock& lock;
   quota::QuotaCounter& quota;
   Clock& clock;
   RandomSource& random;
+  metrics::GatewayMetrics* metrics = nullptr;
 };
 
 class GatewayService {
  public:
-  GatewayService(ServiceDependencies deps, const config::Config& config);
+  GatewayService(boost::asio::any_io_executor background, ServiceDependencies deps,
+                 const config::Config& config);
 
-  boost::asio::awaitable<Served> serve(const api::ApiRequest& request);
+  // `admission` (may be null) is asked before this request would go upstream.
+  boost::asio::awaitable<Served> serve(const api::ApiRequest& request,
+                                       Admission* admission = nullptr);
 
-  // Applies reloadable settings (TTL policy); safe while requests run.
+  // Applies reloadable settings (TTL policy, stale windows, derivation); safe while requests run.
   void update(const config::Config& config);
+
+  std::size_t background_refreshes() const { return refreshes_in_flight_.load(); }
 
  private:
   struct Settings {
-    config::CacheConfig cache;
-    cache::TtlPolicy ttl;
+    FetchSettings fetch;
+    StaleWindows stale;
+    bool derive_pages = true;
+    bool pacing = false;
+    double economy_at = 0.9;
     std::chrono::milliseconds wait_timeout;
+    std::chrono::milliseconds lock_ttl;
   };
+  using SettingsPtr = std::shared_ptr<const Settings>;
 
-  boost::asio::awaitable<FetchOutcome> fetch(const api::ApiRequest& request, std::string key,
-                                             std::shared_ptr<const Settings> settings);
-  std::shared_ptr<const Settings> settings() const { return settings_.load(); }
+  // Steps 1 and 4 for one cache key.
+  boost::asio::awaitable<Served> resolve(const api::ApiRequest& request, const std::string& key,
+                                         const SettingsPtr& settings, Admission* admission);
+  boost::asio::awaitable<Served> serve_derived(const api::ApiRequest& request,
+                                               const std::string& key, const SettingsPtr& settings,
+                                               Admission* admission);
+  boost::asio::awaitable<std::shared_ptr<const cache::Entry>> local_answer(
+      const api::ApiRequest& request);
+  // One fetch per key in this process; across instances through the Redis lock.
+  boost::asio::awaitable<Coalescer::Result> fetch_coalesced(const api::ApiRequest& request,
+                                                            const std::string& key,
+                                                            const SettingsPtr& settings,
+                                                            WallTime known_stored_at);
+  boost::asio::awaitable<FetchOutcome> fetch_shared(api::ApiRequest request, std::string key,
+                                                    SettingsPtr settings, WallTime known_stored_at,
+                                                    bool background);
+  void refresh_in_background(const api::ApiRequest& request, const std::string& key,
+                             const SettingsPtr& settings, WallTime known_stored_at);
+  quota::Mode quota_mode(const Settings& settings) const;
+  SettingsPtr settings() const { return settings_.load(); }
 
+  boost::asio::any_io_executor background_;
   ServiceDependencies deps_;
   Coalescer coalescer_;
-  std::atomic<std::shared_ptr<const Settings>> settings_;
+  std::atomic<SettingsPtr> settings_;
+  std::atomic<std::size_t> refreshes_in_flight_{0};
 };
 
 }  // namespace wg::gateway

@@ -10,31 +10,58 @@
 #include "readiness.hpp"
 #include "response_builder.hpp"
 #include "widget_gateway/api/route.hpp"
+#include "widget_gateway/accesslog/access_log.hpp"
 #include "widget_gateway/api/widget_policy.hpp"
+#include "widget_gateway/metrics/gateway_metrics.hpp"
+#include "widget_gateway/edge/cors_policy.hpp"
+#include "widget_gateway/edge/rate_limiter.hpp"
+#include "widget_gateway/edge/trusted_proxies.hpp"
 #include "widget_gateway/http/request_handler.hpp"
 
 namespace wg::gateway {
 
 class PublicHandler final : public http::RequestHandler {
  public:
-  PublicHandler(GatewayService& service, const Readiness& readiness, const config::Config& config);
+  // `metrics` and `access_log` may be null (tests).
+  PublicHandler(GatewayService& service, const Readiness& readiness, Clock& clock,
+                const config::Config& config, metrics::GatewayMetrics* metrics,
+                accesslog::AccessLog* access_log);
 
   boost::asio::awaitable<http::Response> handle(const http::Request& request) override;
 
-  // Applies reloadable settings (widget policy, header options); safe while requests run.
+  // Applies reloadable settings (widget policy, CORS, rate limits, header options); safe while
+  // requests run.
   void update(const config::Config& config);
 
  private:
   struct Settings {
     api::WidgetPolicy policy;
     ResponseOptions response;
+    edge::CorsPolicy cors;
+    edge::TrustedProxies proxies;
+    std::shared_ptr<edge::RateLimiter> limiter;  // null when per_ip_rate is 0
+  };
+  // What the access log and the metrics learn about one API request.
+  struct Observation {
+    metrics::CacheResult cache = metrics::CacheResult::none;
+    std::string_view widget;
+    double upstream_ms = -1;
+    std::string client;
   };
   boost::asio::awaitable<http::Response> handle_api(const http::Request& request,
-                                                    const api::RouteMatch& match);
+                                                    const api::RouteMatch& match,
+                                                    const Settings& settings,
+                                                    Observation& observation);
+  void observe(const http::Request& request, api::Route route, const http::Response& response,
+               const Observation& observation, SteadyTime started);
 
   GatewayService& service_;
   const Readiness& readiness_;
+  Clock& clock_;
+  metrics::GatewayMetrics* metrics_;
+  accesslog::AccessLog* access_log_;
   std::atomic<std::shared_ptr<const Settings>> settings_;
+  std::pair<double, std::uint32_t> limiter_shape_{0, 0};  // to keep buckets across reloads
 };
 
 // 405 with the Allow header listing what the route accepts.

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 
+#include "widget_gateway/edge/coding.hpp"
+#include "widget_gateway/edge/conditional.hpp"
 #include "widget_gateway/http/error_response.hpp"
 
 namespace wg::gateway {
+namespace bhttp = boost::beast::http;
 
 namespace {
 
@@ -12,65 +15,134 @@ long long seconds_between(WallTime from, WallTime to) {
   return std::chrono::duration_cast<std::chrono::seconds>(to - from).count();
 }
 
+std::string_view field(const http::Request& request, bhttp::field name) {
+  auto it = request.headers.find(name);
+  return it == request.headers.end() ? std::string_view() : std::string_view(it->value());
+}
+
+const std::string* variant_body(const cache::Entry& entry, edge::Coding coding) {
+  for (const auto& [token, body] : entry.variants) {
+    if (edge::coding_from_token(token) == coding) return &body;
+  }
+  return nullptr;
+}
+
+void add_vary(http::Response& response, const edge::CorsPolicy& cors, bool varies_on_coding) {
+  if (varies_on_coding && cors.vary_on_origin()) {
+    response.add_header("Vary", "Accept-Encoding, Origin");
+  } else if (varies_on_coding) {
+    response.add_header("Vary", "Accept-Encoding");
+  } else if (cors.vary_on_origin()) {
+    response.add_header("Vary", "Origin");
+  }
+}
+
+http::Response error_answer(const Served& served, api::ErrorCode code, unsigned status,
+                            api::Endpoint endpoint, const RequestView& request,
+                            const edge::CorsPolicy& cors) {
+  http::Response response = http::error_response(code, endpoint);
+  response.status = status;
+  if (code == api::ErrorCode::quota_exhausted || code == api::ErrorCode::rate_limited) {
+    response.add_header("Retry-After", std::to_string(served.retry_after.count()));
+  }
+  if (served.ok()) response.add_header("Cache-Status", cache_status(served));
+  cors.add_response_headers(request.origin, response.headers);
+  add_vary(response, cors, false);
+  return response;
+}
+
 }  // namespace
+
+RequestView request_view(const http::Request& request) {
+  return {field(request, bhttp::field::accept_encoding), field(request, bhttp::field::if_none_match),
+          field(request, bhttp::field::origin)};
+}
+
+long long max_age_seconds(const cache::Entry& entry, WallTime now, std::chrono::seconds cap) {
+  long long age = std::max(0LL, seconds_between(entry.stored_at, now));
+  long long remaining = std::max(0LL, seconds_between(now, entry.fresh_until));
+  return age + std::min<long long>(remaining, cap.count());
+}
 
 std::string cache_status(const Served& served) {
   std::string value = "widget-gateway; ";
-  switch (served.result) {
-    case CacheResult::hit: {
-      value += "hit; ttl=";
-      value += std::to_string(seconds_between(served.now, served.entry->fresh_until));
-      break;
-    }
-    case CacheResult::collapsed:
-      value += "hit; collapsed";
-      break;
-    case CacheResult::miss:
-      value += "fwd=uri-miss";
-      if (served.stored) value += "; stored";
-      break;
+  const long long ttl = served.entry ? seconds_between(served.now, served.entry->fresh_until) : 0;
+  if (served.stale == StaleReason::if_error) {
+    value += "fwd=stale; ttl=" + std::to_string(ttl);
+  } else if (served.result == CacheResult::miss) {
+    value += "fwd=uri-miss";
+    if (served.stored) value += "; stored";
+    value += "; ttl=" + std::to_string(ttl);
+  } else {
+    value += "hit; ttl=" + std::to_string(ttl);
+    if (served.result == CacheResult::collapsed) value += "; collapsed";
+  }
+  // One detail value: a stale reason wins over derived/local.
+  if (served.stale != StaleReason::none) {
+    value += "; detail=";
+    value += detail_of(served.stale);
+  } else if (served.local) {
+    value += "; detail=local";
+  } else if (served.derived) {
+    value += "; detail=derived";
   }
   return value;
 }
 
 http::Response build_response(const Served& served, api::Endpoint endpoint,
-                              const ResponseOptions& options) {
+                              const ResponseOptions& options, const RequestView& request,
+                              const edge::CorsPolicy& cors) {
   if (!served.ok()) {
-    http::Response response = http::error_response(served.error, endpoint);
-    if (served.error == api::ErrorCode::quota_exhausted) {
-      response.add_header("Retry-After", std::to_string(served.retry_after.count()));
-    }
-    return response;
+    return error_answer(served, served.error, api::error_info(served.error, endpoint).status,
+                        endpoint, request, cors);
   }
   const cache::Entry& entry = *served.entry;
   if (entry.status != 200) {
     // A cached "unknown widget": the same error, with upstream's status.
-    http::Response response = http::error_response(api::ErrorCode::widget_not_found, endpoint);
-    response.status = entry.status;
-    response.add_header("Cache-Status", cache_status(served));
-    return response;
+    return error_answer(served, api::ErrorCode::widget_not_found, entry.status, endpoint, request,
+                        cors);
   }
 
-  http::Response response;
-  response.status = 200;
-  response.add_header("Content-Type", "application/json; charset=utf-8");
-  response.add_header("ETag", entry.etag);
+  const std::string* gzip = variant_body(entry, edge::Coding::gzip);
+  const std::string* br = variant_body(entry, edge::Coding::br);
+  const edge::Coding coding = edge::choose_coding(request.accept_encoding, gzip != nullptr,
+                                                  br != nullptr);
+  const std::string* body = coding == edge::Coding::br     ? br
+                            : coding == edge::Coding::gzip ? gzip
+                                                           : &entry.body;
 
-  long long fresh_for = std::max(0LL, seconds_between(served.now, entry.fresh_until));
-  long long max_age = std::min<long long>(fresh_for, options.max_age_cap.count());
-  std::string cache_control = "public, max-age=" + std::to_string(max_age);
-  if (options.stale_while_revalidate.count() > 0)
+  http::Response response;
+  const bool not_modified = !request.if_none_match.empty() &&
+                            edge::if_none_match_matches(request.if_none_match, entry.etag);
+  response.status = not_modified ? 304 : 200;
+  if (!not_modified) response.add_header("Content-Type", "application/json; charset=utf-8");
+  if (coding != edge::Coding::identity) {
+    response.add_header("Content-Encoding", edge::coding_token(coding));
+  }
+  response.add_header("ETag", edge::etag_for_coding(entry.etag, coding));
+
+  std::string cache_control =
+      "public, max-age=" + std::to_string(max_age_seconds(entry, served.now, options.max_age_cap));
+  if (options.stale_while_revalidate.count() > 0) {
     cache_control +=
         ", stale-while-revalidate=" + std::to_string(options.stale_while_revalidate.count());
-  if (options.stale_if_error.count() > 0)
+  }
+  if (options.stale_if_error.count() > 0) {
     cache_control += ", stale-if-error=" + std::to_string(options.stale_if_error.count());
+  }
   response.add_header("Cache-Control", cache_control);
   response.add_header("Age",
                       std::to_string(std::max(0LL, seconds_between(entry.stored_at, served.now))));
-  response.add_header("Vary", "Accept-Encoding");
+  add_vary(response, cors, true);
   response.add_header("Cache-Status", cache_status(served));
-  response.body = entry.body;
-  response.body_owner = served.entry;
+  cors.add_response_headers(request.origin, response.headers);
+
+  if (not_modified) {
+    response.body_mode = http::BodyMode::none;
+  } else {
+    response.body = *body;
+    response.body_owner = served.entry;
+  }
   return response;
 }
 

@@ -177,6 +177,7 @@ Snapshot QuotaCounter::snapshot() const {
   s.used = used_locked(period.month);
   s.limit = config_.monthly_limit;
   s.resets_at = period.resets_at;
+  s.utc_offset = config_.utc_offset;
   s.mode = mode_for(s.used, s.limit, config_.economy_at);
   auto it = local_.pending.find(period.month);
   s.counted_locally = it != local_.pending.end() && it->second.count > 0;

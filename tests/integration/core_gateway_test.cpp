@@ -156,6 +156,12 @@ BOOST_AUTO_TEST_CASE(unknown_widgets_are_answered_as_upstream_does) {
   auto reviews = s.gateway.get(reviews_path(unknown, "limit=5"));
   BOOST_TEST(reviews.status == 400);
   BOOST_TEST(reviews.body.find("\"code\":\"widget_not_found\"") != std::string::npos);
+  // The cached "unknown widget" answer already proves the reviews request unknown too.
+  BOOST_TEST(reviews.header("cache-status").find("detail=local") != std::string::npos);
+  BOOST_TEST(s.stub.stats().total == 1u);
+  // A reviews request first, for another unknown widget, does go upstream.
+  auto other = s.gateway.get(reviews_path("1123456789abcdef01234567", "limit=5"));
+  BOOST_TEST(other.status == 400);
   BOOST_TEST(s.stub.stats().total == 2u);
 }
 

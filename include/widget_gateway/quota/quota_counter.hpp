@@ -33,6 +33,7 @@ struct Snapshot {
   WallTime resets_at{};
   Mode mode = Mode::normal;
   bool counted_locally = false;  // some of `used` is still waiting to reach Redis
+  std::chrono::minutes utc_offset{0};  // of the month boundaries
 };
 
 class QuotaCounter {

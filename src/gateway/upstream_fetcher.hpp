@@ -1,0 +1,56 @@
+#pragma once
+// One trip upstream for one API request, with every guard in front of it: the monthly quota
+// (counted before sending), the circuit breaker, and the back-off after upstream refused for
+// rate reasons (429). A successful answer comes back as a cache entry: body validated with
+// simdjson, strong ETag, compressed variants made once here.
+
+#include <atomic>
+#include <boost/asio/awaitable.hpp>
+
+#include "fetch_outcome.hpp"
+#include "widget_gateway/api/request.hpp"
+#include "widget_gateway/cache/ttl_policy.hpp"
+#include "widget_gateway/common/clock.hpp"
+#include "widget_gateway/common/random.hpp"
+#include "widget_gateway/upstream/circuit_breaker.hpp"
+
+namespace wg::upstream {
+class Client;
+}
+namespace wg::quota {
+class QuotaCounter;
+}
+namespace wg::metrics {
+class GatewayMetrics;
+}
+
+namespace wg::gateway {
+
+struct FetchSettings {
+  cache::TtlPolicy ttl;
+  bool cache_negative = true;
+  std::chrono::seconds rate_limit_backoff{60};  // when upstream's 429 names no Retry-After
+};
+
+class UpstreamFetcher {
+ public:
+  UpstreamFetcher(upstream::Client& client, quota::QuotaCounter& quota,
+                  upstream::CircuitBreaker& breaker, Clock& clock, RandomSource& random,
+                  metrics::GatewayMetrics* metrics);
+
+  boost::asio::awaitable<FetchOutcome> fetch(const api::ApiRequest& request,
+                                             const FetchSettings& settings);
+
+  bool backing_off() const;
+
+ private:
+  upstream::Client& client_;
+  quota::QuotaCounter& quota_;
+  upstream::CircuitBreaker& breaker_;
+  Clock& clock_;
+  RandomSource& random_;
+  metrics::GatewayMetrics* metrics_;
+  std::atomic<SteadyTime::rep> backoff_until_{0};
+};
+
+}  // namespace wg::gateway
