@@ -1,7 +1,10 @@
 #include "widget_gateway/cache/redis_store.hpp"
 
+#include <charconv>
 #include <chrono>
+#include <vector>
 
+#include "widget_gateway/api/keys.hpp"
 #include "widget_gateway/common/error.hpp"
 #include "widget_gateway/common/log.hpp"
 #include "widget_gateway/redis/client.hpp"
@@ -9,12 +12,62 @@
 namespace wg::cache {
 namespace asio = boost::asio;
 
+// Arguments are built before co_await throughout: GCC 12 destroys temporaries in a co_await
+// expression twice.
+
+namespace {
+
+std::optional<std::uint64_t> to_number(std::string_view text) {
+  std::uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// A generation counter's value: nil is 0.
+std::optional<std::uint64_t> generation_of(const redis::Reply& reply) {
+  if (reply.type == redis::Reply::Type::nil) return 0;
+  if (reply.type == redis::Reply::Type::string) return to_number(reply.str);
+  if (reply.type == redis::Reply::Type::integer && reply.integer >= 0)
+    return static_cast<std::uint64_t>(reply.integer);
+  return std::nullopt;
+}
+
+}  // namespace
+
+asio::awaitable<std::pair<std::error_code, std::string>> RedisStore::physical(
+    const std::string& key) {
+  auto parts = split_key(key);
+  if (!parts) co_return std::pair{std::error_code{}, key};  // not a widget key: as is
+  auto global = generations_.global();
+  auto widget = generations_.widget(parts->escaped_id);
+  if (!global || !widget) {
+    std::vector<std::string> args{"MGET", std::string(kGlobalGenerationKey),
+                                  widget_generation_key(parts->escaped_id)};
+    auto [ec, reply] = co_await redis_.command(std::move(args));
+    if (ec) co_return std::pair{ec, std::string()};
+    if (reply.type != redis::Reply::Type::array || reply.elements.size() != 2) {
+      co_return std::pair{make_error_code(errc::redis_error), std::string()};
+    }
+    global = generation_of(reply.elements[0]);
+    widget = generation_of(reply.elements[1]);
+    if (!global || !widget) co_return std::pair{make_error_code(errc::redis_error), std::string()};
+    generations_.set_global(*global);
+    generations_.set_widget(parts->escaped_id, *widget);
+  }
+  co_return std::pair{std::error_code{}, physical_key(*parts, *global, *widget)};
+}
+
 asio::awaitable<Lookup> RedisStore::get(const std::string& key) {
-  // Arguments are built before co_await: GCC 12 destroys temporaries in a co_await
-  // expression twice.
-  std::vector<std::string> args{"GET", key};
-  auto [ec, reply] = co_await redis_.command(std::move(args));
   Lookup lookup;
+  auto [key_ec, physical_key] = co_await physical(key);
+  if (key_ec) {
+    lookup.ec = key_ec;
+    co_return lookup;
+  }
+  lookup.physical_key = physical_key;
+  std::vector<std::string> args{"GET", std::move(physical_key)};
+  auto [ec, reply] = co_await redis_.command(std::move(args));
   if (ec) {
     lookup.ec = ec;
     co_return lookup;
@@ -33,20 +86,63 @@ asio::awaitable<Lookup> RedisStore::get(const std::string& key) {
 }
 
 asio::awaitable<std::error_code> RedisStore::put(const std::string& key, const Entry& entry) {
-  auto expire_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(entry.stale_until.time_since_epoch())
-          .count();
-  std::vector<std::string> args{"SET", key, encode_entry(entry), "PXAT", std::to_string(expire_ms)};
+  auto [key_ec, physical_key] = co_await physical(key);
+  if (key_ec) co_return key_ec;
+  auto expire_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       entry.stale_until.time_since_epoch())
+                       .count();
+  std::vector<std::string> args{"SET", std::move(physical_key), encode_entry(entry), "PXAT",
+                                std::to_string(expire_ms)};
   auto [ec, reply] = co_await redis_.command(std::move(args));
   if (!ec && reply.type == redis::Reply::Type::error) ec = make_error_code(errc::redis_error);
   co_return ec;
 }
 
-asio::awaitable<std::error_code> RedisStore::erase(const std::string& key) {
-  std::vector<std::string> args{"DEL", key};
-  auto [ec, reply] = co_await redis_.command(std::move(args));
-  if (!ec && reply.type == redis::Reply::Type::error) ec = make_error_code(errc::redis_error);
-  co_return ec;
+asio::awaitable<std::error_code> RedisStore::purge_widget(std::string_view widget_id) {
+  const std::string escaped = api::escape_key_id(widget_id);
+  std::vector<std::string> incr{"INCR", widget_generation_key(escaped)};
+  auto [ec, reply] = co_await redis_.command(std::move(incr));
+  if (ec) co_return ec;
+  if (reply.type != redis::Reply::Type::integer) co_return make_error_code(errc::redis_error);
+  std::vector<std::string> publish{"PUBLISH", std::string(kPurgeChannel),
+                                   "w " + std::to_string(reply.integer) + " " + escaped};
+  auto [publish_ec, publish_reply] = co_await redis_.command(std::move(publish));
+  apply_purge_message("w " + std::to_string(reply.integer) + " " + escaped);
+  co_return publish_ec;
+}
+
+asio::awaitable<std::error_code> RedisStore::purge_all() {
+  std::vector<std::string> incr{"INCR", std::string(kGlobalGenerationKey)};
+  auto [ec, reply] = co_await redis_.command(std::move(incr));
+  if (ec) co_return ec;
+  if (reply.type != redis::Reply::Type::integer) co_return make_error_code(errc::redis_error);
+  std::vector<std::string> publish{"PUBLISH", std::string(kPurgeChannel),
+                                   "a " + std::to_string(reply.integer)};
+  auto [publish_ec, publish_reply] = co_await redis_.command(std::move(publish));
+  apply_purge_message("a " + std::to_string(reply.integer));
+  co_return publish_ec;
+}
+
+std::optional<std::string> RedisStore::apply_purge_message(std::string_view message) {
+  // "w <generation> <escaped id>" or "a <generation>"
+  if (message.size() < 3 || message[1] != ' ') return std::nullopt;
+  std::string_view rest = message.substr(2);
+  if (message[0] == 'a') {
+    auto generation = to_number(rest);
+    if (!generation) return std::nullopt;
+    generations_.set_global(*generation);
+    return std::string();
+  }
+  if (message[0] != 'w') return std::nullopt;
+  auto space = rest.find(' ');
+  if (space == std::string_view::npos) return std::nullopt;
+  auto generation = to_number(rest.substr(0, space));
+  std::string_view escaped = rest.substr(space + 1);
+  if (!generation || escaped.empty()) return std::nullopt;
+  generations_.set_widget(escaped, *generation);
+  std::string prefix = "wg:{";
+  prefix.append(escaped).append("}:");
+  return prefix;
 }
 
 }  // namespace wg::cache

@@ -1,11 +1,21 @@
 #pragma once
-// The admin listener (loopback by default): health and readiness without a token; /admin/*
-// only with a configured token, and 404 when none is configured.
+// The admin listener (loopback by default): /metrics, /healthz and /readyz without a token;
+// /admin/* only with `Authorization: Bearer <admin.token>`, and 404 when no token is
+// configured:
+//   GET  /admin/quota                      month, used, limit, remaining, resets_at, mode,
+//                                          projected_month_end
+//   POST /admin/purge?widget=ID            every key of one widget, on every instance
+//   POST /admin/purge-all                  everything, on every instance
+//   POST /admin/warm                       body: JSON array of widget ids; fetches widget data
+//                                          and the first reviews window of each (quota applies)
+//   GET  /admin/entry?widget=ID[&limit=&skip=&type=]   where and how long one key is cached
 
 #include <atomic>
 #include <memory>
 #include <string>
 
+#include "cache_tier.hpp"
+#include "gateway_service.hpp"
 #include "readiness.hpp"
 #include "widget_gateway/http/request_handler.hpp"
 
@@ -15,24 +25,42 @@ class Registry;
 namespace wg::quota {
 class QuotaCounter;
 }
+namespace wg::cache {
+class RedisStore;
+}
 
 namespace wg::gateway {
 
+struct AdminDependencies {
+  const Readiness& readiness;
+  const metrics::Registry& registry;
+  const quota::QuotaCounter& quota;
+  GatewayService& service;
+  CacheTier& cache;
+  cache::RedisStore& store;
+  Clock& clock;
+  std::function<bool(std::string_view)> widget_allowed;  // the public listener's widget policy
+};
+
 class AdminHandler final : public http::RequestHandler {
  public:
-  AdminHandler(const Readiness& readiness, const metrics::Registry& registry,
-               const quota::QuotaCounter& quota, std::string token);
+  // Widgets one warm call may name: it runs while the admin client waits.
+  static constexpr std::size_t kMaxWarmWidgets = 100;
+
+  AdminHandler(AdminDependencies deps, std::string token);
 
   boost::asio::awaitable<http::Response> handle(const http::Request& request) override;
   void set_token(std::string token);
 
  private:
-  http::Response admin(const http::Request& request, std::string_view path);
+  boost::asio::awaitable<http::Response> admin(const http::Request& request,
+                                               std::string_view path);
   http::Response quota_status() const;
+  boost::asio::awaitable<http::Response> purge(const http::Request& request, bool everything);
+  boost::asio::awaitable<http::Response> warm(const http::Request& request);
+  boost::asio::awaitable<http::Response> entry(const http::Request& request);
 
-  const Readiness& readiness_;
-  const metrics::Registry& registry_;
-  const quota::QuotaCounter& quota_;
+  AdminDependencies deps_;
   std::atomic<std::shared_ptr<const std::string>> token_;
 };
 

@@ -6,6 +6,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <future>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include "widget_gateway/metrics/registry.hpp"
 #include "widget_gateway/quota/quota_counter.hpp"
 #include "widget_gateway/redis/client.hpp"
+#include "widget_gateway/redis/subscriber.hpp"
 #include "widget_gateway/upstream/circuit_breaker.hpp"
 #include "widget_gateway/upstream/client.hpp"
 
@@ -63,7 +65,10 @@ class Gateway {
         ioc_(static_cast<int>(threads_)),
         redis_(ioc_.get_executor(), redis_settings(config_)),
         upstream_(ioc_.get_executor(), config_.upstream, SystemClock::instance()),
-        store_(redis_),
+        store_(redis_, generations_),
+        purges_(ioc_.get_executor(), redis_settings(config_),
+                {std::string(cache::kPurgeChannel)},
+                [this](std::string_view, std::string_view message) { this->on_purge(message); }),
         quota_(redis_, SystemClock::instance(), config_.quota),
         l1_(config_.cache.l1_max_bytes),
         breaker_(config_.upstream.circuit_failures,
@@ -88,7 +93,10 @@ class Gateway {
         readiness_(redis_, quota_),
         public_handler_(service_, readiness_, SystemClock::instance(), config_, &metrics_,
                         &access_log_),
-        admin_handler_(readiness_, registry_, quota_, config_.admin.token),
+        admin_handler_({readiness_, registry_, quota_, service_, tier_, store_,
+                        SystemClock::instance(),
+                        [this](std::string_view id) { return public_handler_.allows_widget(id); }},
+                       config_.admin.token),
         public_server_(ioc_, "public", config_.server, public_handler_),
         admin_server_(ioc_, "admin", config_.server, admin_handler_),
         signals_(ioc_, SIGINT, SIGTERM, SIGHUP) {}
@@ -102,7 +110,16 @@ class Gateway {
       if (up) asio::co_spawn(ioc_, quota_.reconcile(), asio::detached);
     });
     metrics_.redis_state(false);
+    // Purges announced while this instance could not hear them are lost: after any reconnect
+    // it forgets its L1 and the generations it knew.
+    purges_.on_state_change([this](bool up) {
+      if (!up) return;
+      generations_.clear();
+      l1_.clear();
+    });
+    admin_server_.set_max_body_bytes(64 * 1024);
     redis_.start();
+    purges_.start();
     public_server_.start();
     admin_server_.start();
     log::info("listening", {{"listener", "public"}, {"address", address_text(public_endpoint)}});
@@ -141,23 +158,35 @@ class Gateway {
     co_await public_server_.drain(timeout);
     co_await admin_server_.drain(std::chrono::milliseconds(100));
     redis_.stop();
+    purges_.stop();
     upstream_.close_idle();
     ioc_.stop();
   }
 
-  // The file is read on a helper thread: no blocking I/O on an io thread.
+  // The file is read and applied on a helper thread: no blocking I/O on an io thread, and every
+  // setter apply() calls is thread-safe. Joining the previous helper first keeps quick
+  // successive reloads in order; the member is declared last, so its destructor joins a helper
+  // still running before anything apply() touches is destroyed (a detached helper could outlive
+  // the gateway when SIGTERM follows SIGHUP closely).
   void reload() {
+    if (reload_thread_.joinable()) reload_thread_.join();
     auto sources = invocation_.sources;
-    std::thread([this, sources] {
+    reload_thread_ = std::jthread([this, sources] {
+      config::Config fresh;
       try {
-        config::Config fresh = config::build_config(sources);
-        asio::post(ioc_, [this, fresh] { apply(fresh); });
+        fresh = config::build_config(sources);
       } catch (const std::exception& e) {
         log::error("reload_rejected", {{"error", e.what()}});
+        return;
       }
-    }).detach();
+      apply(fresh);
+    });
   }
 
+  // Reloadable: [cache] (TTL policy, stale windows, derivation, L1 size), [quota], [cors],
+  // [access], admin.token, log.level, log.sample (and a reopen of a log.access_log file). The
+  // rest is bound to sockets, pools or threads made at start; a change there is reported and
+  // waits for a restart. config_ keeps the start-up values those parts still run with.
   void apply(const config::Config& fresh) {
     log::set_level(fresh.log.level);
     l1_.set_max_bytes(fresh.cache.l1_max_bytes);
@@ -165,9 +194,38 @@ class Gateway {
     access_log_.reopen();
     service_.update(fresh);
     public_handler_.update(fresh);
+    const quota::Mode mode_before = quota_.snapshot().mode;
     quota_.set_config(fresh.quota);
+    const quota::Mode mode_after = quota_.snapshot().mode;
+    if (mode_after != mode_before) {
+      log::warn("quota_mode", {{"mode", quota::to_string(mode_after)}, {"cause", "reload"}});
+    }
     admin_handler_.set_token(fresh.admin.token);
+
+    std::string restart_needed;
+    auto note = [&restart_needed](bool changed, std::string_view what) {
+      if (!changed) return;
+      if (!restart_needed.empty()) restart_needed += ",";
+      restart_needed += what;
+    };
+    note(!(fresh.server == config_.server), "server");
+    note(!(fresh.upstream == config_.upstream), "upstream");
+    note(!(fresh.redis == config_.redis), "redis");
+    note(!(fresh.admin.listen == config_.admin.listen), "admin.listen");
+    note(fresh.log.access_log != config_.log.access_log, "log.access_log");
+    if (!restart_needed.empty()) log::warn("reload_needs_restart", {{"sections", restart_needed}});
     log::info("reloaded", {{"file", fresh.config_file}});
+  }
+
+  void on_purge(std::string_view message) {
+    auto prefix = store_.apply_purge_message(message);
+    if (!prefix) {
+      log::warn("purge_message_malformed", {{"message", message}});
+    } else if (prefix->empty()) {
+      l1_.clear();
+    } else {
+      l1_.erase_prefix(*prefix);
+    }
   }
 
   metrics::ScrapeSources scrape_sources() {
@@ -200,8 +258,10 @@ class Gateway {
   unsigned threads_;
   asio::io_context ioc_;
   redis::Client redis_;
+  cache::Generations generations_;
   upstream::Client upstream_;
   cache::RedisStore store_;
+  redis::Subscriber purges_;
   quota::QuotaCounter quota_;
   cache::L1Cache l1_;
   upstream::CircuitBreaker breaker_;
@@ -218,6 +278,7 @@ class Gateway {
   http::HttpServer public_server_;
   http::HttpServer admin_server_;
   asio::signal_set signals_;
+  std::jthread reload_thread_;  // last: destroyed (joined) first
 };
 
 }  // namespace

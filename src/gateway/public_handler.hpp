@@ -29,6 +29,11 @@ class PublicHandler final : public http::RequestHandler {
 
   boost::asio::awaitable<http::Response> handle(const http::Request& request) override;
 
+  // Whether the widget policy (pattern and allowlist) in force accepts this decoded id.
+  bool allows_widget(std::string_view widget_id) const {
+    return settings_.load()->policy.allows(widget_id);
+  }
+
   // Applies reloadable settings (widget policy, CORS, rate limits, header options); safe while
   // requests run.
   void update(const config::Config& config);

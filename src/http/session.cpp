@@ -1,15 +1,20 @@
 #include "session.hpp"
 
+#include <algorithm>
 #include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
+#include <boost/beast/http/rfc7230.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <ctime>
+#include <limits>
+#include <optional>
 
 #include "widget_gateway/common/log.hpp"
 #include "widget_gateway/http/error_response.hpp"
@@ -23,6 +28,9 @@ using asio::as_tuple;
 using asio::use_awaitable;
 
 namespace {
+
+// The Allow header of a 405 the session answers itself (CONNECT): the public API's methods.
+constexpr std::string_view kAllowedMethods = "GET, HEAD, OPTIONS";
 
 // "Date: Sun, 22 Nov 2026 01:35:44 GMT\r\n", formatted once per second per thread.
 std::string_view date_line() {
@@ -39,11 +47,85 @@ std::string_view date_line() {
   return {line, length};
 }
 
-// True when the buffered bytes hold a complete request line (its CRLF).
-bool request_line_complete(const beast::flat_buffer& buffer, std::size_t max_target) {
-  std::string_view bytes(static_cast<const char*>(buffer.data().data()), buffer.size());
+std::string_view buffered(const beast::flat_buffer& buffer) {
+  return {static_cast<const char*>(buffer.data().data()), buffer.size()};
+}
+
+// Whether an over-long head is the request line's fault (414) rather than the fields' (431).
+// Once Beast has parsed the request line the parser holds its target (and the line is gone
+// from the buffer); before that, the buffer still starts with the line.
+bool request_line_too_long(const bhttp::request_parser<bhttp::string_body>& parser,
+                           const beast::flat_buffer& buffer, std::size_t max_target) {
+  const std::size_t parsed_target = parser.get().target().size();
+  if (parsed_target > 0) return parsed_target > max_target;
+  auto end = buffered(buffer).find("\r\n");
+  return end == std::string_view::npos || end > max_target + 32;  // 32: method and version
+}
+
+// RFC 9112 2.2: a server SHOULD ignore an empty line or two before a request line (some
+// clients send CRLF after a body). Only a few, so that they cannot keep a connection busy.
+void skip_empty_lines(beast::flat_buffer& buffer) {
+  for (int i = 0; i < 4 && buffered(buffer).starts_with("\r\n"); ++i) buffer.consume(2);
+}
+
+// Beast parses only HTTP/1.0 and HTTP/1.1. When the buffered request line is
+// "METHOD SP TARGET SP HTTP/d.d" with a version other than those two (RFC 9112 2.3), points
+// at the major digit in the buffer; nullptr otherwise (the line is malformed some other way).
+char* other_version(beast::flat_buffer& buffer) {
+  std::string_view bytes = buffered(buffer);
   auto end = bytes.find("\r\n");
-  return end != std::string_view::npos && end <= max_target + 32;
+  if (end == std::string_view::npos || end < 9) return nullptr;
+  std::string_view line = bytes.substr(0, end);
+  std::string_view version = line.substr(end - 9);
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (std::count(line.begin(), line.end(), ' ') != 2 || !version.starts_with(" HTTP/") ||
+      !digit(version[6]) || version[7] != '.' || !digit(version[8]) || version == " HTTP/1.0" ||
+      version == " HTTP/1.1") {
+    return nullptr;
+  }
+  return static_cast<char*>(buffer.data().data()) + end - 3;
+}
+
+// Headers beyond this count are refused with 431 even when the head fits max_header_bytes:
+// thousands of tiny fields cost far more to store and search than their bytes suggest.
+constexpr std::size_t kMaxHeaderFields = 100;
+
+// True when every Transfer-Encoding line together names exactly one coding, "chunked".
+bool only_chunked(const bhttp::fields& fields) {
+  std::size_t codings = 0;
+  bool chunked = false;
+  for (const auto& field : fields) {
+    if (field.name() != bhttp::field::transfer_encoding) continue;
+    for (auto coding : bhttp::token_list(field.value())) {
+      ++codings;
+      chunked = beast::iequals(coding, "chunked");
+    }
+  }
+  return codings == 1 && chunked;
+}
+
+// What Beast's parser accepts but this server refuses, checked right after the head is read
+// (before any body byte): the first applicable error, or nullopt when the head may be served.
+// Each of these answers closes the connection.
+std::optional<api::ErrorCode> refuse_head(const bhttp::request<bhttp::string_body>& req,
+                                          std::size_t max_target) {
+  std::size_t fields = 0, hosts = 0;
+  bool transfer_encoding = false, content_length = false;
+  for (const auto& field : req) {
+    ++fields;
+    hosts += field.name() == bhttp::field::host;
+    transfer_encoding |= field.name() == bhttp::field::transfer_encoding;
+    content_length |= field.name() == bhttp::field::content_length;
+  }
+  if (req.target().size() > max_target) return api::ErrorCode::uri_too_long;
+  if (fields > kMaxHeaderFields) return api::ErrorCode::headers_too_large;
+  // Beast rejects chunked + Content-Length, but not another coding + Content-Length: both
+  // are a request-smuggling vector (RFC 9112 6.3), and so are several Host lines (RFC 9112
+  // 3.2 requires 400).
+  if (transfer_encoding && content_length) return api::ErrorCode::bad_request;
+  if (hosts > 1) return api::ErrorCode::bad_request;
+  if (transfer_encoding && !only_chunked(req)) return api::ErrorCode::not_implemented;
+  return std::nullopt;
 }
 
 bool is_disconnect(const boost::system::error_code& ec) {
@@ -84,6 +166,7 @@ asio::awaitable<void> HttpSession::run() {
   auto self = shared_from_this();
   const config::ServerConfig& limits = server_.limits_;
   bool first_request = true;
+  bool version_rewritten = false;  // the current request line said HTTP/1.x, x > 1
 
   while (!server_.draining()) {
     // Wait for the next request's first byte: a short deadline for a new connection, the idle
@@ -101,19 +184,30 @@ asio::awaitable<void> HttpSession::run() {
     first_request = false;
 
     // The whole head must arrive within header_timeout (slowloris).
+    skip_empty_lines(buffer_);
     bhttp::request_parser<bhttp::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(limits.max_header_bytes));
-    parser.body_limit(0);  // no request we serve has a body
+    // No request we serve has a body, but Content-Length is checked after the head (below):
+    // a body_limit error here would come before the Transfer-Encoding + Content-Length check.
+    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
     stream_.expires_after(limits.header_timeout);
     auto [ec, n] =
         co_await bhttp::async_read_header(stream_, buffer_, parser, as_tuple(use_awaitable));
     if (ec) {
       if (ec == bhttp::error::header_limit) {
-        const bool line_complete = request_line_complete(buffer_, limits.max_target_bytes);
-        co_await write_error_and_close(line_complete ? api::ErrorCode::headers_too_large
-                                                     : api::ErrorCode::uri_too_long);
-      } else if (ec == bhttp::error::body_limit) {
-        co_await write_error_and_close(api::ErrorCode::payload_too_large);
+        const bool line = request_line_too_long(parser, buffer_, limits.max_target_bytes);
+        co_await write_error_and_close(line ? api::ErrorCode::uri_too_long
+                                            : api::ErrorCode::headers_too_large);
+      } else if (char* major = ec == bhttp::error::bad_version ? other_version(buffer_) : nullptr) {
+        if (*major == '1' && !version_rewritten) {
+          // HTTP/1.2 and later 1.x are served as 1.1 (RFC 9112 2.3): parse the head again
+          // with the minor digit rewritten, which Beast accepts.
+          major[2] = '1';
+          version_rewritten = true;
+          continue;
+        }
+        const bool head = buffered(buffer_).starts_with("HEAD ");
+        co_await write_error_and_close(api::ErrorCode::http_version_not_supported, head);
       } else if (!is_disconnect(ec)) {
         // Unparseable head, conflicting Content-Length / Transfer-Encoding (RFC 9112 6.3):
         // answer, then close because the byte stream can no longer be trusted.
@@ -122,17 +216,28 @@ asio::awaitable<void> HttpSession::run() {
       break;
     }
 
+    version_rewritten = false;
     auto& req = parser.get();
-    if (req.version() / 10 != 1) {
-      co_await write_error_and_close(api::ErrorCode::http_version_not_supported);
+    const bool head = req.method() == bhttp::verb::head;
+    if (auto refusal = refuse_head(req, limits.max_target_bytes)) {
+      co_await write_error_and_close(*refusal, head);
       break;
     }
-    if (req.find(bhttp::field::transfer_encoding) != req.end() && !parser.chunked()) {
-      co_await write_error_and_close(api::ErrorCode::not_implemented);
+    if (req.method() == bhttp::verb::connect) {
+      // No tunnels. Closed afterwards: the client may already be sending tunnel bytes (a TLS
+      // ClientHello) that must not be parsed as HTTP.
+      co_await write_error_and_close(api::ErrorCode::method_not_allowed, head);
+      break;
+    }
+    // Bodies are refused (413) except on a listener that takes them (admin), up to its limit.
+    const std::size_t max_body = server_.max_body_bytes();
+    if (parser.content_length().value_or(0) > max_body) {
+      co_await write_error_and_close(api::ErrorCode::payload_too_large, head);
       break;
     }
     if (!parser.is_done()) {
-      // A chunked body follows: only an empty one is accepted.
+      // The body follows (Content-Length within the limit, or chunked).
+      parser.body_limit(max_body);
       stream_.expires_after(limits.header_timeout);
       auto [body_ec, body_n] =
           co_await bhttp::async_read(stream_, buffer_, parser, as_tuple(use_awaitable));
@@ -145,10 +250,6 @@ asio::awaitable<void> HttpSession::run() {
         break;
       }
     }
-    if (req.target().size() > limits.max_target_bytes) {
-      co_await write_error_and_close(api::ErrorCode::uri_too_long);
-      break;
-    }
 
     server_.stats_.requests.fetch_add(1, std::memory_order_relaxed);
     const bool keep_alive = req.keep_alive();
@@ -158,7 +259,8 @@ asio::awaitable<void> HttpSession::run() {
                     req.version() > 11 ? 11u : req.version(),
                     req,
                     peer_,
-                    keep_alive};
+                    keep_alive,
+                    std::string_view(req.body())};
     Response response;
     try {
       response = co_await server_.handler_.handle(request);
@@ -198,8 +300,10 @@ asio::awaitable<bool> HttpSession::write(const Response& response, bool close) {
   co_return !ec;
 }
 
-asio::awaitable<void> HttpSession::write_error_and_close(api::ErrorCode code) {
-  const Response response = error_response(code);
+asio::awaitable<void> HttpSession::write_error_and_close(api::ErrorCode code, bool head) {
+  Response response = error_response(code);
+  if (code == api::ErrorCode::method_not_allowed) response.add_header("Allow", kAllowedMethods);
+  if (head) response.body_mode = BodyMode::length_only;
   co_await write(response, true);
 }
 

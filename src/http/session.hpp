@@ -34,7 +34,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
  private:
   boost::asio::awaitable<bool> write(const Response& response, bool close);
   // Takes the code, not a Response: GCC 12 mishandles temporaries in co_await expressions.
-  boost::asio::awaitable<void> write_error_and_close(api::ErrorCode code);
+  // `head`: the request was HEAD, so the answer carries no body (Content-Length still does).
+  boost::asio::awaitable<void> write_error_and_close(api::ErrorCode code, bool head = false);
 
   HttpServer& server_;
   boost::beast::tcp_stream stream_;

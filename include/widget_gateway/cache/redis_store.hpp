@@ -1,6 +1,7 @@
 #pragma once
 // The shared cache tier (L2): encoded entries in Redis, each expiring with its stale window so
-// Redis itself forgets what the gateway may no longer serve.
+// Redis itself forgets what the gateway may no longer serve. Keys carry purge generations
+// (see generations.hpp): callers use logical keys, the store adds the generations.
 
 #include <boost/asio/awaitable.hpp>
 #include <memory>
@@ -9,6 +10,7 @@
 #include <system_error>
 
 #include "widget_gateway/cache/entry.hpp"
+#include "widget_gateway/cache/generations.hpp"
 
 namespace wg::redis {
 class Client;
@@ -17,22 +19,34 @@ class Client;
 namespace wg::cache {
 
 struct Lookup {
-  std::error_code ec;                  // Redis unreachable, timed out or errored: treat as a miss
+  std::error_code ec;  // Redis unreachable, timed out or errored: treat as a miss
   std::shared_ptr<const Entry> entry;  // null on a miss or an undecodable value
+  std::string physical_key;            // where it was looked up (for inspection)
 };
 
 class RedisStore {
  public:
-  explicit RedisStore(redis::Client& redis) : redis_(redis) {}
+  RedisStore(redis::Client& redis, Generations& generations)
+      : redis_(redis), generations_(generations) {}
 
   boost::asio::awaitable<Lookup> get(const std::string& key);
   // Stores `entry` until its stale_until. Returns the Redis outcome; callers usually only
   // count failures, since a failed store only costs a later miss.
   boost::asio::awaitable<std::error_code> put(const std::string& key, const Entry& entry);
-  boost::asio::awaitable<std::error_code> erase(const std::string& key);
+
+  // Purges: one INCR each, announced on the purge channel so every instance drops its L1.
+  boost::asio::awaitable<std::error_code> purge_widget(std::string_view widget_id);
+  boost::asio::awaitable<std::error_code> purge_all();
+  // Applies a purge announcement (from the subscriber); returns the L1 prefix to drop ("" for
+  // everything), nullopt for a malformed message.
+  std::optional<std::string> apply_purge_message(std::string_view message);
+
+  // The Redis key `key` currently maps to (reads generations it does not know yet).
+  boost::asio::awaitable<std::pair<std::error_code, std::string>> physical(const std::string& key);
 
  private:
   redis::Client& redis_;
+  Generations& generations_;
 };
 
 }  // namespace wg::cache

@@ -21,6 +21,7 @@ struct Request {
   const boost::beast::http::fields& headers;
   boost::asio::ip::address peer;  // the TCP peer, before any X-Forwarded-For
   bool keep_alive;
+  std::string_view body = {};  // empty unless the listener accepts bodies (admin)
 
   bool is_head() const { return method == boost::beast::http::verb::head; }
 };

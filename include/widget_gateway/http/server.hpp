@@ -46,6 +46,10 @@ class HttpServer {
   boost::asio::awaitable<void> drain(std::chrono::steady_clock::duration timeout);
 
   const ServerStats& stats() const { return stats_; }
+  // Request bodies up to this size are read and handed to the handler (default 0: any body
+  // is refused with 413). Call before start().
+  void set_max_body_bytes(std::size_t bytes) { max_body_bytes_ = bytes; }
+  std::size_t max_body_bytes() const { return max_body_bytes_; }
   bool draining() const { return draining_.load(std::memory_order_relaxed); }
 
  private:
@@ -60,6 +64,7 @@ class HttpServer {
   RequestHandler& handler_;
   boost::asio::ip::tcp::acceptor acceptor_;
   std::atomic<bool> draining_{false};
+  std::size_t max_body_bytes_ = 0;
   ServerStats stats_;
   std::mutex sessions_mutex_;
   std::unordered_set<HttpSession*> sessions_;

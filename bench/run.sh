@@ -1,0 +1,716 @@
+#!/usr/bin/env bash
+# Runs the bench harness: bench/run.sh SCENARIO|all [--compare] [options]. See bench/README.md.
+#
+# Builds the gateway, the stub upstream and wg-bench in Release (its own build directory, tests
+# off), starts a private redis-server, the stub and the system under test on 127.0.0.1 only,
+# drives the scenario's load (and its faults) with wg-bench, and reports the client's figures
+# with the stub's upstream request count and the server's peak RSS. With --compare the same
+# load also goes, in the same run and alternating (A B C D A B C D), to nginx proxy_cache,
+# Varnish and a constant-response reference server. Every process it starts is stopped by a
+# trap on exit.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH_DIR="$ROOT/bench"
+ALL_SCENARIOS=(hot-hits zipf-site cold-storm cache-busters upstream-outage redis-outage)
+
+usage() {
+  cat <<'EOF'
+usage: bench/run.sh SCENARIO|all [options]
+  SCENARIO          a name from bench/scenarios/ (without .toml) or a path to a .toml file
+  --compare         also run nginx proxy_cache, Varnish and the constant-response reference
+  --systems LIST    comma-separated subset of gateway,nginx,varnish,constant
+  --duration D      measured duration of every run (e.g. 5s; default: the scenario's)
+  --warmup D        warm-up of every run (default: the scenario's)
+  --reps N          repetitions per system (default: the scenario's, 1-3)
+  --gateway-threads N  --threads of the gateway (default 1; nginx runs 1 worker)
+  --build-dir DIR   Release build directory (default: build-release)
+  --no-build        use the binaries already in the build directory
+  --no-install      do not install missing tools (nginx-light, varnish, gnuplot-nox)
+  --jobs N          build jobs (default 2)
+EOF
+}
+
+log() { printf '[run.sh] %s\n' "$*" >&2; }
+die() {
+  log "error: $*"
+  exit 1
+}
+
+# ----------------------------------------------------------------------------- arguments
+SCENARIO_ARG=""
+COMPARE=0
+SYSTEMS_ARG=""
+DURATION=""
+WARMUP=""
+REPS=""
+GATEWAY_THREADS=1
+BUILD_DIR="$ROOT/build-release"
+BUILD=1
+INSTALL=1
+JOBS=2
+ORIGINAL_ARGS="$*"
+while (($#)); do
+  case "$1" in
+    --compare) COMPARE=1 ;;
+    --systems) SYSTEMS_ARG=${2:?}; shift ;;
+    --duration) DURATION=${2:?}; shift ;;
+    --warmup) WARMUP=${2:?}; shift ;;
+    --reps) REPS=${2:?}; shift ;;
+    --gateway-threads) GATEWAY_THREADS=${2:?}; shift ;;
+    --build-dir) BUILD_DIR=${2:?}; shift ;;
+    --no-build) BUILD=0 ;;
+    --no-install) INSTALL=0 ;;
+    --jobs) JOBS=${2:?}; shift ;;
+    -h | --help) usage; exit 0 ;;
+    -*) usage >&2; die "unknown option $1" ;;
+    *)
+      [[ -z $SCENARIO_ARG ]] || die "one scenario (or all) at a time"
+      SCENARIO_ARG=$1
+      ;;
+  esac
+  shift
+done
+[[ -n $SCENARIO_ARG ]] || { usage >&2; exit 2; }
+[[ $REPS =~ ^[0-9]*$ ]] || die "--reps expects a number"
+[[ $GATEWAY_THREADS =~ ^[1-9][0-9]*$ ]] || die "--gateway-threads expects a number"
+
+SCENARIO_FILES=()
+if [[ $SCENARIO_ARG == all ]]; then
+  for s in "${ALL_SCENARIOS[@]}"; do SCENARIO_FILES+=("$BENCH_DIR/scenarios/$s.toml"); done
+elif [[ -f $SCENARIO_ARG ]]; then
+  SCENARIO_FILES+=("$(cd "$(dirname "$SCENARIO_ARG")" && pwd)/$(basename "$SCENARIO_ARG")")
+elif [[ -f $BENCH_DIR/scenarios/$SCENARIO_ARG.toml ]]; then
+  SCENARIO_FILES+=("$BENCH_DIR/scenarios/$SCENARIO_ARG.toml")
+else
+  die "no scenario $SCENARIO_ARG (have: ${ALL_SCENARIOS[*]})"
+fi
+
+if [[ -n $SYSTEMS_ARG ]]; then
+  IFS=',' read -r -a SYSTEMS <<<"$SYSTEMS_ARG"
+elif ((COMPARE)); then
+  SYSTEMS=(gateway nginx varnish constant)
+else
+  SYSTEMS=(gateway)
+fi
+for s in "${SYSTEMS[@]}"; do
+  case "$s" in gateway | nginx | varnish | constant) ;; *) die "unknown system $s" ;; esac
+done
+wants() { [[ " ${SYSTEMS[*]} " == *" $1 "* ]]; }
+
+# "500ms", "5s", "1.5s", "2m" → milliseconds.
+to_ms() {
+  awk -v d="$1" 'BEGIN {
+    n = d; sub(/[a-z]+$/, "", n); u = substr(d, length(n) + 1)
+    if (n !~ /^[0-9]+(\.[0-9]+)?$/) exit 1
+    f = (u == "ms") ? 1 : (u == "s") ? 1000 : (u == "m") ? 60000 : (u == "h") ? 3600000 : -1
+    if (f < 0) exit 1
+    printf "%d\n", n * f + 0.5 }' || die "bad duration $1"
+}
+[[ -z $DURATION ]] || to_ms "$DURATION" >/dev/null
+[[ -z $WARMUP ]] || to_ms "$WARMUP" >/dev/null
+
+# ----------------------------------------------------------------------------- tools and build
+need_tools=(redis-server curl taskset)
+wants nginx && need_tools+=(nginx)
+wants varnish && need_tools+=(varnishd)
+need_tools+=(gnuplot)
+missing=()
+for t in "${need_tools[@]}"; do
+  command -v "$t" >/dev/null 2>&1 || [[ -x /usr/sbin/$t ]] || missing+=("$t")
+done
+if ((${#missing[@]})); then
+  if ((INSTALL)); then
+    log "installing missing tools (${missing[*]}) with deploy/install-deps.sh --bench-tools"
+    "$ROOT/deploy/install-deps.sh" --bench-tools
+  else
+    log "missing tools: ${missing[*]} (--no-install given)"
+  fi
+fi
+export PATH="$PATH:/usr/sbin:/sbin"
+command -v gnuplot >/dev/null 2>&1 && HAVE_GNUPLOT=1 || HAVE_GNUPLOT=0
+
+if ((BUILD)); then
+  log "building Release in $BUILD_DIR"
+  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWG_BUILD_TESTS=OFF >/dev/null
+  cmake --build "$BUILD_DIR" -j "$JOBS" --target widget-gateway widget-upstream-stub wg-bench
+fi
+BIN="$BUILD_DIR/bin"
+for b in widget-gateway widget-upstream-stub wg-bench; do
+  [[ -x $BIN/$b ]] || die "$BIN/$b is missing (build first or drop --no-build)"
+done
+
+# ----------------------------------------------------------------------------- CPU pinning
+NCPU=$(nproc)
+if ((NCPU >= 2)); then
+  SERVER_CPUS=0
+  OTHER_CPUS=$([[ $NCPU -eq 2 ]] && echo 1 || echo "1-$((NCPU - 1))")
+  SERVER_PIN=(taskset -c "$SERVER_CPUS")
+  OTHER_PIN=(taskset -c "$OTHER_CPUS")
+  PIN_NOTE="the system under test is pinned to CPU $SERVER_CPUS; wg-bench, the stub and redis-server to CPU(s) $OTHER_CPUS (taskset)"
+else
+  SERVER_PIN=()
+  OTHER_PIN=()
+  PIN_NOTE="one CPU: nothing is pinned, load generator and server share it"
+fi
+log "$NCPU CPUs: $PIN_NOTE"
+
+# ----------------------------------------------------------------------------- processes
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/wg-bench-run.XXXXXX")
+PIDS=()
+LAST_PID=""
+
+stop_pid() {
+  local pid=$1 i
+  [[ -n $pid ]] || return 0
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < 100; i++)); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.05
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  wait "$pid" 2>/dev/null || true
+  forget_pid "$pid"
+}
+
+forget_pid() {
+  local kept=() p
+  for p in "${PIDS[@]}"; do [[ $p == "$1" ]] || kept+=("$p"); done
+  PIDS=("${kept[@]}")
+}
+
+cleanup() {
+  local status=$?
+  trap - EXIT INT TERM
+  for pid in "${PIDS[@]}"; do stop_pid "$pid"; done
+  rm -rf "$WORK"
+  exit "$status"
+}
+trap cleanup EXIT
+trap 'log "failed: line $LINENO: $BASH_COMMAND"' ERR
+trap 'exit 130' INT TERM
+
+# start_bg LOGFILE COMMAND...: starts in the background, sets LAST_PID.
+start_bg() {
+  local logfile=$1
+  shift
+  "$@" >"$logfile" 2>&1 &
+  LAST_PID=$!
+  PIDS+=("$LAST_PID")
+}
+
+# The port of a "listening" line (the gateway's, the stub's and wg-bench's format).
+listen_port() {
+  local file=$1 listener=$2 pid=$3 line i
+  for ((i = 0; i < 300; i++)); do
+    line=$(grep -o "\"listener\":\"$listener\",\"address\":\"[^\"]*\"" "$file" 2>/dev/null | head -n 1 || true)
+    if [[ -n $line ]]; then
+      line=${line%\"}
+      echo "${line##*:}"
+      return 0
+    fi
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  log "no listening line for $listener in $file:"
+  tail -n 20 "$file" >&2 || true
+  return 1
+}
+
+wait_port() {
+  local port=$1 i
+  for ((i = 0; i < 300; i++)); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+# A loopback port nobody listens on right now (for servers that cannot bind port 0 and report),
+# below the kernel's ephemeral range so that no outgoing connection can be holding it.
+EPHEMERAL_LOW=$(awk '{ print $1 }' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+((EPHEMERAL_LOW > 12000)) || EPHEMERAL_LOW=32768
+free_port() {
+  local port i
+  for ((i = 0; i < 200; i++)); do
+    port=$((10000 + RANDOM % (EPHEMERAL_LOW - 10000)))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      echo "$port"
+      return 0
+    fi
+  done
+  return 1
+}
+
+http() { curl -s --noproxy '*' --max-time 10 "$@"; }
+
+peak_rss_kb() {
+  local total=0 p v
+  for p in "$1" $(pgrep -P "$1" 2>/dev/null || true); do
+    v=$(awk '/^VmHWM:/ {print $2}' "/proc/$p/status" 2>/dev/null || true)
+    total=$((total + ${v:-0}))
+  done
+  echo "$total"
+}
+
+# --- redis-server
+REDIS_PID=""
+REDIS_PORT=""
+start_redis() {
+  [[ -n $REDIS_PORT ]] || REDIS_PORT=$(free_port)
+  mkdir -p "$WORK/redis"
+  for _ in 1 2 3; do
+    start_bg "$WORK/redis.log" "${OTHER_PIN[@]}" redis-server --port "$REDIS_PORT" --bind 127.0.0.1 \
+      --save "" --appendonly no --dir "$WORK/redis" --protected-mode yes
+    REDIS_PID=$LAST_PID
+    wait_port "$REDIS_PORT" && return 0
+    tail -n 5 "$WORK/redis.log" >&2
+    stop_pid "$REDIS_PID"
+    sleep 0.5
+  done
+  die "redis-server did not start on port $REDIS_PORT"
+}
+stop_redis() {
+  stop_pid "$REDIS_PID"
+  REDIS_PID=""
+}
+
+# --- stub upstream
+STUB_PID=""
+STUB_PORT=""
+start_stub() {
+  local widgets=$1
+  start_bg "$WORK/stub.log" "${OTHER_PIN[@]}" "$BIN/widget-upstream-stub" --listen 127.0.0.1:0 \
+    --widgets "$widgets" --seed 1
+  STUB_PID=$LAST_PID
+  STUB_PORT=$(listen_port "$WORK/stub.log" stub "$STUB_PID") || die "the stub did not start"
+}
+stub_reset() {
+  local latency_ms=$1
+  http -X POST "http://127.0.0.1:$STUB_PORT/__stub/reset" >/dev/null
+  if ((latency_ms > 0)); then
+    http -X POST "http://127.0.0.1:$STUB_PORT/__stub/latency?ms=$latency_ms" >/dev/null
+  fi
+}
+stub_total() {
+  http "http://127.0.0.1:$STUB_PORT/__stub/stats" | sed -n 's/.*"total":\([0-9]*\).*/\1/p'
+}
+
+# --- systems under test; each start_* sets SERVER_PID and SERVER_PORT
+SERVER_PID=""
+SERVER_PORT=""
+
+start_gateway() {
+  local ttl_ms=$1 conf="$WORK/gateway.toml"
+  {
+    echo "# Written by bench/run.sh. Access logging off, as for nginx and Varnish."
+    echo "[log]"
+    echo 'access_log = "off"'
+    if ((ttl_ms > 0)); then
+      echo "[cache]"
+      echo "min_ttl = \"${ttl_ms}ms\""
+      echo "max_ttl = \"${ttl_ms}ms\""
+      echo 'jitter = "0s"'
+    fi
+  } >"$conf"
+  start_redis
+  start_bg "$WORK/gateway.log" "${SERVER_PIN[@]}" "$BIN/widget-gateway" --config "$conf" \
+    --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 --upstream "http://127.0.0.1:$STUB_PORT" \
+    --redis "redis://127.0.0.1:$REDIS_PORT/0" --threads "$GATEWAY_THREADS"
+  SERVER_PID=$LAST_PID
+  SERVER_PORT=$(listen_port "$WORK/gateway.log" public "$SERVER_PID") || die "the gateway did not start"
+}
+
+start_nginx() {
+  local ttl_ms=$1 dir="$WORK/nginx" ttl user_line=""
+  ttl=$((ttl_ms > 0 ? (ttl_ms + 999) / 1000 : 3600))s  # proxy_cache_valid takes whole seconds
+  rm -rf "$dir"
+  mkdir -p "$dir/cache" "$dir/tmp"
+  SERVER_PORT=$(free_port)
+  # As root, nginx would switch its worker to an account that cannot write the cache here.
+  [[ $(id -u) -ne 0 ]] || user_line="user $(id -un) $(id -gn);"
+  cat >"$dir/nginx.conf" <<EOF
+# Written by bench/run.sh: nginx proxy_cache as an equivalent cache in front of the stub.
+$user_line
+worker_processes 1;
+daemon off;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+worker_rlimit_nofile 40000;
+events { worker_connections 16384; }
+http {
+  access_log off;
+  client_body_temp_path $dir/tmp/body;
+  proxy_temp_path $dir/tmp/proxy;
+  fastcgi_temp_path $dir/tmp/fastcgi;
+  uwsgi_temp_path $dir/tmp/uwsgi;
+  scgi_temp_path $dir/tmp/scgi;
+  keepalive_requests 1000000;
+  keepalive_timeout 60s;
+  proxy_cache_path $dir/cache levels=1:2 keys_zone=wg:32m max_size=1g inactive=1d use_temp_path=off;
+  upstream stub {
+    server 127.0.0.1:$STUB_PORT;
+    keepalive 64;
+  }
+  server {
+    listen 127.0.0.1:$SERVER_PORT backlog=4096;
+    location /api/v1/widgets/widget/ {
+      proxy_pass http://stub;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_connect_timeout 2s;
+      proxy_read_timeout 10s;
+      proxy_cache wg;
+      proxy_cache_key \$request_uri;
+      proxy_cache_valid 200 $ttl;
+      proxy_cache_valid 400 404 5m;
+      proxy_cache_lock on;
+      proxy_cache_lock_timeout 10s;
+      proxy_cache_lock_age 10s;
+      proxy_cache_use_stale error timeout updating http_500 http_502 http_503 http_504;
+      proxy_cache_background_update on;
+      add_header X-Cache-Status \$upstream_cache_status always;
+    }
+    location / { return 404; }
+  }
+}
+EOF
+  start_bg "$WORK/nginx.log" "${SERVER_PIN[@]}" nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log"
+  SERVER_PID=$LAST_PID
+  wait_port "$SERVER_PORT" || { cat "$dir/error.log" >&2; die "nginx did not start"; }
+}
+
+start_varnish() {
+  local ttl_ms=$1 dir="$WORK/varnish" ttl
+  ttl=$((ttl_ms > 0 ? ttl_ms : 3600000))ms
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  SERVER_PORT=$(free_port)
+  cat >"$dir/bench.vcl" <<EOF
+vcl 4.1;
+# Written by bench/run.sh: Varnish as an equivalent cache in front of the stub.
+backend stub {
+  .host = "127.0.0.1";
+  .port = "$STUB_PORT";
+  .connect_timeout = 2s;
+  .first_byte_timeout = 10s;
+  .between_bytes_timeout = 10s;
+}
+sub vcl_recv {
+  if (req.url !~ "^/api/v1/widgets/widget/") { return (synth(404)); }
+  if (req.method != "GET" && req.method != "HEAD") { return (pass); }
+  unset req.http.Cookie;
+  return (hash);
+}
+sub vcl_backend_response {
+  if (beresp.status == 200) {
+    set beresp.ttl = $ttl;
+    set beresp.grace = 24h;  # stale while revalidating, and kept when a refresh fails
+  } elsif (beresp.status == 400 || beresp.status == 404) {
+    set beresp.ttl = 5m;
+  } else {
+    if (bereq.is_bgfetch) { return (abandon); }  # keep serving the stale copy
+    set beresp.ttl = 0s;
+    set beresp.uncacheable = true;
+  }
+  return (deliver);
+}
+sub vcl_backend_error {
+  if (bereq.is_bgfetch) { return (abandon); }
+}
+sub vcl_deliver {
+  if (obj.hits > 0) { set resp.http.X-Cache = "hit"; } else { set resp.http.X-Cache = "miss"; }
+}
+EOF
+  start_bg "$WORK/varnish.log" "${SERVER_PIN[@]}" varnishd -F -j none -n "$dir/state" \
+    -a "127.0.0.1:$SERVER_PORT" -T none -f "$dir/bench.vcl" -s malloc,256m
+  SERVER_PID=$LAST_PID
+  wait_port "$SERVER_PORT" || { cat "$WORK/varnish.log" >&2; die "varnishd did not start"; }
+}
+
+start_constant() {
+  start_bg "$WORK/constant.log" "${SERVER_PIN[@]}" "$BIN/wg-bench" --serve-constant \
+    --listen 127.0.0.1:0 --body-file "$WORK/constant.body"
+  SERVER_PID=$LAST_PID
+  SERVER_PORT=$(listen_port "$WORK/constant.log" constant "$SERVER_PID") || die "the constant server did not start"
+}
+
+stop_server() {
+  stop_pid "$SERVER_PID"
+  SERVER_PID=""
+  stop_redis
+}
+
+# ----------------------------------------------------------------------------- one run
+RESULTS_DIR="$BENCH_DIR/results"
+mkdir -p "$RESULTS_DIR/json"
+rm -f "$RESULTS_DIR"/*.png "$RESULTS_DIR"/*.dat "$RESULTS_DIR"/summary.md "$RESULTS_DIR"/runs.tsv \
+  "$RESULTS_DIR"/json/*.json
+RUNS="$RESULTS_DIR/runs.tsv"
+printf 'scenario\tsystem\trep\trps\tp50_us\tp90_us\tp99_us\tp999_us\tmax_us\terrors\tunexpected\tall_responses\tupstream_calls\tupstream_per_1k\tpeak_rss_kb\n' >"$RUNS"
+
+# Sleeps until `ms` milliseconds after the epoch-ms value `since`.
+sleep_until() {
+  local since=$1 ms=$2 now
+  now=$(date +%s%3N)
+  local left=$((since + ms - now))
+  ((left <= 0)) || sleep "$(awk -v l="$left" 'BEGIN { printf "%.3f", l / 1000 }')"
+}
+
+# run_one SCENARIO_FILE SYSTEM REP
+run_one() {
+  local file=$1 system=$2 rep=$3
+  local name=${S[name]}
+  local out="$RESULTS_DIR/json/$name-$system-$rep.json"
+  stub_reset "${S[upstream_latency_ms]}"
+  case "$system" in
+    gateway) start_gateway "${S[cache_ttl_ms]}" ;;
+    nginx) start_nginx "${S[cache_ttl_ms]}" ;;
+    varnish) start_varnish "${S[cache_ttl_ms]}" ;;
+    constant) start_constant ;;
+  esac
+  log "$name: $system (run $rep) on 127.0.0.1:$SERVER_PORT"
+  local args=(--target "http://127.0.0.1:$SERVER_PORT" --scenario "$file" --ids "$WORK/ids.json"
+    --label "$system" --out "$out" --seed "$rep" --tsv)
+  [[ -z $DURATION ]] || args+=(--duration "$DURATION")
+  [[ -z $WARMUP ]] || args+=(--warmup "$WARMUP")
+  local started
+  started=$(date +%s%3N)
+  "${OTHER_PIN[@]}" "$BIN/wg-bench" "${args[@]}" >"$WORK/tsv" &
+  local bench_pid=$!
+  PIDS+=("$bench_pid")
+
+  # Faults, timed from the start of the measured period.
+  local fault_note=""
+  if [[ ${S[fault]} == upstream && $system != constant ]]; then
+    sleep_until "$started" $((WARMUP_MS + FAULT_AT_MS))
+    http -X POST "http://127.0.0.1:$STUB_PORT/__stub/fault?mode=${S[fault_mode]}" >/dev/null
+    sleep_until "$started" $((WARMUP_MS + FAULT_AT_MS + FAULT_FOR_MS))
+    http -X POST "http://127.0.0.1:$STUB_PORT/__stub/fault?mode=none" >/dev/null
+    fault_note="upstream ${S[fault_mode]} from ${FAULT_AT_MS} ms for ${FAULT_FOR_MS} ms"
+  elif [[ ${S[fault]} == redis && $system == gateway ]]; then
+    sleep_until "$started" $((WARMUP_MS + FAULT_AT_MS))
+    stop_redis
+    sleep_until "$started" $((WARMUP_MS + FAULT_AT_MS + FAULT_FOR_MS))
+    start_redis
+    fault_note="redis-server killed at ${FAULT_AT_MS} ms, restarted after ${FAULT_FOR_MS} ms"
+  fi
+  local bench_status=0
+  wait "$bench_pid" || bench_status=$?
+  forget_pid "$bench_pid"
+  [[ -z $fault_note ]] || log "$name: $system: $fault_note"
+
+  local upstream rss line
+  upstream=$(stub_total)
+  rss=$(peak_rss_kb "$SERVER_PID")
+  stop_server
+  if ((bench_status != 0)); then
+    log "$name: $system: wg-bench failed (exit $bench_status)"
+    return 0
+  fi
+  [[ $system != constant ]] || upstream=0
+  line=$(tail -n 1 "$WORK/tsv")
+  # TSV from wg-bench: label responses rps p50 p90 p99 p999 max errors unexpected all bytes
+  awk -F'\t' -v OFS='\t' -v sc="$name" -v rep="$rep" -v up="${upstream:-0}" -v rss="$rss" '{
+      per = ($11 > 0) ? up * 1000 / $11 : 0
+      print sc, $1, rep, $3, $4, $5, $6, $7, $8, $9, $10, $11, up, sprintf("%.1f", per), rss
+    }' <<<"$line" >>"$RUNS"
+}
+
+# ----------------------------------------------------------------------------- all runs
+declare -A S
+RUN_START=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
+SCENARIO_NAMES=()
+for file in "${SCENARIO_FILES[@]}"; do
+  S=()
+  while IFS='=' read -r key value; do S[$key]=$value; done < <("$BIN/wg-bench" --scenario "$file" --print-runner)
+  SCENARIO_NAMES+=("${S[name]}")
+  DURATION_MS=$([[ -n $DURATION ]] && to_ms "$DURATION" || echo "${S[duration_ms]}")
+  WARMUP_MS=$([[ -n $WARMUP ]] && to_ms "$WARMUP" || echo "${S[warmup_ms]}")
+  FAULT_AT_MS=${S[fault_at_ms]}
+  FAULT_FOR_MS=${S[fault_for_ms]}
+  if ((FAULT_AT_MS + FAULT_FOR_MS > DURATION_MS)); then  # a shortened run keeps the fault inside
+    FAULT_AT_MS=$((DURATION_MS * 3 / 10))
+    FAULT_FOR_MS=$((DURATION_MS * 4 / 10))
+  fi
+  reps=${REPS:-${S[reps]}}
+
+  log "=== ${S[name]}: ${reps} run(s) per system of ${DURATION_MS} ms after ${WARMUP_MS} ms warm-up; systems: ${SYSTEMS[*]}"
+  start_stub "${S[stub_widgets]}"
+  http "http://127.0.0.1:$STUB_PORT/__stub/widgets?limit=${S[widgets]}" >"$WORK/ids.json"
+  # The constant server answers with the bytes of a real widget-data response.
+  first_id=$(awk -F'"id":"' 'NR == 1 { split($2, a, "\""); print a[1]; exit }' "$WORK/ids.json")
+  [[ -n $first_id ]] || die "the stub listed no widgets"
+  http "http://127.0.0.1:$STUB_PORT/api/v1/widgets/widget/$first_id/remote" >"$WORK/constant.body"
+  for ((rep = 1; rep <= reps; rep++)); do
+    for system in "${SYSTEMS[@]}"; do run_one "$file" "$system" "$rep"; done
+  done
+  stop_pid "$STUB_PID"
+done
+
+# ----------------------------------------------------------------------------- report
+# median SCENARIO SYSTEM COLUMN → the median over runs ("?" when there are none)
+# The median of column $3, or $4 for the constant server (which has no upstream).
+median_unless_constant() {
+  if [[ $2 == constant ]]; then echo "$4"; else median "$1" "$2" "$3"; fi
+}
+
+median() {
+  awk -F'\t' -v sc="$1" -v sy="$2" -v col="$3" 'NR > 1 && $1 == sc && $2 == sy { print $col }' "$RUNS" |
+    sort -g | awk '{ v[NR] = $1 } END {
+      if (NR == 0) { print "?"; exit }
+      if (NR % 2) print v[(NR + 1) / 2]; else printf "%.10g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+runs_of() { awk -F'\t' -v sc="$1" -v sy="$2" 'NR > 1 && $1 == sc && $2 == sy' "$RUNS" | wc -l; }
+ms() { awk -v v="$1" 'BEGIN { if (v == "?") print "?"; else printf "%.3f", v / 1000 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "?" || b == "?" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
+
+SUMMARY="$RESULTS_DIR/summary.md"
+{
+  echo "| scenario | system | runs | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | unexpected status | upstream calls | upstream / 1k req | peak RSS MiB |"
+  echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  for sc in "${SCENARIO_NAMES[@]}"; do
+    for sy in "${SYSTEMS[@]}"; do
+      n=$(runs_of "$sc" "$sy")
+      ((n > 0)) || continue
+      rss=$(median "$sc" "$sy" 15)
+      printf '| %s | %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$sc" "$sy" "$n" \
+        "$(median "$sc" "$sy" 4)" "$(ms "$(median "$sc" "$sy" 5)")" "$(ms "$(median "$sc" "$sy" 6)")" \
+        "$(ms "$(median "$sc" "$sy" 7)")" "$(ms "$(median "$sc" "$sy" 8)")" "$(ms "$(median "$sc" "$sy" 9)")" \
+        "$(median "$sc" "$sy" 10)" "$(median "$sc" "$sy" 11)" \
+        "$(median_unless_constant "$sc" "$sy" 13 -)" \
+        "$(median_unless_constant "$sc" "$sy" 14 -)" \
+        "$(awk -v k="$rss" 'BEGIN { printf "%.1f", k / 1024 }')"
+    done
+  done
+  if wants gateway && ((${#SYSTEMS[@]} > 1)); then
+    echo
+    echo "Ratios (gateway ÷ other, medians): throughput above 1 and p99 below 1 favour the gateway."
+    echo
+    echo "| scenario | other | req/s ratio | p99 ratio | upstream/1k ratio |"
+    echo "|---|---|---:|---:|---:|"
+    for sc in "${SCENARIO_NAMES[@]}"; do
+      for sy in "${SYSTEMS[@]}"; do
+        [[ $sy != gateway ]] || continue
+        if [[ $sy == constant ]]; then
+          up=n/a
+        else
+          up=$(ratio "$(median "$sc" gateway 14)" "$(median "$sc" "$sy" 14)")
+        fi
+        printf '| %s | %s | %s | %s | %s |\n' "$sc" "$sy" \
+          "$(ratio "$(median "$sc" gateway 4)" "$(median "$sc" "$sy" 4)")" \
+          "$(ratio "$(median "$sc" gateway 7)" "$(median "$sc" "$sy" 7)")" "$up"
+      done
+    done
+  fi
+} >"$SUMMARY"
+
+# Data files and plots.
+{
+  printf 'scenario'
+  for sy in "${SYSTEMS[@]}"; do printf '\t%s' "$sy"; done
+  echo
+  for sc in "${SCENARIO_NAMES[@]}"; do
+    printf '%s' "$sc"
+    for sy in "${SYSTEMS[@]}"; do printf '\t%s' "$(median "$sc" "$sy" 4)"; done
+    echo
+  done
+} >"$RESULTS_DIR/throughput.dat"
+UPSTREAM_SYSTEMS=()
+for sy in "${SYSTEMS[@]}"; do [[ $sy == constant ]] || UPSTREAM_SYSTEMS+=("$sy"); done
+{
+  printf 'scenario'
+  for sy in "${UPSTREAM_SYSTEMS[@]}"; do printf '\t%s' "$sy"; done
+  echo
+  for sc in "${SCENARIO_NAMES[@]}"; do
+    printf '%s' "$sc"
+    for sy in "${UPSTREAM_SYSTEMS[@]}"; do printf '\t%s' "$(median "$sc" "$sy" 14)"; done
+    echo
+  done
+} >"$RESULTS_DIR/upstream.dat"
+for sc in "${SCENARIO_NAMES[@]}"; do
+  {
+    printf 'percentile'
+    for sy in "${SYSTEMS[@]}"; do printf '\t%s' "$sy"; done
+    echo
+    col=5
+    for p in p50 p90 p99 p99.9; do
+      printf '%s' "$p"
+      for sy in "${SYSTEMS[@]}"; do printf '\t%s' "$(ms "$(median "$sc" "$sy" "$col")")"; done
+      echo
+      col=$((col + 1))
+    done
+  } >"$RESULTS_DIR/latency-$sc.dat"
+done
+
+if ((HAVE_GNUPLOT)); then
+  plot_clustered() {  # DATAFILE PNG TITLE YLABEL COLUMNS [logscale]
+    gnuplot <<EOF
+set terminal pngcairo size 1000,560 font ",10"
+set output '$2'
+set title '$3'
+set ylabel '$4'
+set datafile separator '\t'
+set datafile missing '?'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set key outside right top
+set grid ytics
+set xtics nomirror
+$([[ ${6:-} == log ]] && echo "set logscale y" || echo "set yrange [0:*]")
+plot for [i=2:$5] '$1' using i:xtic(1) title columnheader(i)
+EOF
+  }
+  cd "$RESULTS_DIR"
+  plot_clustered throughput.dat throughput.png "Throughput per system (median of runs)" "requests/s" $((${#SYSTEMS[@]} + 1))
+  plot_clustered upstream.dat upstream.png "Upstream calls per 1,000 client requests (lower is better)" "upstream calls / 1k requests" $((${#UPSTREAM_SYSTEMS[@]} + 1))
+  for sc in "${SCENARIO_NAMES[@]}"; do
+    plot_clustered "latency-$sc.dat" "latency-$sc.png" "Latency percentiles: $sc (median of runs)" "ms (log scale)" $((${#SYSTEMS[@]} + 1)) log
+  done
+  cd - >/dev/null
+else
+  log "gnuplot not found: no PNG plots"
+fi
+
+# RESULTS.md: the latest figures, the machine and the exact command.
+{
+  echo "# Bench results"
+  echo
+  echo "Written by \`bench/run.sh\` at the end of its last run; see [README.md](README.md) for what each"
+  echo "scenario does and how to read the figures. Latencies are client-side (wg-bench), in ms."
+  echo
+  echo "## Run"
+  echo
+  echo "- Date (UTC): $RUN_START"
+  echo "- Command: \`bench/run.sh $ORIGINAL_ARGS\`"
+  echo "- Source: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
+  echo "- Systems: ${SYSTEMS[*]}; gateway with --threads $GATEWAY_THREADS, nginx with 1 worker, Varnish with malloc storage; access logs off"
+  echo "- Pinning: $PIN_NOTE"
+  echo "- Load average (1, 5, 15 min) before / after the run: $LOAD_AT_START / $(cut -d' ' -f1-3 /proc/loadavg) (anything well above 0 means other work shared the CPUs)"
+  echo
+  echo "## Machine"
+  echo
+  echo "- CPU: $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $NCPU CPUs"
+  echo "- Memory: $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
+  # shellcheck source=/dev/null
+  echo "- Kernel: $(uname -r); OS: $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")"
+  echo "- redis-server $(redis-server --version 2>/dev/null | sed -n 's/.*v=\([^ ]*\).*/\1/p')$(wants nginx && echo ", $(nginx -v 2>&1 | sed 's/.*: //')")$(wants varnish && echo ", $(varnishd -V 2>&1 | sed -n '1s/.*(\(varnish-[0-9.]*\).*/\1/p')")"
+  echo
+  echo "## Figures"
+  echo
+  cat "$SUMMARY"
+  echo
+  if ((HAVE_GNUPLOT)); then
+    echo "Plots: [throughput](results/throughput.png), [upstream calls](results/upstream.png)$(for sc in "${SCENARIO_NAMES[@]}"; do printf ', [latency %s](results/latency-%s.png)' "$sc" "$sc"; done)."
+    echo
+  fi
+  echo "Per-run JSON from wg-bench: \`bench/results/json/\`; every run's row: \`bench/results/runs.tsv\`."
+} >"$BENCH_DIR/RESULTS.md"
+
+log "summary ($SUMMARY):"
+cat "$SUMMARY"
+log "plots and data in $RESULTS_DIR; figures recorded in bench/RESULTS.md"

@@ -1,0 +1,277 @@
+// wg-bench: the load generator of the bench harness (bench/README.md), and with
+// --serve-constant the constant-response reference server. Only ever talks to loopback.
+
+#include <unistd.h>
+
+#include <charconv>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include "bench/constant_server.hpp"
+#include "bench/load_runner.hpp"
+#include "bench/report.hpp"
+#include "bench/request_mix.hpp"
+#include "bench/scenario.hpp"
+#include "bench/target.hpp"
+
+namespace {
+
+using namespace wg::bench;
+
+constexpr std::string_view kUsage =
+    "usage: wg-bench --target http://127.0.0.1:PORT [options]      run a load\n"
+    "       wg-bench --scenario FILE --print-runner                 scenario settings for run.sh\n"
+    "       wg-bench --serve-constant [--listen 127.0.0.1:PORT] [--body-file FILE] [--threads N]\n"
+    "load options:\n"
+    "  --scenario FILE        TOML scenario (bench/scenarios/); default: built-in mix\n"
+    "  --ids FILE             widget ids: JSON from the stub's /__stub/widgets or one per line\n"
+    "                         (default: synthetic ids)\n"
+    "  --out FILE             write the results as JSON\n"
+    "  --label NAME           name of the system measured (default: target)\n"
+    "  --mode closed|open     closed: N connections as fast as possible; open: fixed --rate\n"
+    "  --connections N  --rate R  --duration D  --warmup D  --requests N  --timeout D\n"
+    "  --threads N            load generator io threads (default 1)\n"
+    "  --seed S  --pool N     request sequence seed and pool size\n"
+    "  --progress auto|on|off live line on stderr (auto: only when stderr is a terminal)\n"
+    "  --tsv                  print one tab-separated summary line on stdout\n"
+    "durations: 500ms, 2s, 1m. Only loopback targets are accepted.\n";
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::fprintf(stderr, "wg-bench: %s\n%.*s", message.c_str(), static_cast<int>(kUsage.size()),
+               kUsage.data());
+  std::exit(2);
+}
+
+template <class T>
+T parse_number(std::string_view flag, std::string_view text) {
+  T value{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) {
+    usage_error(std::string(flag) + " expects a number, got \"" + std::string(text) + "\"");
+  }
+  return value;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+struct Args {
+  std::optional<std::string> target;
+  std::optional<std::string> scenario_file;
+  std::optional<std::string> ids_file;
+  std::optional<std::string> out_file;
+  std::optional<std::string> label;
+  std::string progress = "auto";
+  bool tsv = false;
+  bool print_runner = false;
+  bool serve_constant = false;
+  std::string listen = "127.0.0.1:0";
+  std::optional<std::string> body_file;
+  // Overrides of the scenario's [load] and top-level values.
+  std::optional<LoadMode> mode;
+  std::optional<unsigned> connections, threads;
+  std::optional<double> rate;
+  std::optional<Millis> duration, warmup, timeout;
+  std::optional<std::uint64_t> requests, seed;
+  std::optional<std::size_t> pool;
+};
+
+Millis duration_flag(std::string_view flag, std::string_view value) {
+  try {
+    return parse_duration(value);
+  } catch (const ScenarioError& e) {
+    usage_error(std::string(flag) + ": " + e.what());
+  }
+}
+
+Args parse_args(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      std::fwrite(kUsage.data(), 1, kUsage.size(), stdout);
+      std::exit(0);
+    }
+    if (flag == "--tsv") {
+      a.tsv = true;
+      continue;
+    }
+    if (flag == "--print-runner") {
+      a.print_runner = true;
+      continue;
+    }
+    if (flag == "--serve-constant") {
+      a.serve_constant = true;
+      continue;
+    }
+    if (i + 1 >= argc) usage_error("missing value for " + std::string(flag));
+    const std::string value = argv[++i];
+    if (flag == "--target")
+      a.target = value;
+    else if (flag == "--scenario")
+      a.scenario_file = value;
+    else if (flag == "--ids")
+      a.ids_file = value;
+    else if (flag == "--out")
+      a.out_file = value;
+    else if (flag == "--label")
+      a.label = value;
+    else if (flag == "--progress") {
+      if (value != "auto" && value != "on" && value != "off") usage_error("--progress auto|on|off");
+      a.progress = value;
+    } else if (flag == "--listen")
+      a.listen = value;
+    else if (flag == "--body-file")
+      a.body_file = value;
+    else if (flag == "--mode") {
+      if (value == "closed")
+        a.mode = LoadMode::closed;
+      else if (value == "open")
+        a.mode = LoadMode::open;
+      else
+        usage_error("--mode closed|open");
+    } else if (flag == "--connections") {
+      a.connections = parse_number<unsigned>(flag, value);
+      if (*a.connections == 0) usage_error("--connections must be at least 1");
+    } else if (flag == "--threads") {
+      a.threads = parse_number<unsigned>(flag, value);
+      if (*a.threads == 0 || *a.threads > 256) usage_error("--threads must be in 1..256");
+    } else if (flag == "--rate") {
+      a.rate = parse_number<double>(flag, value);
+      if (!(*a.rate > 0)) usage_error("--rate must be > 0");
+    } else if (flag == "--duration")
+      a.duration = duration_flag(flag, value);
+    else if (flag == "--warmup")
+      a.warmup = duration_flag(flag, value);
+    else if (flag == "--timeout") {
+      a.timeout = duration_flag(flag, value);
+      if (a.timeout->count() <= 0) usage_error("--timeout must be > 0");
+    } else if (flag == "--requests")
+      a.requests = parse_number<std::uint64_t>(flag, value);
+    else if (flag == "--seed")
+      a.seed = parse_number<std::uint64_t>(flag, value);
+    else if (flag == "--pool") {
+      a.pool = parse_number<std::size_t>(flag, value);
+      if (*a.pool == 0) usage_error("--pool must be at least 1");
+    } else
+      usage_error("unknown option " + std::string(flag));
+  }
+  return a;
+}
+
+int serve_constant(const Args& args) {
+  std::string error;
+  const auto listen = parse_listen(args.listen, error);
+  if (!listen) usage_error("--listen: " + error);
+  std::string body = "{\"constant\":true}";
+  if (args.body_file) body = read_file(*args.body_file);
+  const unsigned threads = args.threads.value_or(1);
+  boost::asio::io_context ioc(static_cast<int>(threads));
+  const boost::asio::ip::tcp::endpoint endpoint(boost::asio::ip::make_address(listen->address),
+                                                listen->port);
+  ConstantServer server(ioc, endpoint, std::move(body));
+  server.start();
+  boost::asio::signal_set signals(ioc, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int) {
+    if (ec) return;
+    server.stop();
+    ioc.stop();  // open keep-alive connections would otherwise hold the loop
+  });
+  const auto bound = server.local_endpoint();
+  std::string address = bound.address().to_string();
+  if (bound.address().is_v6()) address = "[" + address + "]";
+  std::fprintf(stderr,
+               "{\"event\":\"listening\",\"listener\":\"constant\",\"address\":\"%s:%u\"}\n",
+               address.c_str(), static_cast<unsigned>(bound.port()));
+  std::fflush(stderr);
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < threads; ++i) pool.emplace_back([&ioc] { ioc.run(); });
+  ioc.run();
+  for (auto& t : pool) t.join();
+  return 0;
+}
+
+int run(const Args& args) {
+  Scenario scenario;
+  if (args.scenario_file) scenario = load_scenario_file(*args.scenario_file);
+  if (args.print_runner) {
+    std::fputs(runner_lines(scenario).c_str(), stdout);
+    return 0;
+  }
+  if (!args.target) usage_error("--target is required");
+  std::string error;
+  const auto target = parse_target(*args.target, error);
+  if (!target) usage_error("--target: " + error);
+
+  auto& load = scenario.load;
+  if (args.mode) load.mode = *args.mode;
+  if (args.connections) load.connections = *args.connections;
+  if (args.threads) load.threads = *args.threads;
+  if (args.rate) load.rate = *args.rate;
+  if (args.duration) load.duration = *args.duration;
+  if (args.warmup) load.warmup = *args.warmup;
+  if (args.timeout) load.timeout = *args.timeout;
+  if (args.requests) load.requests = *args.requests;
+  if (args.seed) scenario.seed = *args.seed;
+  if (args.pool) scenario.pool = *args.pool;
+  if (load.mode == LoadMode::open && !(load.rate > 0)) usage_error("open loop needs --rate");
+  if (load.requests == 0 && load.duration.count() <= 0) usage_error("--duration must be > 0");
+
+  const auto widgets = args.ids_file ? parse_widget_list(read_file(*args.ids_file))
+                                     : synthetic_widgets(scenario.keys.widgets);
+  if (widgets.empty()) throw std::runtime_error("the widget id list is empty");
+  const auto requests = build_requests(scenario, widgets, target->host_header);
+
+  LoadOptions options;
+  options.target = *target;
+  options.load = load;
+  options.requests = &requests;
+  options.progress = args.progress == "on" || (args.progress == "auto" && ::isatty(STDERR_FILENO));
+  const LoadResult result = run_load(options);
+
+  ReportContext context;
+  context.label = args.label.value_or(target->host_header);
+  context.scenario = scenario.name;
+  context.target = target->host_header;
+  context.load = load;
+  context.seed = scenario.seed;
+  context.pool = scenario.pool;
+  if (args.out_file) {
+    std::ofstream out(*args.out_file, std::ios::binary | std::ios::trunc);
+    out << to_json(context, result);
+    if (!out) throw std::runtime_error("cannot write " + *args.out_file);
+  }
+  std::fputs(human_summary(context, result).c_str(), stderr);
+  if (args.tsv) std::fputs(to_tsv_line(context, result).c_str(), stdout);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);
+  const Args args = parse_args(argc, argv);
+  try {
+    return args.serve_constant ? serve_constant(args) : run(args);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "wg-bench: %s\n", e.what());
+    return 1;
+  }
+}

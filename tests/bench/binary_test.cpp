@@ -1,0 +1,150 @@
+#define BOOST_TEST_MODULE bench_binary
+#include <boost/test/unit_test.hpp>
+
+// wg-bench as a child process against its own --serve-constant server on 127.0.0.1: the JSON
+// it writes parses and its counts add up. No timing assertions.
+
+#include <sys/wait.h>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <simdjson.h>
+
+#include "support/process.hpp"
+
+using namespace wg::test;
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+int run_bench(std::vector<std::string> args, std::string* output = nullptr) {
+  args.insert(args.begin(), binary_path("wg-bench"));
+  ChildProcess bench(args);
+  const int status = bench.wait_exit(60s);
+  if (output) *output = bench.output();
+  BOOST_TEST_MESSAGE(bench.output());
+  return status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::uint64_t u64(simdjson::dom::element e, std::string_view path) {
+  std::uint64_t v = 0;
+  const auto error = e.at_pointer(path).get_uint64().get(v);
+  BOOST_TEST_REQUIRE(error == simdjson::SUCCESS, "missing " << path);
+  return v;
+}
+
+// The accounting every result must satisfy (run_stats.hpp).
+void check_counts_add_up(simdjson::dom::element r) {
+  std::uint64_t errors = 0;
+  simdjson::dom::object error_kinds;
+  BOOST_TEST_REQUIRE(r["errors"].get_object().get(error_kinds) == simdjson::SUCCESS);
+  for (auto [kind, n] : error_kinds) errors += std::uint64_t(n);
+  std::uint64_t statuses = 0;
+  simdjson::dom::object status;
+  BOOST_TEST_REQUIRE(r["status"].get_object().get(status) == simdjson::SUCCESS);
+  for (auto [code, n] : status) statuses += std::uint64_t(n);
+  BOOST_TEST(u64(r, "/errors_total") == errors);
+  BOOST_TEST(u64(r, "/requests") == u64(r, "/responses") + errors);
+  BOOST_TEST(statuses == u64(r, "/responses"));
+  BOOST_TEST(u64(r, "/latency_us/count") == u64(r, "/responses"));
+  BOOST_TEST(u64(r, "/whole_run/responses") >= u64(r, "/responses"));
+  // Unsent requests (open loop) are measured attempts that never reached the wire.
+  BOOST_TEST(u64(r, "/whole_run/requests") + u64(r, "/errors/unsent") >= u64(r, "/requests"));
+}
+
+struct ConstantServer {
+  ChildProcess process{{binary_path("wg-bench"), "--serve-constant", "--listen", "127.0.0.1:0"}};
+  std::uint16_t port = 0;
+  ConstantServer() {
+    const auto p = listening_port(process, "constant");
+    BOOST_TEST_REQUIRE(p.has_value());
+    port = *p;
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(closed_loop_request_count_against_the_constant_server) {
+  ConstantServer server;
+  TempDir dir;
+  const auto scenario = dir.write("mix.toml", R"(
+name = "mix"
+description = "test mix"
+pool = 1000
+[keys]
+widgets = 50
+[mix]
+head = 0.3
+invalid = 0.1
+unknown_params = 0.2
+)");
+  const auto out = dir.file("out.json");
+  std::string stdout_text;
+  BOOST_TEST_REQUIRE(run_bench({"--target", server.url(), "--scenario", scenario, "--requests",
+                                "300", "--warmup", "0s", "--connections", "4", "--out", out,
+                                "--label", "constant", "--tsv", "--progress", "off"},
+                               &stdout_text) == 0);
+  simdjson::dom::parser parser;
+  simdjson::dom::element r;
+  const auto text = slurp(out);
+  BOOST_TEST_REQUIRE(parser.parse(text).get(r) == simdjson::SUCCESS, text);
+  BOOST_TEST(std::string_view(r["label"]) == "constant");
+  BOOST_TEST(std::string_view(r["scenario"]) == "mix");
+  BOOST_TEST(u64(r, "/requests") == 300u);
+  BOOST_TEST(u64(r, "/responses") == 300u);
+  BOOST_TEST(u64(r, "/status/200") == 300u);
+  BOOST_TEST(u64(r, "/unexpected_status") == 0u);
+  BOOST_TEST(u64(r, "/bytes/received") > 0u);
+  BOOST_TEST(u64(r, "/bytes/sent") > 0u);
+  check_counts_add_up(r);
+  // The TSV line carries the label and the answer count.
+  BOOST_TEST(stdout_text.find("constant\t300\t") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(open_loop_counts_add_up) {
+  ConstantServer server;
+  TempDir dir;
+  const auto out = dir.file("open.json");
+  BOOST_TEST_REQUIRE(
+      run_bench({"--target", server.url(), "--mode", "open", "--rate", "300", "--duration", "1s",
+                 "--warmup", "0s", "--connections", "3", "--out", out, "--progress", "off"}) == 0);
+  simdjson::dom::parser parser;
+  simdjson::dom::element r;
+  const auto text = slurp(out);
+  BOOST_TEST_REQUIRE(parser.parse(text).get(r) == simdjson::SUCCESS, text);
+  BOOST_TEST(u64(r, "/requests") > 0u);
+  check_counts_add_up(r);
+}
+
+BOOST_AUTO_TEST_CASE(connect_errors_are_counted_as_requests) {
+  // Bind-and-close to find a port nobody listens on.
+  const auto port = free_port();
+  TempDir dir;
+  const auto out = dir.file("refused.json");
+  BOOST_TEST_REQUIRE(
+      run_bench({"--target", "http://127.0.0.1:" + std::to_string(port), "--requests", "12",
+                 "--warmup", "0s", "--connections", "3", "--out", out, "--progress", "off"}) == 0);
+  simdjson::dom::parser parser;
+  simdjson::dom::element r;
+  const auto text = slurp(out);
+  BOOST_TEST_REQUIRE(parser.parse(text).get(r) == simdjson::SUCCESS, text);
+  BOOST_TEST(u64(r, "/requests") == 12u);
+  BOOST_TEST(u64(r, "/responses") == 0u);
+  BOOST_TEST(u64(r, "/errors/connect") == 12u);
+  check_counts_add_up(r);
+}
+
+BOOST_AUTO_TEST_CASE(non_loopback_targets_are_refused) {
+  std::string output;
+  BOOST_TEST(run_bench({"--target", "http://192.0.2.1:80", "--requests", "1"}, &output) == 2);
+  BOOST_TEST(output.find("loopback") != std::string::npos);
+  BOOST_TEST(run_bench({"--serve-constant", "--listen", "0.0.0.0:0"}, &output) == 2);
+}

@@ -1,0 +1,127 @@
+#define BOOST_TEST_MODULE admin api integration
+#include <boost/test/unit_test.hpp>
+
+#include <thread>
+
+#include "stack.hpp"
+
+using namespace wg::test;
+
+namespace {
+
+const std::map<std::string, std::string> kAuth{{"Authorization", "Bearer s3cret"}};
+
+std::string widget_path(const std::string& id) { return "/api/v1/widgets/widget/" + id + "/remote"; }
+std::string reviews_path(const std::string& id, const std::string& query) {
+  return "/api/v1/widgets/widget/" + id + "/reviews/remote?" + query;
+}
+
+bool is_hit(const HttpResponse& r) {
+  return r.header("cache-status").find("; hit") != std::string::npos;
+}
+
+// A purge is announced over Redis pub/sub: wait (bounded) until `pred` holds.
+template <class Pred>
+bool eventually(Pred pred) {
+  for (int i = 0; i < 100; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(purge_reaches_every_instance_sharing_the_redis) {
+  RedisServer redis;
+  Stub stub;
+  auto ids = stub.widgets(3);
+  const std::vector<std::string> token{"--admin-token", "s3cret"};
+  Gateway a(stub.base_url(), redis.url(), token);
+  Gateway b(stub.base_url(), redis.url(), token);
+  stub.reset();
+
+  // Warm both instances' L1 with two widgets.
+  for (Gateway* g : {&a, &b}) {
+    for (int i = 0; i < 2; ++i) {
+      g->get(widget_path(ids[i].id));
+      g->get(reviews_path(ids[i].id, "limit=300"));
+      BOOST_TEST(is_hit(g->get(widget_path(ids[i].id))));
+    }
+  }
+  const auto before = stub.stats().total;
+  BOOST_TEST(before == 4u);
+
+  auto purge = http_request(a.admin_port(), "POST", "/admin/purge?widget=" + ids[0].id, kAuth);
+  BOOST_TEST(purge.status == 200);
+  // Both instances miss the purged widget (once: the first miss refills the shared cache)...
+  BOOST_TEST(eventually([&] { return !is_hit(b.get(widget_path(ids[0].id))); }));
+  BOOST_TEST(is_hit(a.get(widget_path(ids[0].id))));
+  // ...and still hit the other one.
+  BOOST_TEST(is_hit(a.get(widget_path(ids[1].id))));
+  BOOST_TEST(is_hit(b.get(widget_path(ids[1].id))));
+  BOOST_TEST(stub.stats().total == before + 1);
+
+  // Purge-all from the other instance drops everything everywhere.
+  BOOST_TEST(http_request(b.admin_port(), "POST", "/admin/purge-all", kAuth).status == 200);
+  BOOST_TEST(eventually([&] { return !is_hit(a.get(widget_path(ids[1].id))); }));
+  BOOST_TEST(is_hit(b.get(widget_path(ids[1].id))));
+}
+
+BOOST_AUTO_TEST_CASE(warm_fetches_widget_data_and_the_first_window) {
+  RedisServer redis;
+  Stub stub;
+  auto ids = stub.widgets(3);
+  Gateway gateway(stub.base_url(), redis.url(), {"--admin-token", "s3cret"});
+  stub.reset();
+
+  std::string body = "[\"" + ids[0].id + "\",\"" + ids[1].id + "\",\"bad id\"]";
+  auto headers = kAuth;
+  headers["Content-Type"] = "application/json";
+  // http_request sends no body: use raw bytes.
+  std::string raw = "POST /admin/warm HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret\r\n"
+                    "Content-Type: application/json\r\nConnection: close\r\nContent-Length: " +
+                    std::to_string(body.size()) + "\r\n\r\n" + body;
+  std::string answer = raw_exchange(gateway.admin_port(), raw);
+  BOOST_TEST(answer.starts_with("HTTP/1.1 200"), answer);
+  BOOST_TEST(answer.find("\"widget\":\"fetched\"") != std::string::npos, answer);
+  BOOST_TEST(answer.find("\"widget_not_found\"") != std::string::npos, answer);
+  BOOST_TEST(stub.stats().total == 4u);  // widget + first window, for the two valid ids
+
+  // Now pages of the warmed widgets cost nothing upstream.
+  BOOST_TEST(is_hit(gateway.get(widget_path(ids[0].id))));
+  auto page = gateway.get(reviews_path(ids[0].id, "limit=20&skip=40"));
+  BOOST_TEST(page.status == 200);
+  BOOST_TEST(stub.stats().total == 4u);
+
+  // A body on the public listener is still refused.
+  std::string public_raw = "GET " + widget_path(ids[0].id) +
+                           " HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n[]";
+  BOOST_TEST(raw_exchange(gateway.port(), public_raw).starts_with("HTTP/1.1 413"));
+}
+
+BOOST_AUTO_TEST_CASE(entry_inspection_reports_both_tiers) {
+  RedisServer redis;
+  Stub stub;
+  auto ids = stub.widgets(1);
+  Gateway gateway(stub.base_url(), redis.url(), {"--admin-token", "s3cret"});
+  auto missing = http_request(gateway.admin_port(), "GET", "/admin/entry?widget=" + ids[0].id, kAuth);
+  BOOST_TEST(missing.status == 200);
+  BOOST_TEST(missing.body.find("\"l1\":{\"cached\":false}") != std::string::npos, missing.body);
+
+  gateway.get(reviews_path(ids[0].id, "limit=300&skip=0"));
+  auto found = http_request(gateway.admin_port(), "GET",
+                            "/admin/entry?widget=" + ids[0].id + "&limit=300", kAuth);
+  BOOST_TEST(found.status == 200);
+  BOOST_TEST(found.body.find("\"key\":\"wg:{" + ids[0].id + "}:r:*:300:0\"") != std::string::npos,
+             found.body);
+  BOOST_TEST(found.body.find("\"l1\":{\"cached\":true") != std::string::npos, found.body);
+  BOOST_TEST(found.body.find("\"l2\":{\"cached\":true") != std::string::npos, found.body);
+  BOOST_TEST(found.body.find("\"fresh_until\"") != std::string::npos);
+
+  auto bad = http_request(gateway.admin_port(), "GET",
+                          "/admin/entry?widget=" + ids[0].id + "&limit=0", kAuth);
+  BOOST_TEST(bad.status == 400);
+  auto no_token = http_request(gateway.admin_port(), "GET", "/admin/entry?widget=x");
+  BOOST_TEST(no_token.status == 401);
+}
