@@ -17,7 +17,7 @@ admin_port=$((port + 1010))
 redis_port=$((port + 1000 - 1))
 
 "$root/deploy/install-deps.sh"
-cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWG_BUILD_TESTS=OFF >/dev/null
+cmake -S "$root" -B "$root/build" -G Ninja >/dev/null
 cmake --build "$root/build" --target widget-gateway widget-upstream-stub
 
 run_dir=$(mktemp -d)

@@ -87,6 +87,7 @@ asio::awaitable<QuotaCounter::Grant> QuotaCounter::acquire() {
                                 std::to_string(limit),
                                 unix_seconds(quota_key_expiry(period))};
   auto [ec, reply] = co_await redis_.command(std::move(args));
+  std::optional<ModeChange> change;
   if (!ec && reply.type == redis::Reply::Type::array && reply.elements.size() == 2) {
     std::lock_guard lock(mutex_);
     grant.allowed = reply.elements[0].integer == 1;
@@ -96,23 +97,31 @@ asio::awaitable<QuotaCounter::Grant> QuotaCounter::acquire() {
       local_.redis_used = redis_used;
     }
     grant.used = used_locked(period.month);
-    co_return grant;
+    change = note_mode_locked(grant.used, limit);
+  } else {
+    // Redis unreachable (or the script failed): count here; reconcile() adds it to Redis
+    // later. A timed-out script may have counted in Redis as well: over-counting is the safe
+    // side.
+    std::lock_guard lock(mutex_);
+    std::uint64_t used = used_locked(period.month);
+    if (limit > 0 && used >= limit) {
+      grant.allowed = false;
+      grant.used = used;
+    } else {
+      Pending& pending = local_.pending[period.month];
+      pending.period = period;
+      ++pending.count;
+      grant.allowed = true;
+      grant.used = used + 1;
+    }
+    change = note_mode_locked(grant.used, limit);
   }
-
-  // Redis unreachable (or the script failed): count here; reconcile() adds it to Redis later.
-  // A timed-out script may have counted in Redis as well: over-counting is the safe side.
-  std::lock_guard lock(mutex_);
-  std::uint64_t used = used_locked(period.month);
-  if (limit > 0 && used >= limit) {
-    grant.allowed = false;
-    grant.used = used;
-    co_return grant;
+  if (change) {
+    log::info("quota_mode", {{"from", to_string(change->from)},
+                             {"to", to_string(change->to)},
+                             {"used", grant.used},
+                             {"limit", limit}});
   }
-  Pending& pending = local_.pending[period.month];
-  pending.period = period;
-  ++pending.count;
-  grant.allowed = true;
-  grant.used = used + 1;
   co_return grant;
 }
 
@@ -167,6 +176,15 @@ asio::awaitable<void> QuotaCounter::reconcile() {
     local_.month = period.month;
     local_.redis_used = std::strtoull(reply.str.c_str(), nullptr, 10);
   }
+}
+
+std::optional<QuotaCounter::ModeChange> QuotaCounter::note_mode_locked(std::uint64_t used,
+                                                                       std::uint64_t limit) {
+  const Mode mode = mode_for(used, limit, config_.economy_at);
+  if (mode == last_mode_) return std::nullopt;
+  ModeChange change{last_mode_, mode};
+  last_mode_ = mode;
+  return change;
 }
 
 Snapshot QuotaCounter::snapshot() const {

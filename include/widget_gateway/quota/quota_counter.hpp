@@ -7,6 +7,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <string>
 
@@ -74,6 +75,14 @@ class QuotaCounter {
   mutable std::mutex mutex_;
   config::QuotaConfig config_;
   Local local_;
+  Mode last_mode_ = Mode::normal;  // for the quota_mode event on every change
+
+  // Whether traffic moved the quota into another mode (logged by the caller, after unlocking).
+  struct ModeChange {
+    Mode from;
+    Mode to;
+  };
+  std::optional<ModeChange> note_mode_locked(std::uint64_t used, std::uint64_t limit);
 };
 
 }  // namespace wg::quota
