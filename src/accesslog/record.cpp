@@ -1,6 +1,7 @@
 #include "widget_gateway/accesslog/record.hpp"
 
 #include <charconv>
+#include <limits>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -121,16 +122,31 @@ void append_unsigned(std::string& out, std::uint64_t value) {
 void append_time(std::string& out, WallTime time) {
   using namespace std::chrono;
   const auto ms = floor<milliseconds>(time);
-  const auto day = floor<days>(ms);
-  const year_month_day ymd{day};
-  const hh_mm_ss hms{ms - day};
-  char buf[40];
-  const int n = std::snprintf(
-      buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ", static_cast<int>(ymd.year()),
-      static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
-      static_cast<int>(hms.hours().count()), static_cast<int>(hms.minutes().count()),
-      static_cast<int>(hms.seconds().count()), static_cast<int>(hms.subseconds().count()));
-  if (n > 0) out.append(buf, static_cast<std::size_t>(n) < sizeof buf ? n : sizeof buf - 1);
+  const auto second = floor<seconds>(ms);
+  // Calendar arithmetic and formatting once per second per thread; the milliseconds are
+  // appended by hand. Every request of a busy gateway passes here.
+  thread_local seconds::rep cached_second = std::numeric_limits<seconds::rep>::min();
+  thread_local char prefix[32];
+  thread_local std::size_t prefix_length = 0;
+  if (second.time_since_epoch().count() != cached_second) {
+    const auto day = floor<days>(second);
+    const year_month_day ymd{day};
+    const hh_mm_ss hms{second - day};
+    const int n = std::snprintf(prefix, sizeof prefix, "%04d-%02u-%02uT%02d:%02d:%02d.",
+                                static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                                static_cast<unsigned>(ymd.day()),
+                                static_cast<int>(hms.hours().count()),
+                                static_cast<int>(hms.minutes().count()),
+                                static_cast<int>(hms.seconds().count()));
+    prefix_length = n > 0 && static_cast<std::size_t>(n) < sizeof prefix ? n : 0;
+    cached_second = second.time_since_epoch().count();
+  }
+  out.append(prefix, prefix_length);
+  const auto millis = static_cast<int>((ms - second).count());
+  const char digits[4] = {static_cast<char>('0' + millis / 100),
+                          static_cast<char>('0' + millis / 10 % 10),
+                          static_cast<char>('0' + millis % 10), 'Z'};
+  out.append(digits, 4);
 }
 
 void append_line(std::string& out, const Record& r) {
