@@ -13,7 +13,14 @@ packages=(
 # Extra groups, selected by the caller: tools used only by some tests or the bench harness.
 for group in "$@"; do
   case "$group" in
-    --test-tools) packages+=(prometheus yamllint shellcheck python3-yaml clang libclang-rt-14-dev) ;;
+    --test-tools)
+      packages+=(prometheus yamllint shellcheck python3-yaml clang libclang-rt-14-dev)
+      # Node.js and npm run a client-side HTTP cache library in the integration tests. A machine
+      # may have them from elsewhere already (a nodejs package that bundles npm and conflicts
+      # with Debian's), so Debian's are asked for only when the commands are missing.
+      command -v node >/dev/null 2>&1 || packages+=(nodejs)
+      command -v npm >/dev/null 2>&1 || packages+=(npm)
+      ;;
     --bench-tools) packages+=(nginx-light varnish gnuplot-nox util-linux) ;;
     *) echo "install-deps: unknown option $group" >&2; exit 2 ;;
   esac

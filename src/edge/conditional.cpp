@@ -70,21 +70,50 @@ std::string etag_for_coding(std::string_view strong_etag, Coding coding) {
   return out;
 }
 
-bool if_none_match_matches(std::string_view if_none_match, std::string_view strong_etag) {
+bool CodingSet::has(Coding coding) const {
+  switch (coding) {
+    case Coding::identity:
+      return identity;
+    case Coding::gzip:
+      return gzip;
+    case Coding::br:
+      return br;
+  }
+  return false;
+}
+
+CodingSet if_none_match_codings(std::string_view if_none_match, std::string_view strong_etag) {
+  CodingSet listed;
   std::string_view field = detail::trim_ows(if_none_match);
-  if (field == "*") return true;
-  if (!is_quoted(strong_etag)) return false;
+  if (field == "*") return {true, true, true};
+  if (!is_quoted(strong_etag)) return listed;
   std::string_view ours = strong_etag.substr(1, strong_etag.size() - 2);
   auto tags = parse_tags(field);
-  if (!tags) return false;
+  if (!tags) return listed;
   for (std::string_view tag : *tags) {
     if (tag.substr(0, ours.size()) != ours) continue;
     std::string_view rest = tag.substr(ours.size());
-    for (Coding coding : {Coding::identity, Coding::gzip, Coding::br}) {
-      if (rest == suffix_of(coding)) return true;
-    }
+    if (rest == suffix_of(Coding::identity)) listed.identity = true;
+    if (rest == suffix_of(Coding::gzip)) listed.gzip = true;
+    if (rest == suffix_of(Coding::br)) listed.br = true;
   }
-  return false;
+  return listed;
+}
+
+bool if_none_match_matches(std::string_view if_none_match, std::string_view strong_etag) {
+  return if_none_match_codings(if_none_match, strong_etag).any();
+}
+
+Coding coding_for_not_modified(CodingSet listed, Coding negotiated,
+                               std::string_view accept_encoding, bool have_gzip, bool have_br) {
+  if (listed.has(negotiated)) return negotiated;
+  const Coding best =
+      choose_coding(accept_encoding, have_gzip && listed.gzip, have_br && listed.br);
+  if (listed.has(best)) return best;
+  if (have_br && listed.br) return Coding::br;
+  if (have_gzip && listed.gzip) return Coding::gzip;
+  if (listed.identity) return Coding::identity;
+  return negotiated;
 }
 
 }  // namespace wg::edge

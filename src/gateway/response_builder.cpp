@@ -54,8 +54,8 @@ http::Response error_answer(const Served& served, api::ErrorCode code, unsigned 
 }  // namespace
 
 RequestView request_view(const http::Request& request) {
-  return {field(request, bhttp::field::accept_encoding), field(request, bhttp::field::if_none_match),
-          field(request, bhttp::field::origin)};
+  return {field(request, bhttp::field::accept_encoding),
+          field(request, bhttp::field::if_none_match), field(request, bhttp::field::origin)};
 }
 
 long long max_age_seconds(const cache::Entry& entry, WallTime now, std::chrono::seconds cap) {
@@ -105,15 +105,23 @@ http::Response build_response(const Served& served, api::Endpoint endpoint,
 
   const std::string* gzip = variant_body(entry, edge::Coding::gzip);
   const std::string* br = variant_body(entry, edge::Coding::br);
-  const edge::Coding coding = edge::choose_coding(request.accept_encoding, gzip != nullptr,
-                                                  br != nullptr);
+  edge::Coding coding =
+      edge::choose_coding(request.accept_encoding, gzip != nullptr, br != nullptr);
+  const edge::CodingSet listed =
+      request.if_none_match.empty()
+          ? edge::CodingSet{}
+          : edge::if_none_match_codings(request.if_none_match, entry.etag);
+  const bool not_modified = listed.any();
+  if (not_modified) {
+    // Name the coding the client holds, so that its cache can select that stored response.
+    coding = edge::coding_for_not_modified(listed, coding, request.accept_encoding, gzip != nullptr,
+                                           br != nullptr);
+  }
   const std::string* body = coding == edge::Coding::br     ? br
                             : coding == edge::Coding::gzip ? gzip
                                                            : &entry.body;
 
   http::Response response;
-  const bool not_modified = !request.if_none_match.empty() &&
-                            edge::if_none_match_matches(request.if_none_match, entry.etag);
   response.status = not_modified ? 304 : 200;
   if (!not_modified) response.add_header("Content-Type", "application/json; charset=utf-8");
   if (coding != edge::Coding::identity) {

@@ -95,3 +95,39 @@ BOOST_AUTO_TEST_CASE(round_trip_of_every_coding) {
     BOOST_TEST(!if_none_match_matches(sent, "\"fedcba9876543210\""));
   }
 }
+
+BOOST_AUTO_TEST_CASE(codings_named_by_if_none_match) {
+  using wg::edge::if_none_match_codings;
+  auto gz = etag_for_coding(kTag, Coding::gzip);
+  auto br = etag_for_coding(kTag, Coding::br);
+  auto set = if_none_match_codings(kTag + ", W/" + br, kTag);
+  BOOST_TEST(set.identity);
+  BOOST_TEST(!set.gzip);
+  BOOST_TEST(set.br);
+  auto star = if_none_match_codings("*", kTag);
+  BOOST_TEST((star.identity && star.gzip && star.br));
+  BOOST_TEST(!if_none_match_codings("\"other\", " + gz + "x", kTag).any());
+  BOOST_TEST(!if_none_match_codings("w/" + gz, kTag).any());
+}
+
+BOOST_AUTO_TEST_CASE(a_304_names_a_coding_the_client_holds) {
+  using wg::edge::coding_for_not_modified;
+  using wg::edge::CodingSet;
+  const CodingSet all{true, true, true};
+  const CodingSet identity_gzip{true, true, false};
+  const CodingSet only_identity{true, false, false};
+  const CodingSet only_br{false, false, true};
+  // The negotiated coding when listed (also for "*").
+  BOOST_TEST((coding_for_not_modified(all, Coding::br, "gzip, br", true, true) == Coding::br));
+  // A cache revalidating its identity and gzip copies for a client that prefers br: gzip, the
+  // listed one this client accepts best.
+  BOOST_TEST(
+      (coding_for_not_modified(identity_gzip, Coding::br, "gzip, br", true, true) == Coding::gzip));
+  BOOST_TEST(
+      (coding_for_not_modified(only_identity, Coding::br, "br", true, true) == Coding::identity));
+  // The client holds br but no longer asks for it: br is still what it holds.
+  BOOST_TEST((coding_for_not_modified(only_br, Coding::gzip, "gzip", true, true) == Coding::br));
+  // A listed coding that does not exist for this body is never named.
+  BOOST_TEST(
+      (coding_for_not_modified(only_br, Coding::identity, "", false, false) == Coding::identity));
+}

@@ -27,4 +27,26 @@ std::string etag_for_coding(std::string_view strong_etag, Coding coding);
 //     "w/") makes the whole field not match: a full 200 is always a correct answer.
 bool if_none_match_matches(std::string_view if_none_match, std::string_view strong_etag);
 
+// Which codings of that body an If-None-Match field value names, by the same rules ("*" names
+// every coding); none when it does not match.
+struct CodingSet {
+  bool identity = false;
+  bool gzip = false;
+  bool br = false;
+  bool any() const { return identity || gzip || br; }
+  bool has(Coding coding) const;
+};
+CodingSet if_none_match_codings(std::string_view if_none_match, std::string_view strong_etag);
+
+// The coding a 304 names (its ETag and Content-Encoding), given the codings If-None-Match listed,
+// the one negotiated for a 200 and which encoded variants exist. A cache that stored several
+// codings of the body revalidates them with one request listing all their tags, and uses the
+// 304's ETag to select the stored response to refresh (RFC 9111 §4.3.4): a 304 naming a tag it
+// did not send selects nothing, and it must then fetch the whole body again. So: the negotiated
+// coding when it was listed; otherwise the listed coding the client accepts best; otherwise any
+// listed coding that exists (the client holds it, nothing else matters for a bodiless answer);
+// the negotiated one when nothing listed exists.
+Coding coding_for_not_modified(CodingSet listed, Coding negotiated,
+                               std::string_view accept_encoding, bool have_gzip, bool have_br);
+
 }  // namespace wg::edge
