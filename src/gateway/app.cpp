@@ -107,9 +107,14 @@ class Gateway {
 
     redis_.on_state_change([this](bool up) {
       metrics_.redis_state(up);
+      redis_degraded_.set(!up, SystemClock::instance().steady_now());
       if (up) asio::co_spawn(ioc_, quota_.reconcile(), asio::detached);
     });
     metrics_.redis_state(false);
+    redis_degraded_.set(true, SystemClock::instance().steady_now());
+    registry_.callback_counter(
+        "wg_redis_degraded_seconds_total", "Time spent without a Redis connection.", {},
+        [this] { return redis_degraded_.seconds(SystemClock::instance().steady_now()); });
     // Purges announced while this instance could not hear them are lost: after any reconnect
     // it forgets its L1 and the generations it knew.
     purges_.on_state_change([this](bool up) {
@@ -253,6 +258,30 @@ class Gateway {
     return sources;
   }
 
+  // Accumulates how long Redis has been unreachable, for wg_redis_degraded_seconds_total.
+  class DegradedTime {
+   public:
+    void set(bool degraded, SteadyTime now) {
+      std::lock_guard lock(mutex_);
+      if (degraded && !since_) since_ = now;
+      if (!degraded && since_) {
+        total_ += now - *since_;
+        since_.reset();
+      }
+    }
+    double seconds(SteadyTime now) const {
+      std::lock_guard lock(mutex_);
+      auto total = total_;
+      if (since_) total += now - *since_;
+      return std::chrono::duration<double>(total).count();
+    }
+
+   private:
+    mutable std::mutex mutex_;
+    std::optional<SteadyTime> since_;
+    SteadyTime::duration total_{};
+  };
+
   const config::Invocation& invocation_;
   config::Config config_;
   unsigned threads_;
@@ -267,6 +296,7 @@ class Gateway {
   upstream::CircuitBreaker breaker_;
   accesslog::AccessLog access_log_;
   metrics::Registry registry_;
+  DegradedTime redis_degraded_;
   metrics::GatewayMetrics metrics_;
   CacheTier tier_;
   FetchLock fetch_lock_;
