@@ -85,9 +85,16 @@ asio::awaitable<Served> GatewayService::serve(const api::ApiRequest& request,
                                               Admission* admission) {
   SettingsPtr settings = this->settings();
   std::string key = api::cache_key(request);
-  if (request.endpoint == api::Endpoint::reviews && settings->derive_pages &&
-      !is_window_request(request)) {
-    co_return co_await serve_derived(request, key, settings, admission);
+  if (request.endpoint == api::Endpoint::reviews) {
+    if (settings->derive_pages && !is_window_request(request)) {
+      co_return co_await serve_derived(request, key, settings, admission);
+    }
+    // A window-shaped (or underived) page may be provably empty too: answer it locally rather
+    // than spend an upstream call, unless a fresh copy is at hand anyway.
+    auto cached = deps_.cache.l1().get(key);
+    if (!cached || deps_.clock.wall_now() >= cached->fresh_until) {
+      if (auto local = co_await serve_local(request, key)) co_return std::move(*local);
+    }
   }
   co_return co_await resolve(request, key, settings, admission);
 }
@@ -193,6 +200,20 @@ asio::awaitable<std::shared_ptr<const cache::Entry>> GatewayService::local_answe
   co_return make_local_entry("[]", *widget.entry, 200, now);
 }
 
+asio::awaitable<std::optional<Served>> GatewayService::serve_local(const api::ApiRequest& request,
+                                                                   const std::string& key) {
+  auto local = co_await local_answer(request);
+  if (!local) co_return std::nullopt;
+  deps_.cache.store_local(key, local);
+  if (deps_.metrics) deps_.metrics->local_answer();
+  Served served;
+  served.entry = std::move(local);
+  served.result = CacheResult::hit;
+  served.local = true;
+  served.now = deps_.clock.wall_now();
+  co_return served;
+}
+
 asio::awaitable<Served> GatewayService::serve_derived(const api::ApiRequest& request,
                                                       const std::string& key,
                                                       const SettingsPtr& settings,
@@ -205,15 +226,7 @@ asio::awaitable<Served> GatewayService::serve_derived(const api::ApiRequest& req
     served.result = CacheResult::hit;
     co_return served;
   }
-  if (auto local = co_await local_answer(request)) {
-    deps_.cache.store_local(key, local);
-    if (deps_.metrics) deps_.metrics->local_answer();
-    served.entry = std::move(local);
-    served.result = CacheResult::hit;
-    served.derived = false;
-    served.local = true;
-    co_return served;
-  }
+  if (auto local = co_await serve_local(request, key)) co_return std::move(*local);
 
   // Each window is an ordinary cache key (limit=300, aligned skip): resolve them in order.
   std::vector<Served> parts;
@@ -291,6 +304,19 @@ asio::awaitable<FetchOutcome> GatewayService::fetch_shared(api::ApiRequest reque
                                                            SettingsPtr settings,
                                                            WallTime known_stored_at,
                                                            bool background) {
+  // A copy stored after this request looked (by a flight that ended just before this one
+  // began, here or on another instance) makes the trip unnecessary.
+  auto newer = [&](const std::shared_ptr<const cache::Entry>& entry) {
+    return entry && entry->stored_at > known_stored_at &&
+           deps_.clock.wall_now() < entry->fresh_until;
+  };
+  if (auto mine = deps_.cache.l1().get(key); newer(mine)) {
+    FetchOutcome outcome;
+    outcome.entry = std::move(mine);
+    outcome.stored = true;
+    co_return outcome;
+  }
+
   const std::string lock_key = lock_key_for(key);
   FetchLock::Held held;
   // At most a few rounds of waiting for other instances; then fetch regardless, so a lost
@@ -300,14 +326,26 @@ asio::awaitable<FetchOutcome> GatewayService::fetch_shared(api::ApiRequest reque
     if (held.acquired || !held.shared) break;
     co_await deps_.lock.wait_released(lock_key, settings->lock_ttl);
     Found theirs = co_await deps_.cache.find_shared(key);
-    if (theirs.entry && theirs.entry->stored_at > known_stored_at &&
-        deps_.clock.wall_now() < theirs.entry->fresh_until) {
+    if (newer(theirs.entry)) {
       FetchOutcome outcome;
       outcome.entry = std::move(theirs.entry);
       outcome.stored = true;
       co_return outcome;
     }
     if (background) co_return FetchOutcome{};  // the other instance's refresh failed: stay stale
+  }
+
+  if (held.acquired) {
+    // Checked again under the lock: another instance may have stored the key and released
+    // its lock between this request's lookup and this lock. One Redis read per upstream trip.
+    Found theirs = co_await deps_.cache.find_shared(key);
+    if (newer(theirs.entry)) {
+      co_await deps_.lock.release(lock_key, held.token);
+      FetchOutcome outcome;
+      outcome.entry = std::move(theirs.entry);
+      outcome.stored = true;
+      co_return outcome;
+    }
   }
 
   FetchOutcome outcome = co_await deps_.fetcher.fetch(request, settings->fetch);

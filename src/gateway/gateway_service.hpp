@@ -15,6 +15,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cache_tier.hpp"
@@ -102,6 +103,9 @@ class GatewayService {
                                                Admission* admission);
   boost::asio::awaitable<std::shared_ptr<const cache::Entry>> local_answer(
       const api::ApiRequest& request);
+  // Step 2 as an answer: the local entry (also kept in L1), or nullopt when nothing is proven.
+  boost::asio::awaitable<std::optional<Served>> serve_local(const api::ApiRequest& request,
+                                                            const std::string& key);
   // One fetch per key in this process; across instances through the Redis lock.
   boost::asio::awaitable<Coalescer::Result> fetch_coalesced(const api::ApiRequest& request,
                                                             const std::string& key,

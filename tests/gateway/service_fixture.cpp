@@ -1,0 +1,202 @@
+#include "service_fixture.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_future.hpp>
+#include <future>
+
+namespace wg::gateway::test {
+namespace asio = boost::asio;
+
+WallTime local_time(int year, unsigned month, unsigned day, int hour, int minute, int second,
+                    std::chrono::minutes offset) {
+  using namespace std::chrono;
+  const sys_days date{std::chrono::year{year} / std::chrono::month{month} / std::chrono::day{day}};
+  return WallTime(date) + hours(hour) + minutes(minute) + seconds(second) - offset;
+}
+
+WallTime default_start() {
+  return local_time(2027, 3, 10, 12);
+}
+
+config::Config test_config() {
+  config::Config config;
+  config.upstream.base_url = "http://127.0.0.1:1";  // replaced by the stub's address
+  config.upstream.connect_timeout = 2s;
+  config.upstream.timeout = 5s;
+  config.upstream.circuit_failures = 5;
+  config.upstream.circuit_open_for = 30s;
+  config.redis.timeout = 500ms;
+  config.redis.reconnect_max = 200ms;
+  config.cache.refresh_at = {4, 0};
+  config.cache.utc_offset = std::chrono::minutes(180);
+  config.cache.refresh_lag = 15min;
+  config.cache.min_ttl = 1min;
+  config.cache.max_ttl = 1h;
+  config.cache.jitter = 0ms;
+  config.cache.stale_while_revalidate = 10min;
+  config.cache.stale_if_error = 24h;
+  config.cache.negative_ttl = 5min;
+  config.cache.l1_max_bytes = 64 * 1024 * 1024;
+  config.quota.monthly_limit = 0;
+  config.quota.utc_offset = std::chrono::minutes(180);
+  config.quota.economy_at = 0.9;
+  return config;
+}
+
+namespace {
+
+redis::Settings redis_settings(const config::Config& config) {
+  redis::Settings settings;
+  settings.endpoint = *redis::parse_url(config.redis.url);
+  settings.command_timeout = config.redis.timeout;
+  settings.connect_timeout = config.redis.timeout;
+  settings.reconnect_min = 50ms;
+  settings.reconnect_max = config.redis.reconnect_max;
+  return settings;
+}
+
+}  // namespace
+
+Instance::Instance(asio::io_context& ioc, const config::Config& config, Clock& clock,
+                   RandomSource& random)
+    : redis(ioc.get_executor(), redis_settings(config)),
+      upstream(ioc.get_executor(), config.upstream, clock),
+      store(redis, generations),
+      quota(redis, clock, config.quota),
+      l1(config.cache.l1_max_bytes),
+      breaker(
+          config.upstream.circuit_failures,
+          std::chrono::duration_cast<std::chrono::milliseconds>(config.upstream.circuit_open_for)),
+      tier(l1, store, clock, nullptr),
+      lock(redis, random),
+      fetcher(upstream, quota, breaker, clock, random, nullptr),
+      service(ioc.get_executor(), {tier, fetcher, lock, quota, clock, random, nullptr}, config) {
+  // As app.cpp: what was counted during an outage reaches Redis when it is back.
+  redis.on_state_change([this, &ioc](bool up) {
+    if (up) asio::co_spawn(ioc, quota.reconcile(), asio::detached);
+  });
+  redis.start();
+  BOOST_REQUIRE_MESSAGE(ServiceFixture::eventually([this] { return redis.connected(); }),
+                        "the Redis client did not connect");
+}
+
+Instance::~Instance() {
+  redis.stop();
+  upstream.close_idle();
+}
+
+ServiceFixture::ServiceFixture(std::function<void(config::Config&)> tweak, int stub_widgets,
+                               WallTime start)
+    : clock(start),
+      config(test_config()),
+      stub_work_(stub_ioc_.get_executor()),
+      work_(ioc_.get_executor()) {
+  stub::StubOptions options;
+  options.host = "127.0.0.1";
+  options.port = 0;
+  options.widgets = static_cast<std::size_t>(stub_widgets);
+  options.seed = 1;
+  stub_ = std::make_unique<stub::StubServer>(stub_ioc_, options);
+  stub_->start();
+  stub_thread_ = std::thread([this] { stub_ioc_.run_for(5min); });
+
+  config.upstream.base_url = "http://127.0.0.1:" + std::to_string(stub_->port());
+  config.redis.url = redis_server.url();
+  if (tweak) tweak(config);
+
+  for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { ioc_.run_for(5min); });
+  try {
+    add_instance();
+  } catch (...) {
+    teardown();
+    throw;
+  }
+}
+
+ServiceFixture::~ServiceFixture() {
+  teardown();
+}
+
+void ServiceFixture::teardown() {
+  stub_->stop();
+  for (auto& instance : instances_) {
+    instance->redis.stop();
+    instance->upstream.close_idle();
+  }
+  // Let what is still running finish (bounded), then stop the loops.
+  work_.reset();
+  eventually([this] { return ioc_.stopped(); }, 5s);
+  ioc_.stop();
+  for (auto& thread : threads_) thread.join();
+  instances_.clear();
+  stub_work_.reset();
+  eventually([this] { return stub_ioc_.stopped(); }, 5s);
+  stub_ioc_.stop();
+  stub_thread_.join();
+}
+
+Instance& ServiceFixture::add_instance() {
+  instances_.push_back(std::make_unique<Instance>(ioc_, config, clock, random));
+  return *instances_.back();
+}
+
+std::future<Served> ServiceFixture::start_serve(const api::ApiRequest& request,
+                                                Instance* instance) {
+  Instance& target = instance ? *instance : main();
+  return asio::co_spawn(
+      ioc_,
+      [&target, request]() -> asio::awaitable<Served> {
+        co_return co_await target.service.serve(request);
+      },
+      asio::use_future);
+}
+
+Served ServiceFixture::wait(std::future<Served>& future) {
+  BOOST_REQUIRE_MESSAGE(future.wait_for(30s) == std::future_status::ready,
+                        "serve() did not finish within 30s");
+  return future.get();
+}
+
+Served ServiceFixture::serve(const api::ApiRequest& request, Instance* instance) {
+  auto future = start_serve(request, instance);
+  return wait(future);
+}
+
+std::vector<Served> ServiceFixture::serve_concurrently(const api::ApiRequest& request, int count,
+                                                       Instance* instance) {
+  std::vector<std::future<Served>> futures;
+  for (int i = 0; i < count; ++i) futures.push_back(start_serve(request, instance));
+  std::vector<Served> results;
+  for (auto& future : futures) results.push_back(wait(future));
+  return results;
+}
+
+bool ServiceFixture::eventually(const std::function<bool()>& done,
+                                std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
+bool ServiceFixture::refreshes_done() {
+  return eventually([this] { return service().background_refreshes() == 0; });
+}
+
+api::ApiRequest ServiceFixture::widget(std::size_t index) const {
+  return widget_id(stub_->dataset().id(index));
+}
+
+api::ApiRequest ServiceFixture::widget_id(const std::string& id) const {
+  return api::ApiRequest{api::Endpoint::widget, id, {}};
+}
+
+api::ApiRequest ServiceFixture::reviews(std::size_t index, std::uint32_t limit, std::uint64_t skip,
+                                        std::optional<api::Platform> type) const {
+  return api::ApiRequest{api::Endpoint::reviews, stub_->dataset().id(index), {limit, skip, type}};
+}
+
+}  // namespace wg::gateway::test
