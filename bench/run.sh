@@ -196,7 +196,10 @@ trap 'exit 130' INT TERM
 start_bg() {
   local logfile=$1
   shift
-  "$@" >"$logfile" 2>&1 &
+  # Truncated here, not by the child's redirection: that runs after the fork, and a reader
+  # started right away could still see the previous process's lines (its port).
+  : >"$logfile"
+  "$@" >>"$logfile" 2>&1 &
   LAST_PID=$!
   PIDS+=("$LAST_PID")
 }
