@@ -61,13 +61,17 @@ void GatewayService::update(const config::Config& config) {
   // for a leader that first waited for another instance's lock and then fetched itself.
   auto lock_ttl = config.upstream.connect_timeout + config.upstream.timeout + std::chrono::seconds(1);
   auto wait = lock_ttl * 2 + config.redis.timeout * 4 + std::chrono::seconds(1);
-  settings_.store(std::make_shared<const Settings>(Settings{
+  Settings settings{
       FetchSettings{cache::TtlPolicy(config.cache), config.cache.negative_ttl.count() > 0,
                     std::chrono::seconds(60)},
       StaleWindows{config.cache.stale_while_revalidate, config.cache.stale_if_error},
       config.cache.derive_pages, config.quota.pacing, config.quota.economy_at,
       std::chrono::duration_cast<std::chrono::milliseconds>(wait),
-      std::chrono::duration_cast<std::chrono::milliseconds>(lock_ttl)}));
+      std::chrono::duration_cast<std::chrono::milliseconds>(lock_ttl)};
+  Settings for_windows = settings;
+  for_windows.fetch.compress = false;
+  settings.windows = std::make_shared<const Settings>(std::move(for_windows));
+  settings_.store(std::make_shared<const Settings>(std::move(settings)));
 }
 
 quota::Mode GatewayService::quota_mode(const Settings& settings) const {
@@ -234,7 +238,7 @@ asio::awaitable<Served> GatewayService::serve_derived(const api::ApiRequest& req
   for (std::uint64_t start : cache::windows_for(request.query.skip, request.query.limit)) {
     api::ApiRequest window = cache::window_request(request, start);
     std::string window_key = api::cache_key(window);
-    Served part = co_await resolve(window, window_key, settings, admission);
+    Served part = co_await resolve(window, window_key, settings->windows, admission);
     if (!part.ok() || part.entry->status != 200) co_return part;  // error or unknown widget
     auto summary = upstream::inspect_reviews_body(part.entry->body);
     if (!summary) {

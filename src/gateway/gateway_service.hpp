@@ -92,6 +92,8 @@ class GatewayService {
     double economy_at = 0.9;
     std::chrono::milliseconds wait_timeout;
     std::chrono::milliseconds lock_ttl;
+    // The same, for windows fetched to derive pages from (not compressed at store time).
+    std::shared_ptr<const Settings> windows;
   };
   using SettingsPtr = std::shared_ptr<const Settings>;
 

@@ -95,7 +95,7 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch(const api::ApiRequest& requ
     entry->fresh_until = freshness.fresh_until;
     entry->stale_until = freshness.stale_until;
     entry->etag = cache::strong_etag(result.response.body);
-    entry->variants = compress::make_variants(result.response.body);
+    if (settings.compress) entry->variants = compress::make_variants(result.response.body);
     entry->body = std::move(result.response.body);
   } else if (is_unknown_widget(request.endpoint, status)) {
     breaker_.on_success(clock_.steady_now());  // upstream is healthy: it answered precisely

@@ -30,6 +30,10 @@ struct FetchSettings {
   cache::TtlPolicy ttl;
   bool cache_negative = true;
   std::chrono::seconds rate_limit_backoff{60};  // when upstream's 429 names no Retry-After
+  // Store gzip/br variants with the entry. Off for the 300-review windows fetched only to
+  // derive pages from: clients get the derived pages (compressed themselves), and compressing
+  // a 150 KB window is the dominant cost of a cold miss.
+  bool compress = true;
 };
 
 class UpstreamFetcher {
