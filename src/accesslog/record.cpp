@@ -1,10 +1,10 @@
 #include "widget_gateway/accesslog/record.hpp"
 
 #include <charconv>
-#include <limits>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace wg::accesslog {
 
@@ -132,12 +132,11 @@ void append_time(std::string& out, WallTime time) {
     const auto day = floor<days>(second);
     const year_month_day ymd{day};
     const hh_mm_ss hms{second - day};
-    const int n = std::snprintf(prefix, sizeof prefix, "%04d-%02u-%02uT%02d:%02d:%02d.",
-                                static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
-                                static_cast<unsigned>(ymd.day()),
-                                static_cast<int>(hms.hours().count()),
-                                static_cast<int>(hms.minutes().count()),
-                                static_cast<int>(hms.seconds().count()));
+    const int n = std::snprintf(
+        prefix, sizeof prefix, "%04d-%02u-%02uT%02d:%02d:%02d.", static_cast<int>(ymd.year()),
+        static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+        static_cast<int>(hms.hours().count()), static_cast<int>(hms.minutes().count()),
+        static_cast<int>(hms.seconds().count()));
     prefix_length = n > 0 && static_cast<std::size_t>(n) < sizeof prefix ? n : 0;
     cached_second = second.time_since_epoch().count();
   }

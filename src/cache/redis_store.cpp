@@ -88,9 +88,9 @@ asio::awaitable<Lookup> RedisStore::get(const std::string& key) {
 asio::awaitable<std::error_code> RedisStore::put(const std::string& key, const Entry& entry) {
   auto [key_ec, physical_key] = co_await physical(key);
   if (key_ec) co_return key_ec;
-  auto expire_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                       entry.stale_until.time_since_epoch())
-                       .count();
+  auto expire_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(entry.stale_until.time_since_epoch())
+          .count();
   std::vector<std::string> args{"SET", std::move(physical_key), encode_entry(entry), "PXAT",
                                 std::to_string(expire_ms)};
   auto [ec, reply] = co_await redis_.command(std::move(args));

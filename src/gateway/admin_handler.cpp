@@ -48,7 +48,9 @@ std::optional<std::string> query_param(std::string_view target, std::string_view
   return found;
 }
 
-std::string utc(WallTime t) { return quota::format_rfc3339(t, std::chrono::minutes(0)); }
+std::string utc(WallTime t) {
+  return quota::format_rfc3339(t, std::chrono::minutes(0));
+}
 
 void append_entry_json(std::string& out, const cache::Entry* entry, WallTime now) {
   if (entry == nullptr) {
@@ -60,10 +62,10 @@ void append_entry_json(std::string& out, const cache::Entry* entry, WallTime now
   };
   out += "{\"cached\":true,\"status\":" + std::to_string(entry->status);
   out += ",\"stored_at\":\"" + utc(entry->stored_at) + "\"";
-  out += ",\"fresh_until\":\"" + utc(entry->fresh_until) + "\",\"fresh_for_s\":" +
-         seconds(entry->fresh_until);
-  out += ",\"stale_until\":\"" + utc(entry->stale_until) + "\",\"stale_for_s\":" +
-         seconds(entry->stale_until);
+  out += ",\"fresh_until\":\"" + utc(entry->fresh_until) +
+         "\",\"fresh_for_s\":" + seconds(entry->fresh_until);
+  out += ",\"stale_until\":\"" + utc(entry->stale_until) +
+         "\",\"stale_for_s\":" + seconds(entry->stale_until);
   out += ",\"etag\":";
   json::append_string(out, entry->etag);
   out += ",\"bytes\":" + std::to_string(entry->body.size()) + ",\"variants\":{";
@@ -164,18 +166,17 @@ http::Response AdminHandler::quota_status() const {
   const WallTime now = deps_.clock.wall_now();
   const auto period = quota::quota_period(now, s.utc_offset);
   const std::uint64_t remaining = s.limit > s.used ? s.limit - s.used : 0;
-  std::string body = "{\"month\":\"" + s.month + "\",\"used\":" + std::to_string(s.used) +
-                     ",\"limit\":" + std::to_string(s.limit) + ",\"remaining\":" +
-                     (s.limit == 0 ? std::string("null") : std::to_string(remaining)) +
-                     ",\"resets_at\":\"" + quota::format_rfc3339(s.resets_at, s.utc_offset) +
-                     "\",\"mode\":\"" + std::string(quota::to_string(s.mode)) +
-                     "\",\"projected_month_end\":" +
-                     std::to_string(quota::projected_month_end(s.used, now, period)) + "}";
+  std::string body =
+      "{\"month\":\"" + s.month + "\",\"used\":" + std::to_string(s.used) +
+      ",\"limit\":" + std::to_string(s.limit) +
+      ",\"remaining\":" + (s.limit == 0 ? std::string("null") : std::to_string(remaining)) +
+      ",\"resets_at\":\"" + quota::format_rfc3339(s.resets_at, s.utc_offset) + "\",\"mode\":\"" +
+      std::string(quota::to_string(s.mode)) + "\",\"projected_month_end\":" +
+      std::to_string(quota::projected_month_end(s.used, now, period)) + "}";
   return local_json(200, std::move(body));
 }
 
-asio::awaitable<http::Response> AdminHandler::purge(const http::Request& request,
-                                                    bool everything) {
+asio::awaitable<http::Response> AdminHandler::purge(const http::Request& request, bool everything) {
   std::error_code ec;
   std::string body;
   if (everything) {
@@ -194,8 +195,9 @@ asio::awaitable<http::Response> AdminHandler::purge(const http::Request& request
   if (ec) {
     // L1 here is clean, but other instances and Redis were not reached.
     log::warn("purge_failed", {{"error", ec.message()}});
-    co_return local_json(503, "{\"error\":{\"status\":503,\"code\":\"service_unavailable\","
-                              "\"message\":\"redis is unavailable: purged this instance only\"}}");
+    co_return local_json(503,
+                         "{\"error\":{\"status\":503,\"code\":\"service_unavailable\","
+                         "\"message\":\"redis is unavailable: purged this instance only\"}}");
   }
   log::info("purged", {{"what", everything ? std::string("all") : body}});
   co_return local_json(200, std::move(body));

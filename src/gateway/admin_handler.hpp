@@ -53,8 +53,7 @@ class AdminHandler final : public http::RequestHandler {
   void set_token(std::string token);
 
  private:
-  boost::asio::awaitable<http::Response> admin(const http::Request& request,
-                                               std::string_view path);
+  boost::asio::awaitable<http::Response> admin(const http::Request& request, std::string_view path);
   http::Response quota_status() const;
   boost::asio::awaitable<http::Response> purge(const http::Request& request, bool everything);
   boost::asio::awaitable<http::Response> warm(const http::Request& request);

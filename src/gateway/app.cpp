@@ -66,8 +66,7 @@ class Gateway {
         redis_(ioc_.get_executor(), redis_settings(config_)),
         upstream_(ioc_.get_executor(), config_.upstream, SystemClock::instance()),
         store_(redis_, generations_),
-        purges_(ioc_.get_executor(), redis_settings(config_),
-                {std::string(cache::kPurgeChannel)},
+        purges_(ioc_.get_executor(), redis_settings(config_), {std::string(cache::kPurgeChannel)},
                 [this](std::string_view, std::string_view message) { this->on_purge(message); }),
         quota_(redis_, SystemClock::instance(), config_.quota),
         l1_(config_.cache.l1_max_bytes),
@@ -93,10 +92,10 @@ class Gateway {
         readiness_(redis_, quota_),
         public_handler_(service_, readiness_, SystemClock::instance(), config_, &metrics_,
                         &access_log_),
-        admin_handler_({readiness_, registry_, quota_, service_, tier_, store_,
-                        SystemClock::instance(),
-                        [this](std::string_view id) { return public_handler_.allows_widget(id); }},
-                       config_.admin.token),
+        admin_handler_(
+            {readiness_, registry_, quota_, service_, tier_, store_, SystemClock::instance(),
+             [this](std::string_view id) { return public_handler_.allows_widget(id); }},
+            config_.admin.token),
         public_server_(ioc_, "public", config_.server, public_handler_),
         admin_server_(ioc_, "admin", config_.server, admin_handler_),
         signals_(ioc_, SIGINT, SIGTERM, SIGHUP) {}
@@ -243,9 +242,12 @@ class Gateway {
     };
     sources.quota_mode = [this] {
       switch (quota_.snapshot().mode) {
-        case quota::Mode::normal: return metrics::QuotaMode::normal;
-        case quota::Mode::economy: return metrics::QuotaMode::economy;
-        case quota::Mode::exhausted: return metrics::QuotaMode::exhausted;
+        case quota::Mode::normal:
+          return metrics::QuotaMode::normal;
+        case quota::Mode::economy:
+          return metrics::QuotaMode::economy;
+        case quota::Mode::exhausted:
+          return metrics::QuotaMode::exhausted;
       }
       return metrics::QuotaMode::normal;
     };

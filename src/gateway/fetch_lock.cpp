@@ -32,8 +32,8 @@ asio::awaitable<FetchLock::Held> FetchLock::try_acquire(const std::string& lock_
   Held held;
   if (!redis_.connected()) co_return held;
   held.token = random_token(random_);
-  std::vector<std::string> args{"SET", lock_key, held.token, "NX", "PX",
-                                std::to_string(ttl.count())};
+  std::vector<std::string> args{"SET", lock_key, held.token,
+                                "NX",  "PX",     std::to_string(ttl.count())};
   auto [ec, reply] = co_await redis_.command(std::move(args));
   if (ec || reply.is_error()) co_return Held{};
   held.shared = true;

@@ -20,9 +20,9 @@ class FetchLock {
   FetchLock(redis::Client& redis, RandomSource& random) : redis_(redis), random_(random) {}
 
   struct Held {
-    bool acquired = false;   // this caller holds the lock and must fetch
-    bool shared = false;     // Redis answered: false means no cross-instance coordination
-    std::string token;       // to release only our own lock
+    bool acquired = false;  // this caller holds the lock and must fetch
+    bool shared = false;    // Redis answered: false means no cross-instance coordination
+    std::string token;      // to release only our own lock
   };
   // One attempt. Without Redis, {acquired=false, shared=false}: fetch without coordination.
   boost::asio::awaitable<Held> try_acquire(const std::string& lock_key,
@@ -40,6 +40,8 @@ class FetchLock {
 };
 
 // The lock's key for a cache key: same hash tag, so it lives on the same cluster slot.
-inline std::string lock_key_for(const std::string& cache_key) { return cache_key + ":lock"; }
+inline std::string lock_key_for(const std::string& cache_key) {
+  return cache_key + ":lock";
+}
 
 }  // namespace wg::gateway

@@ -59,15 +59,17 @@ GatewayService::GatewayService(asio::any_io_executor background, ServiceDependen
 void GatewayService::update(const config::Config& config) {
   // A lock holder gives up after one full upstream exchange; a waiter in this process may wait
   // for a leader that first waited for another instance's lock and then fetched itself.
-  auto lock_ttl = config.upstream.connect_timeout + config.upstream.timeout + std::chrono::seconds(1);
+  auto lock_ttl =
+      config.upstream.connect_timeout + config.upstream.timeout + std::chrono::seconds(1);
   auto wait = lock_ttl * 2 + config.redis.timeout * 4 + std::chrono::seconds(1);
-  Settings settings{
-      FetchSettings{cache::TtlPolicy(config.cache), config.cache.negative_ttl.count() > 0,
-                    std::chrono::seconds(60)},
-      StaleWindows{config.cache.stale_while_revalidate, config.cache.stale_if_error},
-      config.cache.derive_pages, config.quota.pacing, config.quota.economy_at,
-      std::chrono::duration_cast<std::chrono::milliseconds>(wait),
-      std::chrono::duration_cast<std::chrono::milliseconds>(lock_ttl)};
+  Settings settings{FetchSettings{cache::TtlPolicy(config.cache),
+                                  config.cache.negative_ttl.count() > 0, std::chrono::seconds(60)},
+                    StaleWindows{config.cache.stale_while_revalidate, config.cache.stale_if_error},
+                    config.cache.derive_pages,
+                    config.quota.pacing,
+                    config.quota.economy_at,
+                    std::chrono::duration_cast<std::chrono::milliseconds>(wait),
+                    std::chrono::duration_cast<std::chrono::milliseconds>(lock_ttl)};
   Settings for_windows = settings;
   for_windows.fetch.compress = false;
   settings.windows = std::make_shared<const Settings>(std::move(for_windows));
@@ -104,8 +106,7 @@ asio::awaitable<Served> GatewayService::serve(const api::ApiRequest& request,
 }
 
 asio::awaitable<Served> GatewayService::resolve(const api::ApiRequest& request,
-                                                const std::string& key,
-                                                const SettingsPtr& settings,
+                                                const std::string& key, const SettingsPtr& settings,
                                                 Admission* admission) {
   Served served;
   Found found{deps_.cache.find_local(key), Tier::l1};

@@ -13,7 +13,9 @@ namespace {
 constexpr std::string_view kApiMethods = "GET, HEAD, OPTIONS";
 constexpr std::string_view kHealthMethods = "GET, HEAD";
 
-bool is_get_or_head(verb method) { return method == verb::get || method == verb::head; }
+bool is_get_or_head(verb method) {
+  return method == verb::get || method == verb::head;
+}
 
 std::string_view field(const http::Request& request, bhttp::field name) {
   auto it = request.headers.find(name);
@@ -54,9 +56,12 @@ metrics::CacheResult cache_result_of(const Served& served) {
   if (served.local) return metrics::CacheResult::local;
   if (served.derived && served.result == CacheResult::hit) return metrics::CacheResult::derived;
   switch (served.result) {
-    case CacheResult::hit: return metrics::CacheResult::hit;
-    case CacheResult::miss: return metrics::CacheResult::miss;
-    case CacheResult::collapsed: return metrics::CacheResult::collapsed;
+    case CacheResult::hit:
+      return metrics::CacheResult::hit;
+    case CacheResult::miss:
+      return metrics::CacheResult::miss;
+    case CacheResult::collapsed:
+      return metrics::CacheResult::collapsed;
   }
   return metrics::CacheResult::none;
 }
@@ -140,16 +145,28 @@ void PublicHandler::observe(const http::Request& request, api::Route route,
   metrics::Route metric_route = metrics::Route::other;
   std::string_view route_name = "other";
   switch (route) {
-    case api::Route::widget: metric_route = metrics::Route::widget; route_name = "widget"; break;
-    case api::Route::reviews: metric_route = metrics::Route::reviews; route_name = "reviews"; break;
-    case api::Route::healthz: metric_route = metrics::Route::healthz; route_name = "healthz"; break;
-    case api::Route::readyz: metric_route = metrics::Route::readyz; route_name = "readyz"; break;
-    case api::Route::not_found: break;
+    case api::Route::widget:
+      metric_route = metrics::Route::widget;
+      route_name = "widget";
+      break;
+    case api::Route::reviews:
+      metric_route = metrics::Route::reviews;
+      route_name = "reviews";
+      break;
+    case api::Route::healthz:
+      metric_route = metrics::Route::healthz;
+      route_name = "healthz";
+      break;
+    case api::Route::readyz:
+      metric_route = metrics::Route::readyz;
+      route_name = "readyz";
+      break;
+    case api::Route::not_found:
+      break;
   }
   if (metrics_) metrics_->request(metric_route, response.status, observation.cache, seconds);
   if (access_log_ && access_log_->enabled()) {
-    std::string client =
-        observation.client.empty() ? request.peer.to_string() : observation.client;
+    std::string client = observation.client.empty() ? request.peer.to_string() : observation.client;
     accesslog::Record record;
     record.time = clock_.wall_now();
     record.client = client;
@@ -209,7 +226,8 @@ asio::awaitable<http::Response> PublicHandler::handle_api(const http::Request& r
   Served served = co_await service_.serve(api_request, admission ? &*admission : nullptr);
   observation.cache = cache_result_of(served);
   observation.upstream_ms = served.upstream_ms;
-  if (served.stale != StaleReason::none && metrics_) metrics_->stale_served(detail_of(served.stale));
+  if (served.stale != StaleReason::none && metrics_)
+    metrics_->stale_served(detail_of(served.stale));
   co_return build_response(served, endpoint, settings.response, view, settings.cors);
 }
 

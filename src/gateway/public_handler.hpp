@@ -9,14 +9,14 @@
 #include "gateway_service.hpp"
 #include "readiness.hpp"
 #include "response_builder.hpp"
-#include "widget_gateway/api/route.hpp"
 #include "widget_gateway/accesslog/access_log.hpp"
+#include "widget_gateway/api/route.hpp"
 #include "widget_gateway/api/widget_policy.hpp"
-#include "widget_gateway/metrics/gateway_metrics.hpp"
 #include "widget_gateway/edge/cors_policy.hpp"
 #include "widget_gateway/edge/rate_limiter.hpp"
 #include "widget_gateway/edge/trusted_proxies.hpp"
 #include "widget_gateway/http/request_handler.hpp"
+#include "widget_gateway/metrics/gateway_metrics.hpp"
 
 namespace wg::gateway {
 

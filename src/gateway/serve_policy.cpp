@@ -4,11 +4,16 @@ namespace wg::gateway {
 
 std::string_view detail_of(StaleReason reason) {
   switch (reason) {
-    case StaleReason::none: return "";
-    case StaleReason::while_revalidate: return "stale-while-revalidate";
-    case StaleReason::if_error: return "stale-if-error";
-    case StaleReason::quota_exhausted: return "quota-exhausted";
-    case StaleReason::quota_economy: return "quota-economy";
+    case StaleReason::none:
+      return "";
+    case StaleReason::while_revalidate:
+      return "stale-while-revalidate";
+    case StaleReason::if_error:
+      return "stale-if-error";
+    case StaleReason::quota_exhausted:
+      return "quota-exhausted";
+    case StaleReason::quota_economy:
+      return "quota-economy";
   }
   return "";
 }
@@ -16,7 +21,8 @@ std::string_view detail_of(StaleReason reason) {
 ServeDecision decide(const cache::Entry* entry, WallTime now, quota::Mode mode,
                      const StaleWindows& windows, bool early_refresh) {
   using Action = ServeDecision::Action;
-  if (entry == nullptr || now >= entry->stale_until) return {Action::fetch, StaleReason::none, false};
+  if (entry == nullptr || now >= entry->stale_until)
+    return {Action::fetch, StaleReason::none, false};
 
   if (now < entry->fresh_until) {
     const bool refresh = early_refresh && mode == quota::Mode::normal;
@@ -24,9 +30,12 @@ ServeDecision decide(const cache::Entry* entry, WallTime now, quota::Mode mode,
   }
   // Negative entries have no stale window (stale_until == fresh_until), so only data is here.
   switch (mode) {
-    case quota::Mode::exhausted: return {Action::serve, StaleReason::quota_exhausted, false};
-    case quota::Mode::economy: return {Action::serve, StaleReason::quota_economy, false};
-    case quota::Mode::normal: break;
+    case quota::Mode::exhausted:
+      return {Action::serve, StaleReason::quota_exhausted, false};
+    case quota::Mode::economy:
+      return {Action::serve, StaleReason::quota_economy, false};
+    case quota::Mode::normal:
+      break;
   }
   if (now < entry->fresh_until + windows.while_revalidate) {
     return {Action::serve_and_refresh, StaleReason::while_revalidate, false};

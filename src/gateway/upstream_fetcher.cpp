@@ -73,8 +73,8 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch(const api::ApiRequest& requ
   }
   if (result.ec) {
     breaker_.on_failure(clock_.steady_now());
-    log::warn("upstream_failed", {{"target", api::upstream_target(request)},
-                                  {"error", result.ec.message()}});
+    log::warn("upstream_failed",
+              {{"target", api::upstream_target(request)}, {"error", result.ec.message()}});
     outcome.error = result.ec;
     co_return outcome;
   }

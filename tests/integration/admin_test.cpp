@@ -11,7 +11,9 @@ namespace {
 
 const std::map<std::string, std::string> kAuth{{"Authorization", "Bearer s3cret"}};
 
-std::string widget_path(const std::string& id) { return "/api/v1/widgets/widget/" + id + "/remote"; }
+std::string widget_path(const std::string& id) {
+  return "/api/v1/widgets/widget/" + id + "/remote";
+}
 std::string reviews_path(const std::string& id, const std::string& query) {
   return "/api/v1/widgets/widget/" + id + "/reviews/remote?" + query;
 }
@@ -80,9 +82,10 @@ BOOST_AUTO_TEST_CASE(warm_fetches_widget_data_and_the_first_window) {
   auto headers = kAuth;
   headers["Content-Type"] = "application/json";
   // http_request sends no body: use raw bytes.
-  std::string raw = "POST /admin/warm HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret\r\n"
-                    "Content-Type: application/json\r\nConnection: close\r\nContent-Length: " +
-                    std::to_string(body.size()) + "\r\n\r\n" + body;
+  std::string raw =
+      "POST /admin/warm HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret\r\n"
+      "Content-Type: application/json\r\nConnection: close\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
   std::string answer = raw_exchange(gateway.admin_port(), raw);
   BOOST_TEST(answer.starts_with("HTTP/1.1 200"), answer);
   BOOST_TEST(answer.find("\"widget\":\"fetched\"") != std::string::npos, answer);
@@ -98,8 +101,8 @@ BOOST_AUTO_TEST_CASE(warm_fetches_widget_data_and_the_first_window) {
   BOOST_TEST(stub.stats().total == 3u);
 
   // A body on the public listener is still refused.
-  std::string public_raw = "GET " + widget_path(ids[0].id) +
-                           " HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n[]";
+  std::string public_raw =
+      "GET " + widget_path(ids[0].id) + " HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n[]";
   BOOST_TEST(raw_exchange(gateway.port(), public_raw).starts_with("HTTP/1.1 413"));
 }
 
@@ -108,7 +111,8 @@ BOOST_AUTO_TEST_CASE(entry_inspection_reports_both_tiers) {
   Stub stub;
   auto ids = stub.widgets(1);
   Gateway gateway(stub.base_url(), redis.url(), {"--admin-token", "s3cret"});
-  auto missing = http_request(gateway.admin_port(), "GET", "/admin/entry?widget=" + ids[0].id, kAuth);
+  auto missing =
+      http_request(gateway.admin_port(), "GET", "/admin/entry?widget=" + ids[0].id, kAuth);
   BOOST_TEST(missing.status == 200);
   BOOST_TEST(missing.body.find("\"l1\":{\"cached\":false}") != std::string::npos, missing.body);
 

@@ -19,7 +19,7 @@ class Client;
 namespace wg::cache {
 
 struct Lookup {
-  std::error_code ec;  // Redis unreachable, timed out or errored: treat as a miss
+  std::error_code ec;                  // Redis unreachable, timed out or errored: treat as a miss
   std::shared_ptr<const Entry> entry;  // null on a miss or an undecodable value
   std::string physical_key;            // where it was looked up (for inspection)
 };

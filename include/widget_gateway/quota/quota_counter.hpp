@@ -7,8 +7,8 @@
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "widget_gateway/common/clock.hpp"
@@ -33,7 +33,7 @@ struct Snapshot {
   std::uint64_t limit = 0;
   WallTime resets_at{};
   Mode mode = Mode::normal;
-  bool counted_locally = false;  // some of `used` is still waiting to reach Redis
+  bool counted_locally = false;        // some of `used` is still waiting to reach Redis
   std::chrono::minutes utc_offset{0};  // of the month boundaries
 };
 
