@@ -22,7 +22,7 @@ std::string current_quota_key() {
   std::time_t now = std::time(nullptr) + 3 * 3600;
   std::tm tm{};
   gmtime_r(&now, &tm);
-  char buf[32];
+  char buf[48];
   std::snprintf(buf, sizeof buf, "wg:quota:{%04d-%02d}", tm.tm_year + 1900, tm.tm_mon + 1);
   return buf;
 }
