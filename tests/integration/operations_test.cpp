@@ -154,23 +154,12 @@ class GatewayRun {
              const std::string& config_toml, std::vector<std::string> extra_args = {}) {
     config_path_ = dir_.write("gateway.toml", config_toml);
     stdout_path_ = dir_.file("stdout.log");
-    std::vector<std::string> argv{"/bin/sh",
-                                  "-c",
-                                  "exec \"$@\" >\"$OPS_TEST_STDOUT\"",
-                                  "sh",
-                                  binary_path("widget-gateway"),
-                                  "--config",
-                                  config_path_,
-                                  "--listen",
-                                  "127.0.0.1:0",
-                                  "--admin-listen",
-                                  "127.0.0.1:0",
-                                  "--upstream",
-                                  upstream_url,
-                                  "--redis",
-                                  redis_url,
-                                  "--threads",
-                                  "2"};
+    // Through a shell only to send stdout to its own file; exec keeps signals going to the
+    // gateway itself.
+    std::vector<std::string> argv{"/bin/sh", "-c", "exec \"$@\" >\"$OPS_TEST_STDOUT\"", "sh"};
+    for (auto& a : gateway_argv(upstream_url, redis_url)) argv.push_back(a);
+    argv.push_back("--config");
+    argv.push_back(config_path_);
     for (auto& a : extra_args) argv.push_back(a);
     process_.emplace(argv, std::map<std::string, std::string>{{"OPS_TEST_STDOUT", stdout_path_}});
     auto port = listening_port(*process_, "public");

@@ -123,19 +123,15 @@ HttpResponse stub_get(Stub& stub, const std::string& target) {
   return http_get(stub.port(), target);
 }
 
+std::vector<std::string> gateway_argv(const std::string& upstream_url,
+                                      const std::string& redis_url) {
+  return {binary_path("widget-gateway"), "--listen", "127.0.0.1:0", "--admin-listen",
+          "127.0.0.1:0", "--upstream", upstream_url, "--redis", redis_url, "--threads", "2"};
+}
+
 Gateway::Gateway(const std::string& upstream_url, const std::string& redis_url,
                  std::vector<std::string> extra_args, const std::string& config_toml) {
-  std::vector<std::string> argv{binary_path("widget-gateway"),
-                                "--listen",
-                                "127.0.0.1:0",
-                                "--admin-listen",
-                                "127.0.0.1:0",
-                                "--upstream",
-                                upstream_url,
-                                "--redis",
-                                redis_url,
-                                "--threads",
-                                "2"};
+  std::vector<std::string> argv = gateway_argv(upstream_url, redis_url);
   if (!config_toml.empty()) {
     argv.push_back("--config");
     argv.push_back(dir_.write("gateway.toml", config_toml));

@@ -68,6 +68,10 @@ class Gateway {
   std::uint16_t admin_port_ = 0;
 };
 
+// widget-gateway's command line with ephemeral listeners, the given upstream and Redis, and
+// two io threads.
+std::vector<std::string> gateway_argv(const std::string& upstream_url, const std::string& redis_url);
+
 // Fetches `target` from the stub directly (the bytes upstream itself serves).
 HttpResponse stub_get(Stub& stub, const std::string& target);
 
