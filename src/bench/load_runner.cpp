@@ -3,39 +3,29 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
-#include <list>
 #include <memory>
 #include <optional>
 #include <thread>
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http/buffer_body.hpp>
-#include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/read.hpp>
 
+#include "bench/response_reader.hpp"
 #include "bench/schedule.hpp"
 
 namespace wg::bench {
 namespace {
 
 namespace net = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
 using tcp = net::ip::tcp;
 using boost::system::error_code;
-constexpr auto kAwait = net::as_tuple(net::use_awaitable);
 
-constexpr std::uint64_t kMaxBodyBytes = 256ull * 1024 * 1024;
-constexpr std::uint32_t kMaxHeaderBytes = 64 * 1024;
+constexpr std::size_t kReceiveMemoryBudget = 16 * 1024 * 1024;
+constexpr std::size_t kMinReceiveBuffer = 4 * 1024;
+constexpr std::size_t kMaxReceiveBuffer = 256 * 1024;
+constexpr auto kSweepInterval = std::chrono::milliseconds(20);
 constexpr auto kReconnectPause = std::chrono::milliseconds(50);
 constexpr auto kHardStopGrace = std::chrono::milliseconds(500);
 constexpr auto kLateThreshold = std::chrono::milliseconds(1);
@@ -51,97 +41,39 @@ struct Shared {
   SteadyTime end;  // SteadyTime::max() in count mode
   bool count_mode = false;
   std::size_t total_connections = 0;
+  std::size_t receive_buffer_bytes = kMaxReceiveBuffer;
   std::atomic<std::int64_t> budget{0};  // count mode: measured requests still to claim
   std::atomic<std::uint64_t> progress_responses{0};
   std::atomic<std::uint64_t> progress_errors{0};
 };
 
-// Handles a hard stop needs to reach; registered while a connection lives.
-struct ConnectionHandles {
-  beast::tcp_stream* stream;
-  net::steady_timer* timer;
-};
+class Connection;
 
 // One io thread's state; only touched from that thread.
 struct Worker {
+  explicit Worker(const Clock& c) : clock(c) {}
+  const Clock& clock;
   net::io_context ioc{1};
   RunStats stats;
   std::size_t cursor = 0;
   std::size_t active = 0;
   bool hard_stopped = false;
-  std::list<ConnectionHandles> live;
-  // Where answer bodies are parsed into and dropped. One per thread is enough: the parser
-  // copies into it on this thread, one answer at a time, and nobody reads it.
-  std::vector<char> scratch = std::vector<char>(64 * 1024);
-  std::optional<net::steady_timer> hard_stop_timer;
+  SteadyTime hard_stop_at = SteadyTime::max();
   SteadyTime last_measured_completion{};
-};
+  std::vector<std::unique_ptr<Connection>> connections;
+  net::steady_timer sweep_timer{ioc};
 
-struct Exchange {
-  bool ok = false;
-  ErrorKind error = ErrorKind::read;
-  unsigned status = 0;
-  bool keep_alive = false;
-  std::uint64_t received = 0;
+  void start_sweeping();
+  void sweep();
 };
 
 ErrorKind classify(const error_code& ec, bool writing) {
-  if (ec == beast::error::timeout || ec == net::error::operation_aborted) return ErrorKind::timeout;
-  if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
-      ec == net::error::eof || ec == net::error::connection_reset ||
+  if (ec == net::error::operation_aborted) return ErrorKind::timeout;
+  if (ec == net::error::eof || ec == net::error::connection_reset ||
       ec == net::error::broken_pipe || ec == net::error::connection_aborted) {
     return ErrorKind::closed;
   }
-  if (writing) return ErrorKind::write;
-  if (ec.category() == http::make_error_code(http::error::bad_version).category()) {
-    return ErrorKind::parse;
-  }
-  return ErrorKind::read;
-}
-
-// Writes one request and reads its answer. The stream's deadline covers the whole exchange.
-// Runs on the connection's io_context; cancelled by closing the stream.
-net::awaitable<Exchange> exchange(beast::tcp_stream& stream, beast::flat_buffer& buffer,
-                                  const BenchRequest& request, std::vector<char>& scratch,
-                                  std::chrono::milliseconds timeout) {
-  Exchange out;
-  stream.expires_after(timeout);
-  auto [write_ec, written] = co_await net::async_write(stream, net::buffer(request.text), kAwait);
-  if (write_ec) {
-    out.error = classify(write_ec, true);
-    co_return out;
-  }
-  http::response_parser<http::buffer_body> parser;
-  parser.body_limit(kMaxBodyBytes);
-  parser.header_limit(kMaxHeaderBytes);
-  if (request.head) parser.skip(true);  // a HEAD answer has a Content-Length but no body
-  auto [head_ec, head_bytes] = co_await http::async_read_header(stream, buffer, parser, kAwait);
-  if (head_ec) {
-    out.error = classify(head_ec, false);
-    co_return out;
-  }
-  out.received += head_bytes;
-  while (!parser.is_done()) {
-    parser.get().body().data = scratch.data();
-    parser.get().body().size = scratch.size();
-    auto [body_ec, body_bytes] = co_await http::async_read(stream, buffer, parser, kAwait);
-    out.received += body_bytes;
-    if (body_ec == http::error::need_buffer) continue;
-    if (body_ec) {
-      out.error = classify(body_ec, false);
-      co_return out;
-    }
-  }
-  out.ok = true;
-  out.status = parser.get().result_int();
-  out.keep_alive = parser.get().keep_alive();
-  co_return out;
-}
-
-void close_stream(beast::tcp_stream& stream) {
-  error_code ignored;
-  stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
-  stream.socket().close(ignored);
+  return writing ? ErrorKind::write : ErrorKind::read;
 }
 
 bool status_expected(const BenchRequest& request, unsigned status) {
@@ -149,135 +81,242 @@ bool status_expected(const BenchRequest& request, unsigned status) {
   return status < 500;
 }
 
-// One connection for the whole run. Owns its stream and timer; registered in worker.live so a
-// hard stop can close them. Leaves when the run ends or on hard stop.
-net::awaitable<void> run_connection(Shared& shared, Worker& worker, std::size_t global_index) {
-  auto executor = co_await net::this_coro::executor;
-  const auto& options = shared.options;
-  const auto& requests = *options.requests;
-  const auto timeout = options.load.timeout;
-  const bool open_loop = options.load.mode == LoadMode::open;
-  RunStats& stats = worker.stats;
-
-  beast::tcp_stream stream(executor);
-  net::steady_timer timer(executor);
-  const auto handle = worker.live.insert(worker.live.end(), ConnectionHandles{&stream, &timer});
-  beast::flat_buffer buffer;
-  bool connected = false;
-
-  std::optional<OpenLoopSchedule> schedule;
-  if (open_loop) {
-    schedule.emplace(shared.start, options.load.rate, shared.total_connections, global_index);
+// One client connection for the whole run: a small state machine driven by completion
+// handlers (no coroutine frames, no per-request allocation). Each request is one write and,
+// usually, one read into the connection's own buffer. Deadlines are checked by the worker's
+// sweep instead of re-arming a timer per request. Errors close the socket, are counted by kind,
+// and the next request reconnects.
+class Connection {
+ public:
+  Connection(Shared& shared, Worker& worker, std::size_t global_index)
+      : shared_(shared),
+        worker_(worker),
+        socket_(worker.ioc),
+        timer_(worker.ioc),
+        receive_buffer_(shared.receive_buffer_bytes),
+        open_loop_(shared.options.load.mode == LoadMode::open) {
+    if (open_loop_) {
+      schedule_.emplace(shared.start, shared.options.load.rate, shared.total_connections,
+                        global_index);
+    }
   }
-  std::uint64_t j = 0;  // open loop: next request of this connection's schedule
 
-  while (!worker.hard_stopped) {
-    SteadyTime started{};
-    bool measured = false;
-    if (open_loop) {
-      const SteadyTime intended = schedule->intended(j);
-      if (intended >= shared.end) break;
-      measured = intended >= shared.warmup_end;
-      if (measured && shared.count_mode && shared.budget.fetch_sub(1) <= 0) break;
-      if (shared.clock.steady_now() < intended) {
-        timer.expires_at(intended);
-        co_await timer.async_wait(kAwait);
-        if (worker.hard_stopped) break;
+  void start() { next(); }
+
+  // The sweep: a request past its deadline is cut off (its handler then sees the abort).
+  void expire_if_late(SteadyTime now) {
+    if (in_flight_ && now >= deadline_) {
+      timed_out_ = true;
+      close_socket();
+    }
+  }
+
+  // Hard stop: cut off whatever is in flight or waiting.
+  void stop() {
+    close_socket();
+    timer_.cancel();
+  }
+
+ private:
+  void next() {
+    if (worker_.hard_stopped) return leave();
+    const SteadyTime now = shared_.clock.steady_now();
+    if (open_loop_) {
+      const SteadyTime intended = schedule_->intended(j_);
+      if (intended >= shared_.end) return leave();
+      measured_ = intended >= shared_.warmup_end;
+      if (measured_ && shared_.count_mode && shared_.budget.fetch_sub(1) <= 0) return leave();
+      started_ = intended;
+      if (now < intended) {
+        timer_.expires_at(intended);
+        timer_.async_wait([this](const error_code&) {
+          if (worker_.hard_stopped) return leave();
+          send();
+        });
+        return;
       }
-      started = intended;
     } else {
-      const SteadyTime now = shared.clock.steady_now();
-      if (now >= shared.end) break;
-      measured = now >= shared.warmup_end;
-      if (measured && shared.count_mode && shared.budget.fetch_sub(1) <= 0) break;
+      if (now >= shared_.end) return leave();
+      measured_ = now >= shared_.warmup_end;
+      if (measured_ && shared_.count_mode && shared_.budget.fetch_sub(1) <= 0) return leave();
     }
-    const BenchRequest& request = requests[worker.cursor];
-    worker.cursor = worker.cursor + 1 == requests.size() ? 0 : worker.cursor + 1;
+    send();
+  }
 
-    if (!connected) {
-      stream.expires_after(timeout);
-      auto [connect_ec] = co_await stream.async_connect(shared.endpoint, kAwait);
-      if (connect_ec) {
-        close_stream(stream);
-        stats.record_error(ErrorKind::connect, measured);
-        shared.progress_errors.fetch_add(1, std::memory_order_relaxed);
-        ++j;
-        if (!open_loop && !worker.hard_stopped) {  // do not spin against a refusing port
-          timer.expires_after(kReconnectPause);
-          co_await timer.async_wait(kAwait);
-        }
-        continue;
-      }
-      error_code ignored;
-      stream.socket().set_option(tcp::no_delay(true), ignored);
-      buffer.clear();
-      connected = true;
-      ++stats.connections_opened;
+  void send() {
+    const auto& requests = *shared_.options.requests;
+    request_ = &requests[worker_.cursor];
+    worker_.cursor = worker_.cursor + 1 == requests.size() ? 0 : worker_.cursor + 1;
+    if (connected_) return write();
+    begin_io(shared_.clock.steady_now());
+    socket_.async_connect(shared_.endpoint, [this](const error_code& ec) { on_connect(ec); });
+  }
+
+  void on_connect(const error_code& ec) {
+    if (ec) {
+      end_io();
+      close_socket();
+      worker_.stats.record_error(ErrorKind::connect, measured_);
+      shared_.progress_errors.fetch_add(1, std::memory_order_relaxed);
+      ++j_;
+      if (open_loop_ || worker_.hard_stopped) return next();
+      // Closed loop: do not spin against a refusing port.
+      timer_.expires_after(kReconnectPause);
+      timer_.async_wait([this](const error_code&) { next(); });
+      return;
     }
+    error_code ignored;
+    socket_.set_option(tcp::no_delay(true), ignored);
+    connected_ = true;
+    ++worker_.stats.connections_opened;
+    write();
+  }
 
-    const SteadyTime sent = shared.clock.steady_now();
-    if (open_loop) {
-      const auto lateness = sent - started;
+  void write() {
+    const SteadyTime sent = shared_.clock.steady_now();
+    if (open_loop_) {
+      const auto lateness = sent - started_;
+      RunStats& stats = worker_.stats;
       if (lateness > kLateThreshold) ++stats.late_sends;
-      stats.max_lateness_ns = std::max<std::uint64_t>(
-          stats.max_lateness_ns,
-          std::max<std::int64_t>(
-              0, std::chrono::duration_cast<std::chrono::nanoseconds>(lateness).count()));
+      const auto late_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(lateness).count();
+      stats.max_lateness_ns =
+          std::max<std::uint64_t>(stats.max_lateness_ns, std::max<std::int64_t>(0, late_ns));
     } else {
-      started = sent;
+      started_ = sent;
     }
+    begin_io(sent);
+    reader_.reset(request_->head);
+    net::async_write(socket_, net::buffer(request_->text),
+                     [this](const error_code& ec, std::size_t) {
+                       if (ec) return fail(timed_out_ ? ErrorKind::timeout : classify(ec, true));
+                       read();
+                     });
+  }
 
-    const Exchange result = co_await exchange(stream, buffer, request, worker.scratch, timeout);
-    const SteadyTime done = shared.clock.steady_now();
-    ++j;
-    stats.bytes_sent += measured ? request.text.size() : 0;
-    if (!result.ok) {
-      close_stream(stream);
-      connected = false;
-      stats.record_error(result.error, measured);
-      shared.progress_errors.fetch_add(1, std::memory_order_relaxed);
-      continue;
+  void read() {
+    socket_.async_read_some(net::buffer(receive_buffer_),
+                            [this](const error_code& ec, std::size_t n) { on_read(ec, n); });
+  }
+
+  void on_read(const error_code& ec, std::size_t n) {
+    std::size_t used = 0;
+    if (n > 0) used = reader_.consume(std::string_view(receive_buffer_.data(), n));
+    if (!ec) {
+      // Nothing is pipelined, so bytes beyond the answer mean the server misframed it.
+      if (reader_.failed() || used < n) return fail(ErrorKind::parse);
+      if (!reader_.done()) return read();
+      return succeed();
     }
+    if (ec == net::error::eof) {
+      reader_.finish_on_eof();
+      if (reader_.done()) return succeed();
+    }
+    fail(timed_out_ ? ErrorKind::timeout : classify(ec, false));
+  }
+
+  void succeed() {
+    end_io();
+    const SteadyTime done = shared_.clock.steady_now();
+    ++j_;
+    RunStats& stats = worker_.stats;
     ++stats.all_requests;
     ++stats.all_responses;
-    shared.progress_responses.fetch_add(1, std::memory_order_relaxed);
-    if (measured) {
+    shared_.progress_responses.fetch_add(1, std::memory_order_relaxed);
+    if (measured_) {
+      stats.bytes_sent += request_->text.size();
       ++stats.requests;
       ++stats.responses;
-      stats.bytes_received += result.received;
-      ++stats.status[std::min<std::size_t>(result.status, stats.status.size() - 1)];
-      if (!status_expected(request, result.status)) ++stats.unexpected_status;
-      const auto latency = std::chrono::duration_cast<std::chrono::nanoseconds>(done - started);
+      stats.bytes_received += reader_.bytes();
+      const unsigned status = reader_.status();
+      ++stats.status[std::min<std::size_t>(status, stats.status.size() - 1)];
+      if (!status_expected(*request_, status)) ++stats.unexpected_status;
+      const auto latency = std::chrono::duration_cast<std::chrono::nanoseconds>(done - started_);
       stats.latency.record(static_cast<std::uint64_t>(std::max<std::int64_t>(0, latency.count())));
-      worker.last_measured_completion = std::max(worker.last_measured_completion, done);
+      worker_.last_measured_completion = std::max(worker_.last_measured_completion, done);
     }
-    if (!result.keep_alive) {
+    if (!reader_.keep_alive()) {
       ++stats.server_closes;
-      close_stream(stream);
-      connected = false;
+      close_socket();
     }
+    next();
   }
 
-  // Requests this connection was meant to send in the measured period but never did.
-  if (open_loop && !shared.count_mode) {
-    const std::uint64_t from = std::max(j, schedule->first_at_or_after(shared.warmup_end));
-    const std::uint64_t to = schedule->first_at_or_after(shared.end);
-    if (to > from) {  // measured attempts that never reached the wire: not in whole_run
-      stats.requests += to - from;
-      stats.errors[static_cast<std::size_t>(ErrorKind::unsent)] += to - from;
-    }
+  void fail(ErrorKind kind) {
+    end_io();
+    ++j_;
+    if (measured_) worker_.stats.bytes_sent += request_->text.size();
+    close_socket();
+    worker_.stats.record_error(kind, measured_);
+    shared_.progress_errors.fetch_add(1, std::memory_order_relaxed);
+    next();
   }
-  close_stream(stream);
-  worker.live.erase(handle);
-  if (--worker.active == 0 && worker.hard_stop_timer) worker.hard_stop_timer->cancel();
+
+  // Leaves the run: accounts for the open-loop requests it never sent and tells the worker.
+  void leave() {
+    if (open_loop_ && !shared_.count_mode) {
+      const std::uint64_t from = std::max(j_, schedule_->first_at_or_after(shared_.warmup_end));
+      const std::uint64_t to = schedule_->first_at_or_after(shared_.end);
+      if (to > from) {  // measured attempts that never reached the wire: not in whole_run
+        worker_.stats.requests += to - from;
+        worker_.stats.errors[static_cast<std::size_t>(ErrorKind::unsent)] += to - from;
+      }
+    }
+    close_socket();
+    if (--worker_.active == 0) worker_.sweep_timer.cancel();
+  }
+
+  void begin_io(SteadyTime now) {
+    in_flight_ = true;
+    timed_out_ = false;
+    deadline_ = now + shared_.options.load.timeout;
+  }
+  void end_io() {
+    in_flight_ = false;
+    timed_out_ = false;
+  }
+
+  void close_socket() {
+    connected_ = false;
+    error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);
+  }
+
+  Shared& shared_;
+  Worker& worker_;
+  tcp::socket socket_;
+  net::steady_timer timer_;  // open-loop waits and reconnect pauses only
+  std::vector<char> receive_buffer_;
+  ResponseReader reader_;
+  const bool open_loop_;
+  std::optional<OpenLoopSchedule> schedule_;
+  std::uint64_t j_ = 0;  // open loop: next request of this connection's schedule
+  const BenchRequest* request_ = nullptr;
+  SteadyTime started_{};  // what latency is measured from (open loop: the intended time)
+  SteadyTime deadline_{};
+  bool measured_ = false;
+  bool connected_ = false;
+  bool in_flight_ = false;
+  bool timed_out_ = false;
+};
+
+void Worker::start_sweeping() {
+  sweep_timer.expires_after(kSweepInterval);
+  sweep_timer.async_wait([this](const error_code& ec) {
+    if (ec || active == 0) return;
+    sweep();
+    start_sweeping();
+  });
 }
 
-void hard_stop(Worker& worker) {
-  worker.hard_stopped = true;
-  for (auto& handles : worker.live) {
-    close_stream(*handles.stream);
-    handles.timer->cancel();
+void Worker::sweep() {
+  const SteadyTime now = clock.steady_now();
+  if (!hard_stopped && now >= hard_stop_at) {
+    hard_stopped = true;
+    for (auto& connection : connections) connection->stop();
+    return;
   }
+  for (auto& connection : connections) connection->expire_if_late(now);
 }
 
 void print_progress(const Shared& shared, SteadyTime now, std::uint64_t& last_count,
@@ -316,9 +355,14 @@ LoadResult run_load(const LoadOptions& options, const Clock& clock) {
   shared.warmup_end = shared.start + load.warmup;
   shared.end = shared.count_mode ? SteadyTime::max() : shared.warmup_end + load.duration;
 
+  // Enough for a large page in one read, within a bound on the whole client's memory.
+  shared.receive_buffer_bytes =
+      std::clamp<std::size_t>(kReceiveMemoryBudget / std::max<std::size_t>(1, load.connections),
+                              kMinReceiveBuffer, kMaxReceiveBuffer);
+
   std::vector<std::unique_ptr<Worker>> workers;
   for (unsigned t = 0; t < threads; ++t) {
-    auto worker = std::make_unique<Worker>();
+    auto worker = std::make_unique<Worker>(clock);
     // Threads start at different places in the pool so they do not send the same sequence.
     worker->cursor = options.requests->size() * t / threads;
     workers.push_back(std::move(worker));
@@ -326,17 +370,15 @@ LoadResult run_load(const LoadOptions& options, const Clock& clock) {
   for (std::size_t c = 0; c < load.connections; ++c) {
     Worker& worker = *workers[c % threads];
     ++worker.active;
-    net::co_spawn(worker.ioc, run_connection(shared, worker, c), net::detached);
+    worker.connections.push_back(std::make_unique<Connection>(shared, worker, c));
   }
-  if (!shared.count_mode) {
-    const SteadyTime hard_stop_at = shared.end + load.timeout + kHardStopGrace;
-    for (auto& worker : workers) {
-      if (worker->active == 0) continue;
-      worker->hard_stop_timer.emplace(worker->ioc, hard_stop_at);
-      worker->hard_stop_timer->async_wait([w = worker.get()](const error_code& ec) {
-        if (!ec) hard_stop(*w);
-      });
-    }
+  const SteadyTime hard_stop_at =
+      shared.count_mode ? SteadyTime::max() : shared.end + load.timeout + kHardStopGrace;
+  for (auto& worker : workers) {
+    worker->hard_stop_at = hard_stop_at;
+    if (worker->active == 0) continue;
+    for (auto& connection : worker->connections) connection->start();
+    worker->start_sweeping();
   }
 
   std::atomic<unsigned> running{threads};

@@ -1,8 +1,8 @@
 #pragma once
 // The I/O shell of the load generator. One io_context per thread, connections spread over them
-// round-robin, each connection one coroutine that writes a pre-generated request, reads the
-// answer with Beast's response parser, records it, and goes again (closed loop) or waits for
-// its next intended send time (open loop). Errors close the connection, are counted by kind,
+// round-robin, each connection a handler-driven state machine that writes a pre-generated
+// request, reads the answer with ResponseReader, records it, and goes again (closed loop) or
+// waits for its next intended send time (open loop). Errors close the connection, are counted by kind,
 // and the next request reconnects.
 //
 // Timeline: [start, start + warmup) is warm-up (sent, not measured); [warmup end, end) is

@@ -4,7 +4,12 @@
 // wg-bench as a child process against its own --serve-constant server on 127.0.0.1: the JSON
 // it writes parses and its counts add up. No timing assertions.
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -139,6 +144,36 @@ BOOST_AUTO_TEST_CASE(connect_errors_are_counted_as_requests) {
   BOOST_TEST(u64(r, "/requests") == 12u);
   BOOST_TEST(u64(r, "/responses") == 0u);
   BOOST_TEST(u64(r, "/errors/connect") == 12u);
+  check_counts_add_up(r);
+}
+
+BOOST_AUTO_TEST_CASE(silent_server_requests_time_out) {
+  // A listening socket that is never accepted from: connects succeed (the kernel's backlog),
+  // requests are written, and no answer ever comes.
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  BOOST_TEST_REQUIRE(listener >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  BOOST_TEST_REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&address), length) == 0);
+  BOOST_TEST_REQUIRE(::listen(listener, 16) == 0);
+  BOOST_TEST_REQUIRE(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+  TempDir dir;
+  const auto out = dir.file("silent.json");
+  const int status =
+      run_bench({"--target", "http://127.0.0.1:" + std::to_string(ntohs(address.sin_port)),
+                 "--requests", "4", "--warmup", "0s", "--connections", "2", "--timeout", "300ms",
+                 "--out", out, "--progress", "off"});
+  ::close(listener);
+  BOOST_TEST_REQUIRE(status == 0);
+  simdjson::dom::parser parser;
+  simdjson::dom::element r;
+  const auto text = slurp(out);
+  BOOST_TEST_REQUIRE(parser.parse(text).get(r) == simdjson::SUCCESS, text);
+  BOOST_TEST(u64(r, "/requests") == 4u);
+  BOOST_TEST(u64(r, "/responses") == 0u);
+  BOOST_TEST(u64(r, "/errors/timeout") == 4u);
   check_counts_add_up(r);
 }
 
