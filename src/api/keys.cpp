@@ -1,5 +1,7 @@
 #include "widget_gateway/api/keys.hpp"
 
+#include <charconv>
+
 namespace wg::api {
 namespace {
 
@@ -28,30 +30,55 @@ void append_path_segment(std::string& out, std::string_view id) {
   }
 }
 
+bool key_safe(char c) {
+  return is_alnum(c) || c == '_' || c == '-';
+}
+
+// Ids are nearly always made only of safe characters: copy runs of them at once.
+void append_escaped_id(std::string& out, std::string_view id) {
+  while (!id.empty()) {
+    std::size_t run = 0;
+    while (run < id.size() && key_safe(id[run])) ++run;
+    out.append(id.data(), run);
+    if (run == id.size()) break;
+    append_pct(out, id[run]);
+    id.remove_prefix(run + 1);
+  }
+}
+
+void append_widget_key_prefix(std::string& out, std::string_view id) {
+  out += "wg:{";
+  append_escaped_id(out, id);
+  out += "}:";
+}
+
+template <class Number>
+void append_number(std::string& out, Number value) {
+  char digits[24];
+  out.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);
+}
+
 }  // namespace
 
 std::string escape_key_id(std::string_view widget_id) {
   std::string out;
   out.reserve(widget_id.size());
-  for (char c : widget_id) {
-    if (is_alnum(c) || c == '_' || c == '-') {
-      out.push_back(c);
-    } else {
-      append_pct(out, c);
-    }
-  }
+  append_escaped_id(out, widget_id);
   return out;
 }
 
 std::string widget_key_prefix(std::string_view widget_id) {
-  std::string out = "wg:{";
-  out += escape_key_id(widget_id);
-  out += "}:";
+  std::string out;
+  out.reserve(widget_id.size() + 6);
+  append_widget_key_prefix(out, widget_id);
   return out;
 }
 
 std::string cache_key(const ApiRequest& request) {
-  std::string out = widget_key_prefix(request.widget_id);
+  // Built in one buffer sized for the longest form: the hit path computes a key per request.
+  std::string out;
+  out.reserve(request.widget_id.size() + 48);
+  append_widget_key_prefix(out, request.widget_id);
   if (request.endpoint == Endpoint::widget) {
     out += 'w';
     return out;
@@ -59,9 +86,9 @@ std::string cache_key(const ApiRequest& request) {
   out += "r:";
   out += request.query.type ? to_string(*request.query.type) : std::string_view("*");
   out += ':';
-  out += std::to_string(request.query.limit);
+  append_number(out, request.query.limit);
   out += ':';
-  out += std::to_string(request.query.skip);
+  append_number(out, request.query.skip);
   return out;
 }
 

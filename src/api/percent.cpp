@@ -1,5 +1,7 @@
 #include "widget_gateway/api/percent.hpp"
 
+#include <algorithm>
+
 namespace wg::api {
 namespace {
 
@@ -25,18 +27,17 @@ bool percent_encoding_valid(std::string_view text) {
 std::optional<std::string> percent_decode(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c != '%') {
-      out.push_back(c);
-      continue;
-    }
-    if (text.size() - i < 3) return std::nullopt;
-    int hi = hex_value(text[i + 1]);
-    int lo = hex_value(text[i + 2]);
+  while (!text.empty()) {
+    // Copy the run up to the next escape at once; most values have none.
+    const std::size_t pct = text.find('%');
+    out.append(text.data(), std::min(pct, text.size()));
+    if (pct == std::string_view::npos) break;
+    if (text.size() - pct < 3) return std::nullopt;
+    const int hi = hex_value(text[pct + 1]);
+    const int lo = hex_value(text[pct + 2]);
     if (hi < 0 || lo < 0) return std::nullopt;
     out.push_back(static_cast<char>(hi * 16 + lo));
-    i += 2;
+    text.remove_prefix(pct + 3);
   }
   return out;
 }

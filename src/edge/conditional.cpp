@@ -64,10 +64,19 @@ std::optional<std::vector<std::string_view>> parse_tags(std::string_view field) 
 }  // namespace
 
 std::string etag_for_coding(std::string_view strong_etag, Coding coding) {
-  std::string out(strong_etag);
-  if (!is_quoted(strong_etag)) return out;
-  out.insert(out.size() - 1, suffix_of(coding));
+  std::string out;
+  append_etag_for_coding(out, strong_etag, coding);
   return out;
+}
+
+void append_etag_for_coding(std::string& out, std::string_view strong_etag, Coding coding) {
+  if (!is_quoted(strong_etag)) {
+    out.append(strong_etag);
+    return;
+  }
+  out.append(strong_etag.substr(0, strong_etag.size() - 1));
+  out.append(suffix_of(coding));
+  out.push_back('"');
 }
 
 bool CodingSet::has(Coding coding) const {

@@ -96,8 +96,8 @@ class Gateway {
             {readiness_, registry_, quota_, service_, tier_, store_, SystemClock::instance(),
              [this](std::string_view id) { return public_handler_.allows_widget(id); }},
             config_.admin.token),
-        public_server_(ioc_, "public", config_.server, public_handler_),
-        admin_server_(ioc_, "admin", config_.server, admin_handler_),
+        public_server_(ioc_, "public", config_.server, public_handler_, threads_ == 1),
+        admin_server_(ioc_, "admin", config_.server, admin_handler_, threads_ == 1),
         signals_(ioc_, SIGINT, SIGTERM, SIGHUP) {}
 
   int run() {

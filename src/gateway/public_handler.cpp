@@ -218,9 +218,10 @@ asio::awaitable<http::Response> PublicHandler::handle_api(const http::Request& r
   observation.widget = match.raw_widget;
 
   std::optional<IpAdmission> admission;
-  if (settings.limiter || access_log_) {
+  const bool logging = access_log_ && access_log_->enabled();
+  if (settings.limiter || logging) {
     auto client = settings.proxies.client_address(request.peer, forwarded_for(request));
-    observation.client = client.to_string();
+    if (logging) observation.client = client.to_string();
     if (settings.limiter) admission.emplace(*settings.limiter, client, clock_);
   }
   Served served = co_await service_.serve(api_request, admission ? &*admission : nullptr);

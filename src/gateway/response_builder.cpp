@@ -1,6 +1,7 @@
 #include "response_builder.hpp"
 
 #include <algorithm>
+#include <charconv>
 
 #include "widget_gateway/edge/coding.hpp"
 #include "widget_gateway/edge/conditional.hpp"
@@ -10,6 +11,15 @@ namespace wg::gateway {
 namespace bhttp = boost::beast::http;
 
 namespace {
+
+// Enough for the headers of a hit with CORS, so that building them allocates once.
+constexpr std::size_t kTypicalHeadBytes = 512;
+
+void append_number(std::string& out, long long value) {
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+  out.append(digits, end);
+}
 
 long long seconds_between(WallTime from, WallTime to) {
   return std::chrono::duration_cast<std::chrono::seconds>(to - from).count();
@@ -64,28 +74,33 @@ long long max_age_seconds(const cache::Entry& entry, WallTime now, std::chrono::
   return age + std::min<long long>(remaining, cap.count());
 }
 
-std::string cache_status(const Served& served) {
-  std::string value = "widget-gateway; ";
+void append_cache_status(std::string& out, const Served& served) {
+  out.append("widget-gateway; ");
   const long long ttl = served.entry ? seconds_between(served.now, served.entry->fresh_until) : 0;
   if (served.stale == StaleReason::if_error) {
-    value += "fwd=stale; ttl=" + std::to_string(ttl);
+    out.append("fwd=stale; ttl=");
   } else if (served.result == CacheResult::miss) {
-    value += "fwd=uri-miss";
-    if (served.stored) value += "; stored";
-    value += "; ttl=" + std::to_string(ttl);
+    out.append(served.stored ? "fwd=uri-miss; stored; ttl=" : "fwd=uri-miss; ttl=");
   } else {
-    value += "hit; ttl=" + std::to_string(ttl);
-    if (served.result == CacheResult::collapsed) value += "; collapsed";
+    out.append("hit; ttl=");
+  }
+  append_number(out, ttl);
+  if (served.stale != StaleReason::if_error && served.result == CacheResult::collapsed) {
+    out.append("; collapsed");
   }
   // One detail value: a stale reason wins over derived/local.
   if (served.stale != StaleReason::none) {
-    value += "; detail=";
-    value += detail_of(served.stale);
+    out.append("; detail=").append(detail_of(served.stale));
   } else if (served.local) {
-    value += "; detail=local";
+    out.append("; detail=local");
   } else if (served.derived) {
-    value += "; detail=derived";
+    out.append("; detail=derived");
   }
+}
+
+std::string cache_status(const Served& served) {
+  std::string value;
+  append_cache_status(value, served);
   return value;
 }
 
@@ -123,26 +138,31 @@ http::Response build_response(const Served& served, api::Endpoint endpoint,
 
   http::Response response;
   response.status = not_modified ? 304 : 200;
+  response.headers.reserve(kTypicalHeadBytes);
   if (!not_modified) response.add_header("Content-Type", "application/json; charset=utf-8");
   if (coding != edge::Coding::identity) {
     response.add_header("Content-Encoding", edge::coding_token(coding));
   }
-  response.add_header("ETag", edge::etag_for_coding(entry.etag, coding));
-
-  std::string cache_control =
-      "public, max-age=" + std::to_string(max_age_seconds(entry, served.now, options.max_age_cap));
+  std::string& headers = response.headers;
+  headers.append("ETag: ");
+  edge::append_etag_for_coding(headers, entry.etag, coding);
+  headers.append("\r\nCache-Control: public, max-age=");
+  append_number(headers, max_age_seconds(entry, served.now, options.max_age_cap));
   if (options.stale_while_revalidate.count() > 0) {
-    cache_control +=
-        ", stale-while-revalidate=" + std::to_string(options.stale_while_revalidate.count());
+    headers.append(", stale-while-revalidate=");
+    append_number(headers, options.stale_while_revalidate.count());
   }
   if (options.stale_if_error.count() > 0) {
-    cache_control += ", stale-if-error=" + std::to_string(options.stale_if_error.count());
+    headers.append(", stale-if-error=");
+    append_number(headers, options.stale_if_error.count());
   }
-  response.add_header("Cache-Control", cache_control);
-  response.add_header("Age",
-                      std::to_string(std::max(0LL, seconds_between(entry.stored_at, served.now))));
+  headers.append("\r\nAge: ");
+  append_number(headers, std::max(0LL, seconds_between(entry.stored_at, served.now)));
+  headers.append("\r\n");
   add_vary(response, cors, true);
-  response.add_header("Cache-Status", cache_status(served));
+  headers.append("Cache-Status: ");
+  append_cache_status(headers, served);
+  headers.append("\r\n");
   cors.add_response_headers(request.origin, response.headers);
 
   if (not_modified) {

@@ -31,6 +31,8 @@ http::Response build_response(const Served& served, api::Endpoint endpoint,
 
 // The Cache-Status field value (RFC 9211) for a served answer.
 std::string cache_status(const Served& served);
+// The same, appended to `out` (the hit path builds its headers in one buffer).
+void append_cache_status(std::string& out, const Served& served);
 
 // Cache-Control's max-age for an entry: Age plus what remains of our freshness, the latter
 // capped, so a downstream cache (which subtracts Age) keeps it exactly as long as we would,

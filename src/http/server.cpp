@@ -29,8 +29,9 @@ tcp::endpoint resolve_listen_address(const config::HostPort& where) {
 }  // namespace
 
 HttpServer::HttpServer(asio::io_context& ioc, std::string name, const config::ServerConfig& limits,
-                       RequestHandler& handler)
+                       RequestHandler& handler, bool one_io_thread)
     : ioc_(ioc),
+      one_io_thread_(one_io_thread),
       name_(std::move(name)),
       limits_(limits),
       handler_(handler),
@@ -54,8 +55,10 @@ void HttpServer::start() {
 asio::awaitable<void> HttpServer::accept_loop() {
   asio::steady_timer backoff(acceptor_.get_executor());
   while (!draining()) {
-    auto [ec, socket] =
-        co_await acceptor_.async_accept(asio::make_strand(ioc_), as_tuple(use_awaitable));
+    asio::any_io_executor session_executor = one_io_thread_
+                                                 ? asio::any_io_executor(ioc_.get_executor())
+                                                 : asio::any_io_executor(asio::make_strand(ioc_));
+    auto [ec, socket] = co_await acceptor_.async_accept(session_executor, as_tuple(use_awaitable));
     if (ec == asio::error::operation_aborted || draining()) co_return;
     if (ec) {
       // Usually EMFILE/ENFILE: wait a little instead of spinning on the error.

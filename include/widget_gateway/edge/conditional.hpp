@@ -17,6 +17,8 @@ namespace wg::edge {
 // The ETag of `strong_etag`'s body sent with `coding`. A value that is not a quoted tag is
 // returned unchanged (a stored ETag is always quoted; this only keeps a bug from growing).
 std::string etag_for_coding(std::string_view strong_etag, Coding coding);
+// The same, appended to `out`.
+void append_etag_for_coding(std::string& out, std::string_view strong_etag, Coding coding);
 
 // Whether an If-None-Match field value (all field lines joined with ",") matches the body whose
 // stored ETag is `strong_etag`, so that 304 may be answered:

@@ -30,8 +30,10 @@ struct ServerStats {
 class HttpServer {
  public:
   // `name` labels the listener in logs ("public", "admin"). The handler must outlive the server.
+  // `one_io_thread`: only one thread runs `ioc`, so a connection's handlers can never run
+  // concurrently and sessions skip the per-connection strand (and its locking and dispatch).
   HttpServer(boost::asio::io_context& ioc, std::string name, const config::ServerConfig& limits,
-             RequestHandler& handler);
+             RequestHandler& handler, bool one_io_thread = false);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -59,6 +61,7 @@ class HttpServer {
   void unregister_session(HttpSession* session);
 
   boost::asio::io_context& ioc_;
+  bool one_io_thread_;
   std::string name_;
   config::ServerConfig limits_;
   RequestHandler& handler_;
