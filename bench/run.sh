@@ -12,7 +12,8 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH_DIR="$ROOT/bench"
-ALL_SCENARIOS=(hot-hits zipf-site cold-storm cache-busters upstream-outage redis-outage)
+ALL_SCENARIOS=(hot-hits hot-hits-256 large-page zipf-site zipf-site-redis-only memory-10k cold-storm
+  cache-busters upstream-outage redis-outage)
 
 usage() {
   cat <<'EOF'
@@ -111,7 +112,7 @@ to_ms() {
 [[ -z $WARMUP ]] || to_ms "$WARMUP" >/dev/null
 
 # ----------------------------------------------------------------------------- tools and build
-need_tools=(redis-server curl taskset)
+need_tools=(redis-server redis-cli curl taskset)
 wants nginx && need_tools+=(nginx)
 wants varnish && need_tools+=(varnishd)
 need_tools+=(gnuplot)
@@ -305,18 +306,21 @@ stub_total() {
 SERVER_PID=""
 SERVER_PORT=""
 
+ADMIN_PORT=""
 start_gateway() {
   local ttl_ms=$1 conf="$WORK/gateway.toml"
   {
     echo "# Written by bench/run.sh. Access logging off, as for nginx and Varnish."
     echo "[log]"
     echo 'access_log = "off"'
+    echo "[cache]"
     if ((ttl_ms > 0)); then
-      echo "[cache]"
       echo "min_ttl = \"${ttl_ms}ms\""
       echo "max_ttl = \"${ttl_ms}ms\""
       echo 'jitter = "0s"'
     fi
+    ((${S[gateway_l1]:-1})) || echo "l1_max_bytes = 0"
+    ((${S[derive_pages]:-1})) || echo "derive_pages = false"
   } >"$conf"
   start_redis
   start_bg "$WORK/gateway.log" "${SERVER_PIN[@]}" "$BIN/widget-gateway" --config "$conf" \
@@ -324,6 +328,19 @@ start_gateway() {
     --redis "redis://127.0.0.1:$REDIS_PORT/0" --threads "$GATEWAY_THREADS"
   SERVER_PID=$LAST_PID
   SERVER_PORT=$(listen_port "$WORK/gateway.log" public "$SERVER_PID") || die "the gateway did not start"
+  ADMIN_PORT=$(listen_port "$WORK/gateway.log" admin "$SERVER_PID") || die "the gateway's admin listener did not start"
+}
+
+# Commands redis-server has processed so far ("?" when it does not answer).
+redis_commands() {
+  redis-cli -p "$REDIS_PORT" INFO stats 2>/dev/null | tr -d '\r' |
+    awk -F: '$1 == "total_commands_processed" { print $2; found = 1 } END { if (!found) print "?" }'
+}
+
+# A sample's value from the gateway's /metrics ("?" when absent).
+gateway_metric() {
+  http "http://127.0.0.1:$ADMIN_PORT/metrics" |
+    awk -v name="$1" '$1 == name { print $2; found = 1; exit } END { if (!found) print "?" }'
 }
 
 start_nginx() {
@@ -452,7 +469,7 @@ mkdir -p "$RESULTS_DIR/json"
 rm -f "$RESULTS_DIR"/*.png "$RESULTS_DIR"/*.dat "$RESULTS_DIR"/summary.md "$RESULTS_DIR"/runs.tsv \
   "$RESULTS_DIR"/json/*.json
 RUNS="$RESULTS_DIR/runs.tsv"
-printf 'scenario\tsystem\trep\trps\tp50_us\tp90_us\tp99_us\tp999_us\tmax_us\terrors\tunexpected\tall_responses\tupstream_calls\tupstream_per_1k\tpeak_rss_kb\n' >"$RUNS"
+printf 'scenario\tsystem\trep\trps\tp50_us\tp90_us\tp99_us\tp999_us\tmax_us\terrors\tunexpected\tall_responses\tupstream_calls\tupstream_per_1k\tpeak_rss_kb\tredis_per_request\tl1_entries\tl1_bytes\n' >"$RUNS"
 
 # Sleeps until `ms` milliseconds after the epoch-ms value `since`.
 sleep_until() {
@@ -479,11 +496,15 @@ run_one() {
     --label "$system" --out "$out" --seed "$rep" --tsv)
   [[ -z $DURATION ]] || args+=(--duration "$DURATION")
   [[ -z $WARMUP ]] || args+=(--warmup "$WARMUP")
-  local started
+  local started redis_before="?"
   started=$(date +%s%3N)
   "${OTHER_PIN[@]}" "$BIN/wg-bench" "${args[@]}" >"$WORK/tsv" &
   local bench_pid=$!
   PIDS+=("$bench_pid")
+  if [[ $system == gateway ]]; then  # Redis commands are counted over the measured period
+    sleep_until "$started" "$WARMUP_MS"
+    redis_before=$(redis_commands)
+  fi
 
   # Faults, timed from the start of the measured period.
   local fault_note=""
@@ -505,9 +526,21 @@ run_one() {
   forget_pid "$bench_pid"
   [[ -z $fault_note ]] || log "$name: $system: $fault_note"
 
-  local upstream rss line
+  local upstream rss line redis_used="-" l1_entries="-" l1_bytes="-"
   upstream=$(stub_total)
   rss=$(peak_rss_kb "$SERVER_PID")
+  if [[ $system == gateway ]]; then
+    # The INFO call itself counts as one command; a restarted Redis (redis-outage) lost the count.
+    local redis_after
+    redis_after=$(redis_commands)
+    if [[ $redis_before != "?" && $redis_after != "?" && ${S[fault]} != redis ]]; then
+      redis_used=$((redis_after - redis_before - 1))
+    fi
+    # Whatever the gateway did after the measured period (finishing fills) counts too: the
+    # figure errs on the high side.
+    l1_entries=$(gateway_metric 'wg_cache_entries{tier="l1"}')
+    l1_bytes=$(gateway_metric 'wg_cache_bytes{tier="l1"}')
+  fi
   stop_server
   if ((bench_status != 0)); then
     log "$name: $system: wg-bench failed (exit $bench_status)"
@@ -516,9 +549,11 @@ run_one() {
   [[ $system != constant ]] || upstream=0
   line=$(tail -n 1 "$WORK/tsv")
   # TSV from wg-bench: label responses rps p50 p90 p99 p999 max errors unexpected all bytes
-  awk -F'\t' -v OFS='\t' -v sc="$name" -v rep="$rep" -v up="${upstream:-0}" -v rss="$rss" '{
+  awk -F'\t' -v OFS='\t' -v sc="$name" -v rep="$rep" -v up="${upstream:-0}" -v rss="$rss" \
+    -v redis="$redis_used" -v l1e="$l1_entries" -v l1b="$l1_bytes" '{
       per = ($11 > 0) ? up * 1000 / $11 : 0
-      print sc, $1, rep, $3, $4, $5, $6, $7, $8, $9, $10, $11, up, sprintf("%.1f", per), rss
+      redis_per = (redis == "-" || $2 == 0) ? "-" : sprintf("%.4f", redis / $2)
+      print sc, $1, rep, $3, $4, $5, $6, $7, $8, $9, $10, $11, up, sprintf("%.1f", per), rss, redis_per, l1e, l1b
     }' <<<"$line" >>"$RUNS"
 }
 
@@ -541,15 +576,31 @@ for file in "${SCENARIO_FILES[@]}"; do
   fi
   reps=${REPS:-${S[reps]}}
 
-  log "=== ${S[name]}: ${reps} run(s) per system of ${DURATION_MS} ms after ${WARMUP_MS} ms warm-up; systems: ${SYSTEMS[*]}"
+  if ((${S[requests]:-0} > 0)); then
+    length_note="${S[requests]} requests"
+  else
+    length_note="${DURATION_MS} ms after ${WARMUP_MS} ms warm-up"
+  fi
+  log "=== ${S[name]}: ${reps} run(s) per system of ${length_note}; systems: ${S[systems]:-${SYSTEMS[*]}}"
   start_stub "${S[stub_widgets]}"
   http "http://127.0.0.1:$STUB_PORT/__stub/widgets?limit=${S[widgets]}" >"$WORK/ids.json"
-  # The constant server answers with the bytes of a real widget-data response.
+  # The constant server answers with the bytes of a real upstream response of the scenario's
+  # kind: widget data, or (for a reviews-only scenario) a reviews page of its first limit.
   first_id=$(awk -F'"id":"' 'NR == 1 { split($2, a, "\""); print a[1]; exit }' "$WORK/ids.json")
   [[ -n $first_id ]] || die "the stub listed no widgets"
-  http "http://127.0.0.1:$STUB_PORT/api/v1/widgets/widget/$first_id/remote" >"$WORK/constant.body"
+  if [[ ${S[constant_body]} == reviews:* ]]; then
+    http "http://127.0.0.1:$STUB_PORT/api/v1/widgets/widget/$first_id/reviews/remote?limit=${S[constant_body]#reviews:}&skip=0" >"$WORK/constant.body"
+  else
+    http "http://127.0.0.1:$STUB_PORT/api/v1/widgets/widget/$first_id/remote" >"$WORK/constant.body"
+  fi
+  # A scenario may be meant for some systems only (runner.systems): run those of SYSTEMS.
+  scenario_systems=()
+  for system in "${SYSTEMS[@]}"; do
+    [[ -z ${S[systems]} || ",${S[systems]}," == *",$system,"* ]] && scenario_systems+=("$system")
+  done
+  ((${#scenario_systems[@]})) || log "${S[name]}: none of ${SYSTEMS[*]} is meant for it (runner.systems = ${S[systems]}); skipped"
   for ((rep = 1; rep <= reps; rep++)); do
-    for system in "${SYSTEMS[@]}"; do run_one "$file" "$system" "$rep"; done
+    for system in "${scenario_systems[@]}"; do run_one "$file" "$system" "$rep"; done
   done
   stop_pid "$STUB_PID"
 done
@@ -563,8 +614,9 @@ median_unless_constant() {
 
 median() {
   awk -F'\t' -v sc="$1" -v sy="$2" -v col="$3" 'NR > 1 && $1 == sc && $2 == sy { print $col }' "$RUNS" |
-    sort -g | awk '{ v[NR] = $1 } END {
+    sort -g | awk '{ v[NR] = $1; if ($1 !~ /^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$/) other = $1 } END {
       if (NR == 0) { print "?"; exit }
+      if (other != "") { print other; exit }
       if (NR % 2) print v[(NR + 1) / 2]; else printf "%.10g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 runs_of() { awk -F'\t' -v sc="$1" -v sy="$2" 'NR > 1 && $1 == sc && $2 == sy' "$RUNS" | wc -l; }
@@ -598,6 +650,7 @@ SUMMARY="$RESULTS_DIR/summary.md"
     for sc in "${SCENARIO_NAMES[@]}"; do
       for sy in "${SYSTEMS[@]}"; do
         [[ $sy != gateway ]] || continue
+        (($(runs_of "$sc" "$sy") > 0 && $(runs_of "$sc" gateway) > 0)) || continue
         if [[ $sy == constant ]]; then
           up=n/a
         else
@@ -607,6 +660,31 @@ SUMMARY="$RESULTS_DIR/summary.md"
           "$(ratio "$(median "$sc" gateway 4)" "$(median "$sc" "$sy" 4)")" \
           "$(ratio "$(median "$sc" gateway 7)" "$(median "$sc" "$sy" 7)")" "$up"
       done
+    done
+  fi
+  if wants gateway; then
+    echo
+    echo "Gateway internals (medians): Redis commands per measured client request (every round trip"
+    echo "the gateway made during the measured period: cache lookups and stores, quota counting,"
+    echo "locks; not measurable when Redis restarts mid-run), what L1 held at the end, and peak RSS"
+    echo "against L1's bytes (bodies and their compressed variants, plus the cache's per-entry"
+    echo "overhead estimate)."
+    echo
+    echo "| scenario | runs | Redis commands / request | L1 entries | L1 MiB | peak RSS MiB | RSS ÷ (1.5 × L1 + 50 MiB) |"
+    echo "|---|---:|---:|---:|---:|---:|---:|"
+    for sc in "${SCENARIO_NAMES[@]}"; do
+      n=$(runs_of "$sc" gateway)
+      ((n > 0)) || continue
+      redis=$(median "$sc" gateway 16)
+      l1e=$(median "$sc" gateway 17)
+      l1b=$(median "$sc" gateway 18)
+      rss=$(median "$sc" gateway 15)
+      printf '| %s | %s | %s | %s | %s | %.1f | %s |\n' "$sc" "$n" \
+        "$(awk -v r="$redis" 'BEGIN { if (r == "?" || r == "-") print "-"; else printf "%.3f", r }')" \
+        "$(awk -v e="$l1e" 'BEGIN { if (e == "?" || e == "-") print "-"; else printf "%d", e }')" \
+        "$(awk -v b="$l1b" 'BEGIN { if (b == "?" || b == "-") print "-"; else printf "%.1f", b / 1048576 }')" \
+        "$(awk -v k="$rss" 'BEGIN { printf "%.1f", k / 1024 }')" \
+        "$(awk -v k="$rss" -v b="$l1b" 'BEGIN { if (b == "?" || b == "-") print "-"; else printf "%.2f", (k * 1024) / (1.5 * b + 50 * 1048576) }')"
     done
   fi
 } >"$SUMMARY"

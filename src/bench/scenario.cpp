@@ -1,5 +1,6 @@
 #include "bench/scenario.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -94,6 +95,33 @@ class TableReader {
     fail(origin_, name(key) + " must be one of " + allowed);
   }
 
+  void boolean(std::string_view key, bool& out) {
+    if (const auto* n = get(key)) {
+      const auto v = n->value<bool>();
+      if (!n->is_boolean() || !v) fail(origin_, name(key) + " must be true or false");
+      out = *v;
+    }
+  }
+
+  // A non-empty array of strings, each one of `allowed`.
+  void strings(std::string_view key, std::vector<std::string>& out,
+               const std::vector<std::string_view>& allowed) {
+    const auto* n = get(key);
+    if (!n) return;
+    const auto* array = n->as_array();
+    if (!array || array->empty()) fail(origin_, name(key) + " must be a non-empty array");
+    out.clear();
+    for (const auto& item : *array) {
+      const auto v = item.value<std::string>();
+      if (!item.is_string() || std::find(allowed.begin(), allowed.end(), *v) == allowed.end()) {
+        std::string names;
+        for (auto a : allowed) names += (names.empty() ? "" : ", ") + std::string(a);
+        fail(origin_, name(key) + " holds names out of " + names);
+      }
+      out.push_back(*v);
+    }
+  }
+
   const toml::table* subtable(std::string_view key) {
     const auto* n = get(key);
     if (!n) return nullptr;
@@ -120,6 +148,7 @@ constexpr std::pair<std::string_view, KeyDistribution> kDistributions[] = {
     {"zipf", KeyDistribution::zipf},
     {"uniform", KeyDistribution::uniform},
     {"fresh", KeyDistribution::fresh}};
+const std::vector<std::string_view> kSystems = {"gateway", "nginx", "varnish", "constant"};
 constexpr std::pair<std::string_view, FaultKind> kFaults[] = {
     {"none", FaultKind::none}, {"upstream", FaultKind::upstream}, {"redis", FaultKind::redis}};
 
@@ -182,6 +211,9 @@ void read_runner(TableReader& r, RunnerSpec& runner) {
   r.duration("cache_ttl", runner.cache_ttl);
   r.duration("upstream_latency", runner.upstream_latency);
   r.integer("reps", runner.reps, 1, 100);
+  r.strings("systems", runner.systems, kSystems);
+  r.boolean("gateway_l1", runner.gateway_l1);
+  r.boolean("derive_pages", runner.derive_pages);
   r.finish();
 }
 
@@ -311,6 +343,14 @@ std::string_view to_string(FaultKind fault) {
   return "?";
 }
 
+namespace {
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : std::string(separator)) + item;
+  return out;
+}
+}  // namespace
+
 std::string runner_lines(const Scenario& s) {
   // Values are plain tokens (no spaces or quotes), so the script can read them with `read`.
   std::ostringstream out;
@@ -323,6 +363,17 @@ std::string runner_lines(const Scenario& s) {
       << "cache_ttl_ms=" << s.runner.cache_ttl.count() << "\n"
       << "upstream_latency_ms=" << s.runner.upstream_latency.count() << "\n"
       << "reps=" << s.runner.reps << "\n"
+      << "systems=" << join(s.runner.systems, ",") << "\n"
+      << "gateway_l1=" << s.runner.gateway_l1 << "\n"
+      << "derive_pages=" << s.runner.derive_pages << "\n"
+      << "requests=" << s.load.requests
+      << "\n"
+      // What the constant-response reference answers with: widget data, unless the scenario
+      // asks only for reviews pages.
+      << "constant_body="
+      << (s.mix.widget > 0 ? std::string("widget")
+                           : "reviews:" + std::to_string(s.reviews.limits.front()))
+      << "\n"
       << "widgets=" << s.keys.widgets << "\n"
       << "mode=" << to_string(s.load.mode) << "\n"
       << "connections=" << s.load.connections << "\n"

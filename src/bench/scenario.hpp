@@ -74,6 +74,11 @@ struct RunnerSpec {
   Millis cache_ttl{0};         // 0 = each system's usual TTL; otherwise forced on all of them
   Millis upstream_latency{0};  // stub delay before every API answer (a distant upstream)
   unsigned reps = 1;           // repetitions per system with --compare
+  // Systems this scenario is meant for (empty: all). A scenario about the gateway's own
+  // internals (L1 off, memory) names only "gateway", so --compare does not rerun the others.
+  std::vector<std::string> systems;
+  bool gateway_l1 = true;    // false: the gateway runs with cache.l1_max_bytes = 0 (Redis only)
+  bool derive_pages = true;  // the gateway's cache.derive_pages
 };
 
 struct Scenario {

@@ -79,6 +79,9 @@ fault_for = "2s"
 cache_ttl = "2s"
 upstream_latency = "40ms"
 reps = 2
+systems = ["gateway", "nginx"]
+gateway_l1 = false
+derive_pages = false
 )",
                                     "t.toml");
   BOOST_TEST(s.name == "zipf-site");
@@ -107,6 +110,9 @@ reps = 2
   BOOST_TEST((s.runner.fault_for == 2s));
   BOOST_TEST((s.runner.cache_ttl == 2s));
   BOOST_TEST(s.runner.reps == 2u);
+  BOOST_TEST((s.runner.systems == std::vector<std::string>{"gateway", "nginx"}));
+  BOOST_TEST(!s.runner.gateway_l1);
+  BOOST_TEST(!s.runner.derive_pages);
 
   const std::string lines = runner_lines(s);
   BOOST_TEST(contains(lines, "name=zipf-site\n"));
@@ -117,6 +123,9 @@ reps = 2
   BOOST_TEST(contains(lines, "stub_widgets=10000\n"));
   BOOST_TEST(contains(lines, "reps=2\n"));
   BOOST_TEST(contains(lines, "upstream_latency_ms=40\n"));
+  BOOST_TEST(contains(lines, "systems=gateway,nginx\n"));
+  BOOST_TEST(contains(lines, "gateway_l1=0\n"));
+  BOOST_TEST(contains(lines, "derive_pages=0\n"));
 }
 
 BOOST_AUTO_TEST_CASE(unknown_keys_are_named) {
@@ -147,6 +156,9 @@ BOOST_AUTO_TEST_CASE(bad_values_are_named) {
   BOOST_TEST(contains(error_of("[keys]\ndistribution = \"normal\""), "keys.distribution"));
   BOOST_TEST(contains(error_of("[runner]\nfault = \"disk\""), "runner.fault"));
   BOOST_TEST(contains(error_of("[runner]\nfault_mode = \"a b\""), "runner.fault_mode"));
+  BOOST_TEST(contains(error_of("[runner]\nsystems = [\"squid\"]"), "runner.systems holds names"));
+  BOOST_TEST(contains(error_of("[runner]\nsystems = []"), "runner.systems must be a non-empty"));
+  BOOST_TEST(contains(error_of("[runner]\ngateway_l1 = 1"), "runner.gateway_l1 must be true or"));
   BOOST_TEST(contains(error_of("name = \"Bad Name\""), "name may hold only"));
   BOOST_TEST(contains(error_of("load = 5"), "load must be a table"));
   BOOST_TEST(contains(error_of("name = "), "t.toml: line 1"));
@@ -169,7 +181,8 @@ BOOST_AUTO_TEST_CASE(missing_file_is_an_error) {
 }
 
 BOOST_AUTO_TEST_CASE(shipped_scenarios_parse) {
-  for (const char* name : {"hot-hits", "zipf-site", "cold-storm", "cache-busters",
+  for (const char* name : {"hot-hits", "hot-hits-256", "large-page", "zipf-site",
+                           "zipf-site-redis-only", "memory-10k", "cold-storm", "cache-busters",
                            "upstream-outage", "redis-outage"}) {
     const std::string path = std::string(WG_SOURCE_DIR) + "/bench/scenarios/" + name + ".toml";
     BOOST_TEST_CONTEXT(path) {

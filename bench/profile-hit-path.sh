@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Counts the gateway's user-space instructions per request on the hit path, under callgrind:
+# bench/profile-hit-path.sh [SCENARIO] [--requests N] [--top K] [--build-dir DIR] [--no-build]
+#
+# Throughput on a shared machine moves by 10-20 % from run to run; an instruction count does
+# not. The script starts a private redis-server, the stub and the gateway (under valgrind's
+# callgrind, 127.0.0.1 only), warms the scenario's keys, zeroes the counters, sends N requests
+# with wg-bench, and prints the instructions per request, the allocations per request and the
+# top functions by own cost. Kernel time (the socket calls) is not included: compare builds of
+# the gateway with it, and measure throughput with bench/run.sh.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SCENARIO=hot-hits
+REQUESTS=20000
+TOP=25
+BUILD_DIR="$ROOT/build-release"
+BUILD=1
+while (($#)); do
+  case "$1" in
+    --requests) REQUESTS=${2:?}; shift ;;
+    --top) TOP=${2:?}; shift ;;
+    --build-dir) BUILD_DIR=${2:?}; shift ;;
+    --no-build) BUILD=0 ;;
+    -h | --help) sed -n '2,10p' "$0"; exit 0 ;;
+    -*) echo "unknown option $1" >&2; exit 2 ;;
+    *) SCENARIO=$1 ;;
+  esac
+  shift
+done
+[[ $REQUESTS =~ ^[1-9][0-9]*$ ]] || { echo "--requests expects a number" >&2; exit 2; }
+FILE="$ROOT/bench/scenarios/$SCENARIO.toml"
+[[ -f $FILE ]] || FILE=$SCENARIO
+[[ -f $FILE ]] || { echo "no scenario $SCENARIO" >&2; exit 2; }
+for tool in valgrind callgrind_control redis-server curl python3; do
+  command -v "$tool" >/dev/null || { echo "missing $tool (deploy/install-deps.sh --bench-tools)" >&2; exit 1; }
+done
+
+log() { printf '[profile] %s\n' "$*" >&2; }
+if ((BUILD)); then
+  log "building Release in $BUILD_DIR"
+  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWG_BUILD_TESTS=OFF >/dev/null
+  cmake --build "$BUILD_DIR" -j 2 --target widget-gateway widget-upstream-stub wg-bench >/dev/null
+fi
+BIN="$BUILD_DIR/bin"
+
+WORK=$(mktemp -d)
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# The port of a "listening" line (the gateway's and the stub's log format).
+listen_port() {
+  local i line
+  for ((i = 0; i < 600; i++)); do
+    line=$(grep -o "\"listener\":\"$2\",\"address\":\"[^\"]*\"" "$1" 2>/dev/null | head -n 1 || true)
+    if [[ -n $line ]]; then
+      line=${line%\"}
+      echo "${line##*:}"
+      return 0
+    fi
+    sleep 0.05
+  done
+  echo "no $2 listener in $1" >&2
+  tail -n 20 "$1" >&2
+  return 1
+}
+
+REDIS_PORT=$((20000 + RANDOM % 10000))
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --dir "$WORK" \
+  >"$WORK/redis.log" 2>&1 &
+PIDS+=($!)
+stub_widgets=$("$BIN/wg-bench" --scenario "$FILE" --print-runner | sed -n 's/^stub_widgets=//p')
+widgets=$("$BIN/wg-bench" --scenario "$FILE" --print-runner | sed -n 's/^widgets=//p')
+"$BIN/widget-upstream-stub" --listen 127.0.0.1:0 --widgets "$stub_widgets" --seed 1 >"$WORK/stub.log" 2>&1 &
+PIDS+=($!)
+STUB_PORT=$(listen_port "$WORK/stub.log" stub)
+curl -s "http://127.0.0.1:$STUB_PORT/__stub/widgets?limit=$widgets" >"$WORK/ids.json"
+printf '[log]\naccess_log = "off"\n' >"$WORK/gateway.toml"
+valgrind --tool=callgrind --callgrind-out-file="$WORK/callgrind.out" \
+  "$BIN/widget-gateway" --config "$WORK/gateway.toml" --listen 127.0.0.1:0 \
+  --admin-listen 127.0.0.1:0 --upstream "http://127.0.0.1:$STUB_PORT" \
+  --redis "redis://127.0.0.1:$REDIS_PORT/0" --threads 1 >"$WORK/gateway.log" 2>&1 &
+GATEWAY_PID=$!
+PIDS+=("$GATEWAY_PID")
+PORT=$(listen_port "$WORK/gateway.log" public)
+
+bench() {
+  "$BIN/wg-bench" --target "http://127.0.0.1:$PORT" --scenario "$FILE" --ids "$WORK/ids.json" \
+    --requests "$1" --warmup 0s --timeout 30s --progress off
+}
+log "warming $SCENARIO's keys"
+bench 3000 >/dev/null 2>&1
+callgrind_control -z "$GATEWAY_PID" >/dev/null 2>&1
+log "measuring $REQUESTS requests"
+bench "$REQUESTS" 2>&1 | sed 's/^/[profile] /' >&2
+callgrind_control -d "$GATEWAY_PID" >/dev/null 2>&1
+dump=""
+for ((i = 0; i < 100; i++)); do  # the dump is written asynchronously, as callgrind.out.1
+  for f in "$WORK"/callgrind.out.*; do [[ -s $f ]] && dump=$f; done
+  [[ -z $dump ]] || break
+  sleep 0.1
+done
+[[ -n $dump ]] || { echo "callgrind wrote no dump" >&2; exit 1; }
+sleep 0.5  # let it finish writing
+
+# Own cost per function and calls into the allocator, from the dump's cost lines.
+python3 - "$dump" "$REQUESTS" "$TOP" <<'EOF'
+import collections, re, sys
+path, requests, top = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+names, own, allocs = {}, collections.Counter(), 0
+current = callee = None
+after_calls = False
+for line in open(path):
+    line = line.rstrip("\n")
+    m = re.match(r"^(c?fn)=\((\d+)\)(?: (.*))?$", line)
+    if m:
+        if m.group(3):
+            names[m.group(2)] = m.group(3)
+        if m.group(1) == "fn":
+            current = names[m.group(2)]
+        else:
+            callee = names[m.group(2)]
+        continue
+    m = re.match(r"^calls=(\d+)", line)
+    if m:
+        if callee in ("malloc", "_mid_memalign.constprop.0") or (callee or "").startswith("operator new("):
+            if not (current or "").startswith("operator new(") and current != "malloc":
+                allocs += int(m.group(1))
+        after_calls = True
+        continue
+    if current and re.match(r"^[+-]?\d", line):
+        if after_calls:  # inclusive cost of a call: not this function's own
+            after_calls = False
+            continue
+        fields = line.split()
+        if len(fields) >= 2:
+            own[current] += int(fields[1])
+total = sum(own.values())
+print(f"instructions per request: {total // requests} (user space, {requests} requests)")
+print(f"allocations per request:  {allocs / requests:.2f}")
+print(f"top {top} functions by own instructions per request:")
+for name, cost in own.most_common(top):
+    print(f"  {cost / requests:8.0f}  {100 * cost / total:5.1f}%  {name[:110]}")
+EOF
