@@ -35,6 +35,11 @@ namespace asio = boost::asio;
 
 namespace {
 
+// The circuit's first pause after it opens; each failed probe doubles it up to
+// upstream.circuit_open_for. A blip of a few seconds then costs about a second of 502s for
+// uncached keys (and of not refreshing stale ones), not a whole circuit_open_for.
+constexpr std::chrono::milliseconds kFirstCircuitPause{1000};
+
 unsigned thread_count(const config::Config& config) {
   if (config.server.threads > 0) return config.server.threads;
   return std::max(1u, std::thread::hardware_concurrency());
@@ -70,15 +75,17 @@ class Gateway {
                 [this](std::string_view, std::string_view message) { this->on_purge(message); }),
         quota_(redis_, SystemClock::instance(), config_.quota),
         l1_(config_.cache.l1_max_bytes),
-        breaker_(config_.upstream.circuit_failures,
-                 std::chrono::duration_cast<std::chrono::milliseconds>(
-                     config_.upstream.circuit_open_for),
-                 [this](upstream::CircuitBreaker::State, upstream::CircuitBreaker::State to) {
-                   const bool open = to != upstream::CircuitBreaker::State::closed;
-                   readiness_.set_circuit_open(open);
-                   metrics_.circuit_state(open);
-                   log::warn("circuit", {{"state", upstream::to_string(to)}});
-                 }),
+        breaker_(
+            config_.upstream.circuit_failures,
+            std::chrono::duration_cast<std::chrono::milliseconds>(
+                config_.upstream.circuit_open_for),
+            [this](upstream::CircuitBreaker::State, upstream::CircuitBreaker::State to) {
+              const bool open = to != upstream::CircuitBreaker::State::closed;
+              readiness_.set_circuit_open(open);
+              metrics_.circuit_state(open);
+              log::warn("circuit", {{"state", upstream::to_string(to)}});
+            },
+            kFirstCircuitPause),
         access_log_(config_.log.access_log, config_.log.sample, DefaultRandom::instance()),
         metrics_(registry_, scrape_sources()),
         tier_(l1_, store_, SystemClock::instance(), &metrics_),

@@ -99,8 +99,11 @@ asio::awaitable<Served> GatewayService::serve(const api::ApiRequest& request,
     // than spend an upstream call, unless a fresh copy is at hand anyway.
     auto cached = deps_.cache.l1().get(key);
     if (!cached || deps_.clock.wall_now() >= cached->fresh_until) {
-      if (auto local = co_await serve_local(request, key)) co_return std::move(*local);
+      if (auto local = co_await serve_local(request, key, settings)) co_return std::move(*local);
     }
+    Served window = co_await resolve(request, key, settings, admission);
+    if (window.ok()) co_return window;
+    co_return co_await rescue_locally(request, std::move(window), *settings);
   }
   co_return co_await resolve(request, key, settings, admission);
 }
@@ -125,8 +128,13 @@ asio::awaitable<Served> GatewayService::resolve(const api::ApiRequest& request,
 
   if (!found.entry) {
     found = co_await deps_.cache.find_shared(key);
-  } else if (served.now >= found.entry->fresh_until) {
-    // Another instance may have refreshed it meanwhile.
+  } else if (served.now >= found.entry->fresh_until &&
+             decide(found.entry.get(), served.now, quota_mode(*settings), settings->stale, false)
+                     .action != ServeDecision::Action::serve_and_refresh) {
+    // Another instance may have refreshed it meanwhile. Not looked up when the stale copy is
+    // about to be served while revalidating: the refresh reads Redis first (under the lock),
+    // whereas a read here would fetch the whole entry from Redis on every request for a stale
+    // key, which is exactly what an upstream outage with many stale keys cannot afford.
     Found shared = co_await deps_.cache.find_shared(key);
     if (shared.entry && shared.entry->stored_at > found.entry->stored_at) found = shared;
   }
@@ -162,7 +170,15 @@ asio::awaitable<Served> GatewayService::resolve(const api::ApiRequest& request,
   }
 
   const WallTime known = entry ? entry->stored_at : WallTime{};
-  auto [outcome, collapsed] = co_await fetch_coalesced(request, key, settings, known);
+  Coalescer::Result fetched;
+  if (auto refusal = deps_.fetcher.refusal()) {
+    // The circuit is open (or upstream's 429 back-off runs): the fetch would end in this
+    // error anyway, so neither the Redis lock nor its lookups are worth their round trips.
+    fetched.outcome.error = refusal;
+  } else {
+    fetched = co_await fetch_coalesced(request, key, settings, known);
+  }
+  auto& [outcome, collapsed] = fetched;
   served.now = deps_.clock.wall_now();
   if (!collapsed) served.upstream_ms = outcome.upstream_ms;
   if (outcome.entry) {
@@ -189,33 +205,78 @@ asio::awaitable<Served> GatewayService::resolve(const api::ApiRequest& request,
   co_return served;
 }
 
-asio::awaitable<std::shared_ptr<const cache::Entry>> GatewayService::local_answer(
+asio::awaitable<GatewayService::LocalProof> GatewayService::local_answer(
     const api::ApiRequest& request) {
   api::ApiRequest widget_request{api::Endpoint::widget, request.widget_id, {}};
   std::string widget_key = api::cache_key(widget_request);
   Found widget = co_await deps_.cache.find(widget_key);
   const WallTime now = deps_.clock.wall_now();
-  if (!widget.entry || now >= widget.entry->fresh_until) co_return nullptr;
+  if (!widget.entry) co_return LocalProof{};
+  const WallTime stored_at = now < widget.entry->fresh_until ? now : widget.entry->stored_at;
   if (widget.entry->status != 200) {
     // Upstream said this widget does not exist: so do its reviews (400, as upstream answers).
-    co_return make_local_entry({}, *widget.entry, 400, now);
+    auto answer = make_local_entry({}, *widget.entry, 400, stored_at);
+    co_return LocalProof{std::move(answer), std::move(widget.entry)};
   }
   auto summary = upstream::inspect_widget_body(widget.entry->body);
-  if (!summary || !cache::provably_empty(request.query, *summary)) co_return nullptr;
-  co_return make_local_entry("[]", *widget.entry, 200, now);
+  if (!summary || !cache::provably_empty(request.query, *summary)) co_return LocalProof{};
+  auto answer = make_local_entry("[]", *widget.entry, 200, stored_at);
+  co_return LocalProof{std::move(answer), std::move(widget.entry)};
+}
+
+asio::awaitable<Served> GatewayService::rescue_locally(const api::ApiRequest& request,
+                                                       Served failed, const Settings& settings) {
+  if (failed.ok()) co_return failed;
+  LocalProof proof = co_await local_answer(request);
+  const WallTime now = deps_.clock.wall_now();
+  if (!proof.answer || proof.answer->status != 200) co_return failed;
+  // The same windows as for a stale copy of the page itself: stale-if-error after the widget
+  // data's expiry, and up to its stale_until while the quota is spent.
+  const bool quota = failed.error == api::ErrorCode::quota_exhausted;
+  const auto window = quota ? std::max(settings.stale.if_error, settings.stale.while_revalidate)
+                            : settings.stale.if_error;
+  if (now >= proof.answer->fresh_until + window) co_return failed;
+  if (deps_.metrics) deps_.metrics->local_answer();
+  Served served;
+  served.entry = std::move(proof.answer);
+  served.result = CacheResult::hit;
+  served.local = true;
+  served.stale = quota ? StaleReason::quota_exhausted : StaleReason::if_error;
+  served.upstream_error = failed.upstream_error;
+  served.now = now;
+  co_return served;
 }
 
 asio::awaitable<std::optional<Served>> GatewayService::serve_local(const api::ApiRequest& request,
-                                                                   const std::string& key) {
-  auto local = co_await local_answer(request);
-  if (!local) co_return std::nullopt;
-  deps_.cache.store_local(key, local);
-  if (deps_.metrics) deps_.metrics->local_answer();
+                                                                   const std::string& key,
+                                                                   const SettingsPtr& settings) {
+  LocalProof proof = co_await local_answer(request);
+  if (!proof.answer) co_return std::nullopt;
   Served served;
-  served.entry = std::move(local);
+  served.now = deps_.clock.wall_now();
+  const bool stale = served.now >= proof.widget->fresh_until;
+  const quota::Mode mode = stale ? quota_mode(*settings) : quota::Mode::normal;
+  const ServeDecision decision =
+      decide(proof.widget.get(), served.now, mode, settings->stale, false);
+  if (decision.action == ServeDecision::Action::fetch) {
+    // Too old to answer without asking: the page's window is fetched (and this proof may
+    // still rescue the page if that fails).
+    co_return std::nullopt;
+  }
+  if (!stale) {
+    deps_.cache.store_local(key, proof.answer);
+  } else if (decision.action == ServeDecision::Action::serve_and_refresh) {
+    // A stale proof is served like the stale widget data it comes from, and refreshing that
+    // data renews the proof: no upstream call for the page's window.
+    api::ApiRequest widget_request{api::Endpoint::widget, request.widget_id, {}};
+    refresh_in_background(widget_request, api::cache_key(widget_request), settings,
+                          proof.widget->stored_at);
+  }
+  if (deps_.metrics) deps_.metrics->local_answer();
+  served.entry = std::move(proof.answer);
   served.result = CacheResult::hit;
   served.local = true;
-  served.now = deps_.clock.wall_now();
+  served.stale = decision.stale;
   co_return served;
 }
 
@@ -231,16 +292,35 @@ asio::awaitable<Served> GatewayService::serve_derived(const api::ApiRequest& req
     served.result = CacheResult::hit;
     co_return served;
   }
-  if (auto local = co_await serve_local(request, key)) co_return std::move(*local);
+  if (auto local = co_await serve_local(request, key, settings)) co_return std::move(*local);
 
   // Each window is an ordinary cache key (limit=300, aligned skip): resolve them in order.
+  const std::vector<std::uint64_t> starts =
+      cache::windows_for(request.query.skip, request.query.limit);
   std::vector<Served> parts;
   std::vector<std::pair<std::uint64_t, std::vector<std::string_view>>> windows;
-  for (std::uint64_t start : cache::windows_for(request.query.skip, request.query.limit)) {
+  std::shared_ptr<const cache::Entry> page;
+  for (std::uint64_t start : starts) {
     api::ApiRequest window = cache::window_request(request, start);
     std::string window_key = api::cache_key(window);
     Served part = co_await resolve(window, window_key, settings->windows, admission);
-    if (!part.ok() || part.entry->status != 200) co_return part;  // error or unknown widget
+    if (!part.ok()) co_return co_await rescue_locally(request, std::move(part), *settings);
+    if (part.entry->status != 200) co_return part;  // unknown widget
+    if (starts.size() == 1) {
+      // The page may already have been cut from this very window: on an earlier request
+      // while the window is stale (the page is kept then too), or by a concurrent request
+      // that waited for the same window fetch. Parsing the window and compressing the page
+      // again for every such request is what saturated the CPU in outages and cold storms.
+      // A page carries its one window's times, so equal times mean the same window.
+      auto cached = deps_.cache.l1().get(key);
+      if (cached && cached->stored_at == part.entry->stored_at &&
+          cached->fresh_until == part.entry->fresh_until &&
+          cached->stale_until == part.entry->stale_until) {
+        page = std::move(cached);
+        parts.push_back(std::move(part));
+        break;
+      }
+    }
     auto summary = upstream::inspect_reviews_body(part.entry->body);
     if (!summary) {
       Served invalid;
@@ -253,25 +333,10 @@ asio::awaitable<Served> GatewayService::serve_derived(const api::ApiRequest& req
     parts.push_back(std::move(part));
     if (last) break;  // the list ends inside this window
   }
-  auto body = cache::slice_page(request.query.skip, request.query.limit, windows);
-  if (!body) {
-    Served invalid;
-    invalid.error = api::ErrorCode::upstream_error;
-    invalid.now = deps_.clock.wall_now();
-    co_return invalid;
-  }
 
-  auto page = std::make_shared<cache::Entry>();
-  page->status = 200;
-  page->stored_at = parts.front().entry->stored_at;
-  page->fresh_until = parts.front().entry->fresh_until;
-  page->stale_until = parts.front().entry->stale_until;
   served.result = CacheResult::hit;
   served.stored = true;
   for (const Served& part : parts) {
-    page->stored_at = std::min(page->stored_at, part.entry->stored_at);
-    page->fresh_until = std::min(page->fresh_until, part.entry->fresh_until);
-    page->stale_until = std::min(page->stale_until, part.entry->stale_until);
     if (part.result == CacheResult::miss) served.result = CacheResult::miss;
     if (part.result == CacheResult::collapsed && served.result == CacheResult::hit)
       served.result = CacheResult::collapsed;
@@ -282,11 +347,34 @@ asio::awaitable<Served> GatewayService::serve_derived(const api::ApiRequest& req
     }
     served.stored = served.stored && (part.result == CacheResult::hit || part.stored);
   }
-  page->etag = cache::strong_etag(*body);
-  page->variants = compress::make_variants(*body);
-  page->body = std::move(*body);
-  if (served.stale == StaleReason::none) deps_.cache.store_local(key, page);
-  if (deps_.metrics) deps_.metrics->derived_page();
+
+  if (!page) {
+    auto body = cache::slice_page(request.query.skip, request.query.limit, windows);
+    if (!body) {
+      Served invalid;
+      invalid.error = api::ErrorCode::upstream_error;
+      invalid.now = deps_.clock.wall_now();
+      co_return invalid;
+    }
+    auto derived = std::make_shared<cache::Entry>();
+    derived->status = 200;
+    derived->stored_at = parts.front().entry->stored_at;
+    derived->fresh_until = parts.front().entry->fresh_until;
+    derived->stale_until = parts.front().entry->stale_until;
+    for (const Served& part : parts) {
+      derived->stored_at = std::min(derived->stored_at, part.entry->stored_at);
+      derived->fresh_until = std::min(derived->fresh_until, part.entry->fresh_until);
+      derived->stale_until = std::min(derived->stale_until, part.entry->stale_until);
+    }
+    derived->etag = cache::strong_etag(*body);
+    derived->variants = compress::make_variants(*body);
+    derived->body = std::move(*body);
+    // Kept even when cut from stale windows: it is served only while fresh, or again for
+    // the very same window (above), never past its windows' stale_until.
+    deps_.cache.store_local(key, derived);
+    if (deps_.metrics) deps_.metrics->derived_page();
+    page = std::move(derived);
+  }
   served.entry = std::move(page);
   served.now = deps_.clock.wall_now();
   co_return served;
@@ -363,6 +451,11 @@ asio::awaitable<FetchOutcome> GatewayService::fetch_shared(api::ApiRequest reque
 
 void GatewayService::refresh_in_background(const api::ApiRequest& request, const std::string& key,
                                            const SettingsPtr& settings, WallTime known_stored_at) {
+  // While the circuit is open (or upstream's 429 back-off runs) a refresh could only fail,
+  // after a Redis lock and a Redis read of the whole entry: on every request for a stale key
+  // during an outage. The stale copy is served without it; the first request after the
+  // pause refreshes (and becomes the half-open probe).
+  if (deps_.fetcher.refusal()) return;
   if (refreshes_in_flight_.fetch_add(1) >= kMaxBackgroundRefreshes) {
     refreshes_in_flight_.fetch_sub(1);
     return;

@@ -78,6 +78,7 @@ class GatewayService {
   boost::asio::awaitable<Served> serve(const api::ApiRequest& request,
                                        Admission* admission = nullptr);
 
+
   // Applies reloadable settings (TTL policy, stale windows, derivation); safe while requests run.
   void update(const config::Config& config);
 
@@ -103,11 +104,25 @@ class GatewayService {
   boost::asio::awaitable<Served> serve_derived(const api::ApiRequest& request,
                                                const std::string& key, const SettingsPtr& settings,
                                                Admission* admission);
-  boost::asio::awaitable<std::shared_ptr<const cache::Entry>> local_answer(
-      const api::ApiRequest& request);
-  // Step 2 as an answer: the local entry (also kept in L1), or nullopt when nothing is proven.
+  // What the cached widget data (fresh or stale) proves about a reviews page: an answer that
+  // shares the widget data's freshness (a stale proof is as old as its data), with the widget
+  // entry it comes from; both null when nothing is proven.
+  struct LocalProof {
+    std::shared_ptr<const cache::Entry> answer;
+    std::shared_ptr<const cache::Entry> widget;
+  };
+  boost::asio::awaitable<LocalProof> local_answer(const api::ApiRequest& request);
+  // Step 2 as an answer, under the widget data's own rules: fresh (also kept in L1); stale
+  // while revalidating (the widget data is refreshed in the background) or in a quota mode;
+  // nullopt when nothing is proven or the widget data is too old to be served without a fetch.
   boost::asio::awaitable<std::optional<Served>> serve_local(const api::ApiRequest& request,
-                                                            const std::string& key);
+                                                            const std::string& key,
+                                                            const SettingsPtr& settings);
+  // A reviews page whose window could not be had (upstream failing, quota spent, this
+  // client's share used) is still answered from stale widget data that proves it empty, as
+  // any stale copy would be; otherwise `failed` is returned as it is.
+  boost::asio::awaitable<Served> rescue_locally(const api::ApiRequest& request, Served failed,
+                                                const Settings& settings);
   // One fetch per key in this process; across instances through the Redis lock.
   boost::asio::awaitable<Coalescer::Result> fetch_coalesced(const api::ApiRequest& request,
                                                             const std::string& key,

@@ -41,6 +41,12 @@ bool UpstreamFetcher::backing_off() const {
   return clock_.steady_now().time_since_epoch().count() < backoff_until_.load();
 }
 
+std::error_code UpstreamFetcher::refusal() const {
+  if (backing_off()) return make_error_code(errc::upstream_rate_limited);
+  if (breaker_.rejects(clock_.steady_now())) return make_error_code(errc::circuit_open);
+  return {};
+}
+
 asio::awaitable<FetchOutcome> UpstreamFetcher::fetch(const api::ApiRequest& request,
                                                      const FetchSettings& settings) {
   FetchOutcome outcome;

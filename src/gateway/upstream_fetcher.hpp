@@ -46,6 +46,10 @@ class UpstreamFetcher {
                                              const FetchSettings& settings);
 
   bool backing_off() const;
+  // The error fetch() would fail with at once, sending nothing: upstream_rate_limited while
+  // upstream's 429 back-off runs, circuit_open while the circuit rejects; {} otherwise. No
+  // side effects: the half-open probe is not taken.
+  std::error_code refusal() const;
 
  private:
   upstream::Client& client_;

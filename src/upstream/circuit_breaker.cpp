@@ -6,13 +6,19 @@
 namespace wg::upstream {
 
 CircuitBreaker::CircuitBreaker(unsigned failure_threshold, std::chrono::milliseconds open_for,
-                               Listener listener)
+                               Listener listener, std::chrono::milliseconds first_open_for)
     : failure_threshold_(std::max(failure_threshold, 1u)),
       open_for_(open_for),
-      listener_(std::move(listener)) {}
+      first_open_for_(std::min(first_open_for, open_for)),
+      listener_(std::move(listener)),
+      pause_(first_open_for_) {}
 
 void CircuitBreaker::transition(State to, SteadyTime now) {
   if (to == State::open) {
+    // A failed probe doubles the pause; opening from closed starts over.
+    pause_ = state_ != State::half_open ? first_open_for_
+             : pause_ > open_for_ / 2   ? open_for_
+                                        : pause_ * 2;
     opened_at_ = now;
     probe_out_ = false;
   }
@@ -34,7 +40,7 @@ CircuitBreaker::Permit CircuitBreaker::try_acquire(SteadyTime now) {
     case State::closed:
       return Permit::allowed;
     case State::open: {
-      if (now - opened_at_ < open_for_) return Permit::rejected;
+      if (now - opened_at_ < pause_) return Permit::rejected;
       transition(State::half_open, now);
       lock.unlock();
       notify(State::open, State::half_open);
@@ -47,6 +53,19 @@ CircuitBreaker::Permit CircuitBreaker::try_acquire(SteadyTime now) {
       return Permit::probe;
   }
   return Permit::rejected;
+}
+
+bool CircuitBreaker::rejects(SteadyTime now) const {
+  std::lock_guard lock(mutex_);
+  switch (state_) {
+    case State::closed:
+      return false;
+    case State::open:
+      return now - opened_at_ < pause_;
+    case State::half_open:
+      return probe_out_ && now - probe_at_ < open_for_;
+  }
+  return true;
 }
 
 void CircuitBreaker::on_success(SteadyTime now) {

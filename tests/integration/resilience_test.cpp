@@ -286,3 +286,24 @@ BOOST_AUTO_TEST_CASE(a_warm_key_is_an_l1_hit_with_redis_stopped) {
   BOOST_TEST(hit.header("cache-status").find("hit") != std::string::npos);
   BOOST_TEST(stub.stats().total == 1u);
 }
+
+BOOST_AUTO_TEST_CASE(after_an_upstream_blip_the_circuit_reopens_long_before_circuit_open_for) {
+  RedisServer redis;
+  Stub stub;
+  // A pause this long would keep cold keys failing for a minute after upstream is back; the
+  // first pause is short (it only grows while probes keep failing).
+  Gateway gateway(stub.base_url(), redis.url(), {}, "[upstream]\ncircuit_open_for = \"60s\"\n");
+  const auto widgets = stub.widgets(6);
+  stub.fault("status503");
+  for (int i = 0; i < 5; ++i) {
+    BOOST_REQUIRE_EQUAL(gateway.get(widget_path(widgets[static_cast<std::size_t>(i)].id)).status,
+                        502);
+  }
+  BOOST_REQUIRE(gateway.get("/readyz").body.find("\"upstream\":\"circuit-open\"") !=
+                std::string::npos);
+
+  stub.fault("none");
+  const std::string cold = widget_path(widgets[5].id);
+  BOOST_TEST(eventually([&] { return gateway.get(cold).status == 200; }, 15s));
+  BOOST_TEST(gateway.get("/readyz").body.find("\"upstream\":\"ok\"") != std::string::npos);
+}

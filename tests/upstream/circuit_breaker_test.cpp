@@ -148,3 +148,45 @@ BOOST_AUTO_TEST_CASE(concurrent_callers_get_exactly_one_probe) {
     BOOST_REQUIRE(rejected.load() == 799);
   }
 }
+
+BOOST_AUTO_TEST_CASE(rejects_answers_like_try_acquire_without_taking_the_probe) {
+  Breaker breaker(5, seconds(10));
+  BOOST_TEST(!breaker.rejects(t0));  // closed
+  fail(breaker, 5, t0);
+  BOOST_TEST(breaker.rejects(t0));
+  BOOST_TEST(breaker.rejects(t0 + milliseconds(9999)));
+  // The pause is over: not rejected, and asking changes nothing (still open, probe free).
+  BOOST_TEST(!breaker.rejects(t0 + seconds(10)));
+  BOOST_TEST(!breaker.rejects(t0 + seconds(10)));
+  BOOST_TEST((breaker.state() == State::open));
+  BOOST_TEST((breaker.try_acquire(t0 + seconds(10)) == Permit::probe));
+  // Half-open with the probe out: rejected until a lost probe may be replaced.
+  BOOST_TEST(breaker.rejects(t0 + seconds(11)));
+  BOOST_TEST(!breaker.rejects(t0 + seconds(20)));
+  breaker.on_success(t0 + seconds(11));
+  BOOST_TEST(!breaker.rejects(t0 + seconds(11)));  // closed again
+}
+
+BOOST_AUTO_TEST_CASE(the_pause_starts_short_and_doubles_per_failed_probe_up_to_open_for) {
+  Breaker breaker(5, seconds(30), {}, seconds(1));
+  fail(breaker, 5, t0);
+  BOOST_TEST(breaker.rejects(t0 + milliseconds(999)));
+  SteadyTime now = t0 + seconds(1);
+  // Failed probes: the next pauses are 2, 4, 8, 16, then 30 (the cap), 30 s.
+  for (seconds pause :
+       {seconds(2), seconds(4), seconds(8), seconds(16), seconds(30), seconds(30)}) {
+    BOOST_TEST_CONTEXT("pause " << pause.count() << "s") {
+      BOOST_REQUIRE((breaker.try_acquire(now) == Permit::probe));
+      breaker.on_failure(now);
+      BOOST_TEST((breaker.try_acquire(now + pause - milliseconds(1)) == Permit::rejected));
+      now += pause;
+    }
+  }
+  // A successful probe closes it; the next opening starts with the short pause again.
+  BOOST_REQUIRE((breaker.try_acquire(now) == Permit::probe));
+  breaker.on_success(now);
+  BOOST_TEST((breaker.state() == State::closed));
+  fail(breaker, 5, now);
+  BOOST_TEST(breaker.rejects(now + milliseconds(999)));
+  BOOST_TEST((breaker.try_acquire(now + seconds(1)) == Permit::probe));
+}

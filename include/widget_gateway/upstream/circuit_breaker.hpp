@@ -1,10 +1,13 @@
 #pragma once
 // Consecutive-failure circuit breaker for upstream calls. Closed: every call goes through and
 // failures are counted; `failure_threshold` failures in a row open it. Open: calls are
-// rejected (the caller answers from cache or 502) until `open_for` has passed. Then the first
+// rejected (the caller answers from cache or 502) until the pause has passed. Then the first
 // caller gets the single probe (half-open); its success closes the breaker, its failure opens
-// it for another `open_for`. Which outcomes are failures is the caller's decision (connect
-// errors, timeouts, 5xx and invalid bodies are; 404/400 are answers, not failures).
+// it for another pause. The pause starts at `first_open_for` and doubles after each failed
+// probe up to `open_for`, so a short upstream blip costs a short pause while a long outage is
+// probed rarely; by default both are `open_for` (a fixed pause). Which outcomes are failures is
+// the caller's decision (connect errors, timeouts, 5xx and invalid bodies are; 404/400 are
+// answers, not failures).
 //
 // Time is passed in (steady clock), so tests move it by hand. Thread-safe: one small mutex;
 // the transition listener runs after it is released, on the thread that caused the change.
@@ -36,12 +39,19 @@ class CircuitBreaker {
   // A threshold of 0 is taken as 1.
   explicit CircuitBreaker(unsigned failure_threshold = kDefaultFailureThreshold,
                           std::chrono::milliseconds open_for = kDefaultOpenFor,
-                          Listener listener = {});
+                          Listener listener = {},
+                          std::chrono::milliseconds first_open_for = kSameAsOpenFor);
+  // For first_open_for: every pause is open_for.
+  static constexpr std::chrono::milliseconds kSameAsOpenFor = std::chrono::milliseconds::max();
 
   // Open → half-open once the pause is over (and this caller becomes the probe). A probe that
   // reports nothing for `open_for` (its caller was cancelled) is presumed lost, and the next
   // caller becomes a new probe, so a lost outcome cannot keep the breaker half-open forever.
   Permit try_acquire(SteadyTime now);
+  // Whether try_acquire(now) would answer `rejected`, without taking the probe or changing
+  // state: lets callers skip work (a background refresh, its Redis lock and lookups) that
+  // could only end in circuit_open.
+  bool rejects(SteadyTime now) const;
 
   // Closed: resets the consecutive count. Half-open: closes. Open: ignored (a call let through
   // before the breaker opened says nothing about the upstream of now).
@@ -59,13 +69,15 @@ class CircuitBreaker {
   void notify(State from, State to) const;
 
   const unsigned failure_threshold_;
-  const std::chrono::milliseconds open_for_;
+  const std::chrono::milliseconds open_for_;        // the longest pause
+  const std::chrono::milliseconds first_open_for_;  // the pause after closed → open
   const Listener listener_;
 
   mutable std::mutex mutex_;
   State state_ = State::closed;
   unsigned failures_ = 0;
   SteadyTime opened_at_{};
+  std::chrono::milliseconds pause_;  // of the current (or next) open period
   bool probe_out_ = false;
   SteadyTime probe_at_{};
 };
