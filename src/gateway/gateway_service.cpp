@@ -87,6 +87,35 @@ quota::Mode GatewayService::quota_mode(const Settings& settings) const {
   return snapshot.mode;
 }
 
+std::optional<Served> GatewayService::serve_fresh_from_l1(const api::ApiRequest& request) {
+  const SettingsPtr settings = this->settings();
+  const std::string key = api::cache_key(request);
+  const bool derived = request.endpoint == api::Endpoint::reviews && settings->derive_pages &&
+                       !is_window_request(request);
+  auto entry = deps_.cache.l1().get(key);
+  const WallTime now = deps_.clock.wall_now();
+  if (!entry || now >= entry->fresh_until) return std::nullopt;
+  Served served;
+  // Derived pages are never refreshed early themselves (their windows are); other keys may be,
+  // decided exactly as resolve() decides for a fresh L1 copy (no Redis is needed for it).
+  if (!derived && cache::should_refresh_early(now, entry->fresh_until, kRefreshCost, 1.0,
+                                              deps_.random.uniform01())) {
+    const ServeDecision decision =
+        decide(entry.get(), now, quota_mode(*settings), settings->stale, true);
+    if (decision.action == ServeDecision::Action::fetch) return std::nullopt;
+    if (decision.action == ServeDecision::Action::serve_and_refresh) {
+      refresh_in_background(request, key, settings, entry->stored_at);
+    }
+    served.stale = decision.stale;
+  }
+  if (deps_.metrics) deps_.metrics->cache_lookup(metrics::Tier::l1, true);
+  served.entry = std::move(entry);
+  served.result = CacheResult::hit;
+  served.derived = derived;
+  served.now = now;
+  return served;
+}
+
 asio::awaitable<Served> GatewayService::serve(const api::ApiRequest& request,
                                               Admission* admission) {
   SettingsPtr settings = this->settings();

@@ -78,6 +78,10 @@ class GatewayService {
   boost::asio::awaitable<Served> serve(const api::ApiRequest& request,
                                        Admission* admission = nullptr);
 
+  // The hit path without a coroutine: the answer when a fresh copy is in L1 and not due for
+  // an early refresh, nullopt otherwise (then serve() decides). Touches no Redis. serve() gives
+  // the same answer for such a request; this only skips its frames.
+  std::optional<Served> serve_fresh_from_l1(const api::ApiRequest& request);
 
   // Applies reloadable settings (TTL policy, stale windows, derivation); safe while requests run.
   void update(const config::Config& config);

@@ -224,7 +224,13 @@ asio::awaitable<http::Response> PublicHandler::handle_api(const http::Request& r
     if (logging) observation.client = client.to_string();
     if (settings.limiter) admission.emplace(*settings.limiter, client, clock_);
   }
-  Served served = co_await service_.serve(api_request, admission ? &*admission : nullptr);
+  Served served;
+  if (std::optional<Served> fresh = service_.serve_fresh_from_l1(api_request)) {
+    served = std::move(*fresh);
+  } else {
+    Admission* asked = admission ? &*admission : nullptr;
+    served = co_await service_.serve(api_request, asked);
+  }
   observation.cache = cache_result_of(served);
   observation.upstream_ms = served.upstream_ms;
   if (served.stale != StaleReason::none && metrics_)

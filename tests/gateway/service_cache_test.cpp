@@ -237,3 +237,50 @@ BOOST_AUTO_TEST_CASE(upstream_failures_are_never_cached) {
   BOOST_TEST(next.result == CacheResult::miss);
   BOOST_TEST(f.upstream_calls() == 2u);
 }
+
+BOOST_AUTO_TEST_CASE(fresh_l1_copies_are_served_without_a_coroutine_and_without_redis) {
+  ServiceFixture f;
+  BOOST_TEST(!f.service().serve_fresh_from_l1(f.widget(0)).has_value());  // nothing cached yet
+  Served first = f.serve(f.widget(0));
+  BOOST_REQUIRE(first.ok());
+  Served page = f.serve(f.reviews(0, 10));
+  BOOST_REQUIRE(page.ok());
+  BOOST_TEST(page.derived);
+
+  const std::uint64_t before = redis_commands(f.redis_server);
+  f.clock.advance(10min);
+  std::optional<Served> fast = f.service().serve_fresh_from_l1(f.widget(0));
+  BOOST_REQUIRE(fast.has_value());
+  BOOST_TEST(fast->result == CacheResult::hit);
+  BOOST_TEST(fast->entry == first.entry);
+  BOOST_TEST(cache_status(*fast) == "widget-gateway; hit; ttl=3000");
+  // A derived page is answered the same way, and says so.
+  std::optional<Served> fast_page = f.service().serve_fresh_from_l1(f.reviews(0, 10));
+  BOOST_REQUIRE(fast_page.has_value());
+  BOOST_TEST(fast_page->entry == page.entry);
+  BOOST_TEST(cache_status(*fast_page) == "widget-gateway; hit; ttl=3000; detail=derived");
+  BOOST_TEST(redis_commands(f.redis_server) == before);
+  BOOST_TEST(f.upstream_calls() == 2u);  // the widget and one window
+
+  // Past freshness it steps aside: serve() decides about stale copies.
+  f.clock.advance(1h);
+  BOOST_TEST(!f.service().serve_fresh_from_l1(f.widget(0)).has_value());
+  BOOST_TEST(!f.service().serve_fresh_from_l1(f.reviews(0, 10)).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(fresh_l1_copy_near_its_end_is_served_and_refreshed_early) {
+  ServiceFixture f;
+  Served first = f.serve(f.widget(0));
+  BOOST_REQUIRE(first.ok());
+  BOOST_TEST(f.upstream_calls() == 1u);
+  // 30 s of freshness left; a draw of 1e-9 gives XFetch a head start of about 41 s.
+  f.clock.advance(3600s - 30s);
+  f.random.set(1e-9);
+  std::optional<Served> fast = f.service().serve_fresh_from_l1(f.widget(0));
+  BOOST_REQUIRE(fast.has_value());
+  BOOST_TEST(fast->result == CacheResult::hit);
+  BOOST_TEST(fast->entry == first.entry);
+  BOOST_TEST((fast->stale == StaleReason::none));
+  BOOST_TEST(f.refreshes_done());
+  BOOST_TEST(f.upstream_calls() == 2u);  // one background refresh
+}
