@@ -452,7 +452,8 @@ EOF
 
 start_constant() {
   start_bg "$WORK/constant.log" "${SERVER_PIN[@]}" "$BIN/wg-bench" --serve-constant \
-    --listen 127.0.0.1:0 --body-file "$WORK/constant.body"
+    --listen 127.0.0.1:0 --body-file "$WORK/constant.body" \
+    --reviews-body-file "$WORK/constant-reviews.body"
   SERVER_PID=$LAST_PID
   SERVER_PORT=$(listen_port "$WORK/constant.log" constant "$SERVER_PID") || die "the constant server did not start"
 }
@@ -584,15 +585,13 @@ for file in "${SCENARIO_FILES[@]}"; do
   log "=== ${S[name]}: ${reps} run(s) per system of ${length_note}; systems: ${S[systems]:-${SYSTEMS[*]}}"
   start_stub "${S[stub_widgets]}"
   http "http://127.0.0.1:$STUB_PORT/__stub/widgets?limit=${S[widgets]}" >"$WORK/ids.json"
-  # The constant server answers with the bytes of a real upstream response of the scenario's
-  # kind: widget data, or (for a reviews-only scenario) a reviews page of its first limit.
+  # The constant server answers with the bytes of real upstream answers: widget data, and for
+  # reviews requests a page of the scenario's first limit.
   first_id=$(awk -F'"id":"' 'NR == 1 { split($2, a, "\""); print a[1]; exit }' "$WORK/ids.json")
   [[ -n $first_id ]] || die "the stub listed no widgets"
-  if [[ ${S[constant_body]} == reviews:* ]]; then
-    http "http://127.0.0.1:$STUB_PORT/api/v1/widgets/widget/$first_id/reviews/remote?limit=${S[constant_body]#reviews:}&skip=0" >"$WORK/constant.body"
-  else
-    http "http://127.0.0.1:$STUB_PORT/api/v1/widgets/widget/$first_id/remote" >"$WORK/constant.body"
-  fi
+  http "http://127.0.0.1:$STUB_PORT/api/v1/widgets/widget/$first_id/remote" >"$WORK/constant.body"
+  http "http://127.0.0.1:$STUB_PORT/api/v1/widgets/widget/$first_id/reviews/remote?limit=${S[first_limit]}&skip=0" \
+    >"$WORK/constant-reviews.body"
   # A scenario may be meant for some systems only (runner.systems): run those of SYSTEMS.
   scenario_systems=()
   for system in "${SYSTEMS[@]}"; do

@@ -1,6 +1,7 @@
 #include "bench/constant_server.hpp"
 
 #include <string_view>
+#include <vector>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -25,8 +26,12 @@ constexpr auto kWriteTimeout = std::chrono::seconds(30);
 struct ConstantServer::State {
   State(net::io_context& ioc, const tcp::endpoint& endpoint) : acceptor(ioc, endpoint) {}
   tcp::acceptor acceptor;
-  std::string full;  // head + body
-  std::string head;  // head only, for HEAD
+  struct Answer {
+    std::string full;  // head + body
+    std::string head;  // head only, for HEAD
+  };
+  Answer answer;
+  Answer reviews_answer;  // for targets with "/reviews/" (the same as `answer` by default)
   bool stopped = false;
 };
 
@@ -36,8 +41,8 @@ namespace {
 net::awaitable<void> serve(std::shared_ptr<ConstantServer::State> state, tcp::socket socket) {
   beast::tcp_stream stream(std::move(socket));
   std::string in;
-  std::string out;
-  std::size_t scanned = 0;  // bytes of `in` known to hold no complete head
+  std::vector<net::const_buffer> out;  // views of the stored answers: nothing is copied
+  std::size_t scanned = 0;             // bytes of `in` known to hold no complete head
   char chunk[16 * 1024];
   for (;;) {
     stream.expires_after(kIdleTimeout);
@@ -51,7 +56,10 @@ net::awaitable<void> serve(std::shared_ptr<ConstantServer::State> state, tcp::so
       const std::size_t end = in.find("\r\n\r\n", from);
       if (end == std::string::npos) break;
       const std::string_view request(in.data() + begin, end - begin);
-      out += request.substr(0, 5) == "HEAD " ? state->head : state->full;
+      const std::string_view line = request.substr(0, request.find("\r\n"));
+      const auto& answer =
+          line.find("/reviews/") != std::string_view::npos ? state->reviews_answer : state->answer;
+      out.push_back(net::buffer(request.substr(0, 5) == "HEAD " ? answer.head : answer.full));
       begin = end + 4;
     }
     in.erase(0, begin);
@@ -59,7 +67,7 @@ net::awaitable<void> serve(std::shared_ptr<ConstantServer::State> state, tcp::so
     if (in.size() > kMaxHead) break;
     if (!out.empty()) {
       stream.expires_after(kWriteTimeout);
-      auto [write_ec, written] = co_await net::async_write(stream, net::buffer(out), kAwait);
+      auto [write_ec, written] = co_await net::async_write(stream, out, kAwait);
       if (write_ec) break;
     }
   }
@@ -82,12 +90,18 @@ net::awaitable<void> accept_loop(std::shared_ptr<ConstantServer::State> state) {
 }  // namespace
 
 ConstantServer::ConstantServer(net::io_context& ioc, const tcp::endpoint& endpoint,
-                               std::string body, std::string content_type)
+                               std::string body, std::string reviews_body, std::string content_type)
     : state_(std::make_shared<State>(ioc, endpoint)) {
-  state_->head = "HTTP/1.1 200 OK\r\nContent-Type: " + content_type +
-                 "\r\nContent-Length: " + std::to_string(body.size()) +
-                 "\r\nCache-Control: public, max-age=3600\r\n\r\n";
-  state_->full = state_->head + body;
+  auto make = [&](const std::string& bytes) {
+    State::Answer answer;
+    answer.head = "HTTP/1.1 200 OK\r\nContent-Type: " + content_type +
+                  "\r\nContent-Length: " + std::to_string(bytes.size()) +
+                  "\r\nCache-Control: public, max-age=3600\r\n\r\n";
+    answer.full = answer.head + bytes;
+    return answer;
+  };
+  state_->answer = make(body);
+  state_->reviews_answer = reviews_body.empty() ? state_->answer : make(reviews_body);
 }
 
 ConstantServer::~ConstantServer() {

@@ -5,7 +5,9 @@
 //
 // It reads request heads only (requests must not carry a body), answers pipelined requests in
 // order, keeps every connection alive, and closes a connection idle for 60 s or whose request
-// head exceeds 16 KiB. HEAD gets the same head without the body.
+// head exceeds 16 KiB. HEAD gets the same head without the body. With a second body, requests
+// whose target holds "/reviews/" get that one (the same bytes a cache would serve for a mix of
+// widget data and reviews pages). Answers are written straight from the stored bytes.
 
 #include <cstdint>
 #include <memory>
@@ -20,7 +22,8 @@ class ConstantServer {
  public:
   // Binds and listens at once (throws on failure); serves after start().
   ConstantServer(boost::asio::io_context& ioc, const boost::asio::ip::tcp::endpoint& endpoint,
-                 std::string body, std::string content_type = "application/json; charset=utf-8");
+                 std::string body, std::string reviews_body = {},
+                 std::string content_type = "application/json; charset=utf-8");
   ~ConstantServer();
   ConstantServer(const ConstantServer&) = delete;
   ConstantServer& operator=(const ConstantServer&) = delete;

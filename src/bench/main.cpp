@@ -33,7 +33,8 @@ using namespace wg::bench;
 constexpr std::string_view kUsage =
     "usage: wg-bench --target http://127.0.0.1:PORT [options]      run a load\n"
     "       wg-bench --scenario FILE --print-runner                 scenario settings for run.sh\n"
-    "       wg-bench --serve-constant [--listen 127.0.0.1:PORT] [--body-file FILE] [--threads N]\n"
+    "       wg-bench --serve-constant [--listen 127.0.0.1:PORT] [--body-file FILE]\n"
+    "                [--reviews-body-file FILE] [--threads N]\n"
     "load options:\n"
     "  --scenario FILE        TOML scenario (bench/scenarios/); default: built-in mix\n"
     "  --ids FILE             widget ids: JSON from the stub's /__stub/widgets or one per line\n"
@@ -84,6 +85,7 @@ struct Args {
   bool serve_constant = false;
   std::string listen = "127.0.0.1:0";
   std::optional<std::string> body_file;
+  std::optional<std::string> reviews_body_file;
   // Overrides of the scenario's [load] and top-level values.
   std::optional<LoadMode> mode;
   std::optional<unsigned> connections, threads;
@@ -140,6 +142,8 @@ Args parse_args(int argc, char** argv) {
       a.listen = value;
     else if (flag == "--body-file")
       a.body_file = value;
+    else if (flag == "--reviews-body-file")
+      a.reviews_body_file = value;
     else if (flag == "--mode") {
       if (value == "closed")
         a.mode = LoadMode::closed;
@@ -182,11 +186,13 @@ int serve_constant(const Args& args) {
   if (!listen) usage_error("--listen: " + error);
   std::string body = "{\"constant\":true}";
   if (args.body_file) body = read_file(*args.body_file);
+  std::string reviews_body;
+  if (args.reviews_body_file) reviews_body = read_file(*args.reviews_body_file);
   const unsigned threads = args.threads.value_or(1);
   boost::asio::io_context ioc(static_cast<int>(threads));
   const boost::asio::ip::tcp::endpoint endpoint(boost::asio::ip::make_address(listen->address),
                                                 listen->port);
-  ConstantServer server(ioc, endpoint, std::move(body));
+  ConstantServer server(ioc, endpoint, std::move(body), std::move(reviews_body));
   server.start();
   boost::asio::signal_set signals(ioc, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int) {

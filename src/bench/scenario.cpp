@@ -368,12 +368,8 @@ std::string runner_lines(const Scenario& s) {
       << "derive_pages=" << s.runner.derive_pages << "\n"
       << "requests=" << s.load.requests
       << "\n"
-      // What the constant-response reference answers with: widget data, unless the scenario
-      // asks only for reviews pages.
-      << "constant_body="
-      << (s.mix.widget > 0 ? std::string("widget")
-                           : "reviews:" + std::to_string(s.reviews.limits.front()))
-      << "\n"
+      // The constant-response reference answers reviews requests with a page of this size.
+      << "first_limit=" << s.reviews.limits.front() << "\n"
       << "widgets=" << s.keys.widgets << "\n"
       << "mode=" << to_string(s.load.mode) << "\n"
       << "connections=" << s.load.connections << "\n"

@@ -147,6 +147,30 @@ BOOST_AUTO_TEST_CASE(connect_errors_are_counted_as_requests) {
   check_counts_add_up(r);
 }
 
+BOOST_AUTO_TEST_CASE(constant_server_answers_reviews_targets_with_the_reviews_body) {
+  TempDir dir;
+  const auto widget_body = dir.write("widget.json", "{\"widget\":1}");
+  const auto reviews_body = dir.write("reviews.json", "[{\"review\":1},{\"review\":2}]");
+  ChildProcess process({binary_path("wg-bench"), "--serve-constant", "--listen", "127.0.0.1:0",
+                        "--body-file", widget_body, "--reviews-body-file", reviews_body});
+  const auto port = listening_port(process, "constant");
+  BOOST_TEST_REQUIRE(port.has_value());
+  const auto widget = http_get(*port, "/api/v1/widgets/widget/abc/remote");
+  BOOST_TEST(widget.status == 200);
+  BOOST_TEST(widget.body == "{\"widget\":1}");
+  const auto page = http_get(*port, "/api/v1/widgets/widget/abc/reviews/remote?limit=2");
+  BOOST_TEST(page.status == 200);
+  BOOST_TEST(page.body == "[{\"review\":1},{\"review\":2}]");
+  // Pipelined requests are answered in order, each with its own body.
+  const std::string two = raw_exchange(
+      *port, "GET /x/reviews/y HTTP/1.1\r\nHost: a\r\n\r\nGET /x HTTP/1.1\r\nHost: a\r\n\r\n", 1s);
+  const auto first = two.find("[{\"review\"");
+  const auto second = two.find("{\"widget\":1}");
+  BOOST_TEST(first != std::string::npos);
+  BOOST_TEST(second != std::string::npos);
+  BOOST_TEST(first < second);
+}
+
 BOOST_AUTO_TEST_CASE(silent_server_requests_time_out) {
   // A listening socket that is never accepted from: connects succeed (the kernel's backlog),
   // requests are written, and no answer ever comes.
