@@ -2,8 +2,8 @@
 // The I/O shell of the load generator. One io_context per thread, connections spread over them
 // round-robin, each connection a handler-driven state machine that writes a pre-generated
 // request, reads the answer with ResponseReader, records it, and goes again (closed loop) or
-// waits for its next intended send time (open loop). Errors close the connection, are counted by kind,
-// and the next request reconnects.
+// waits for its next intended send time (open loop). Errors close the connection, are counted by
+// kind, and the next request reconnects.
 //
 // Timeline: [start, start + warmup) is warm-up (sent, not measured); [warmup end, end) is
 // measured; after `end` connections finish what they are doing and leave. A hard stop at
