@@ -8,7 +8,7 @@
 # load also goes, in the same run and alternating (A B C D A B C D), to nginx proxy_cache,
 # Varnish and a constant-response reference server. Every process it starts is stopped by a
 # trap on exit.
-set -euo pipefail
+set -Eeuo pipefail  # -E: the ERR trap below also reports failures inside functions
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH_DIR="$ROOT/bench"
@@ -333,13 +333,13 @@ start_gateway() {
 
 # Commands redis-server has processed so far ("?" when it does not answer).
 redis_commands() {
-  redis-cli -p "$REDIS_PORT" INFO stats 2>/dev/null | tr -d '\r' |
+  { redis-cli -p "$REDIS_PORT" INFO stats 2>/dev/null || true; } | tr -d '\r' |
     awk -F: '$1 == "total_commands_processed" { print $2; found = 1 } END { if (!found) print "?" }'
 }
 
 # A sample's value from the gateway's /metrics ("?" when absent).
 gateway_metric() {
-  http "http://127.0.0.1:$ADMIN_PORT/metrics" |
+  { http "http://127.0.0.1:$ADMIN_PORT/metrics" || true; } |
     awk -v name="$1" '$1 == name { print $2; found = 1; exit } END { if (!found) print "?" }'
 }
 
