@@ -767,7 +767,7 @@ fi
   echo
   echo "- Date (UTC): $RUN_START"
   echo "- Command: \`bench/run.sh $ORIGINAL_ARGS\`"
-  echo "- Source: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
+  echo "- Source: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet -- . ':!bench/results' ':!bench/RESULTS.md' 2>/dev/null || echo ' (with uncommitted changes)')"
   echo "- Systems: ${SYSTEMS[*]}; gateway with --threads $GATEWAY_THREADS, nginx with 1 worker, Varnish with malloc storage; access logs off"
   echo "- Pinning: $PIN_NOTE"
   echo "- Load average (1, 5, 15 min) before / after the run: $LOAD_AT_START / $(cut -d' ' -f1-3 /proc/loadavg) (anything well above 0 means other work shared the CPUs)"
