@@ -740,7 +740,7 @@ set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set key outside right top
 set grid ytics
-set xtics nomirror
+set xtics nomirror rotate by -25
 $([[ ${6:-} == log ]] && echo "set logscale y" || echo "set yrange [0:*]")
 plot for [i=2:$5] '$1' using i:xtic(1) title columnheader(i)
 EOF
