@@ -162,4 +162,15 @@ std::string strong_etag(std::string_view body) {
   return out;
 }
 
+std::optional<std::vector<std::string_view>> elements_from_spans(
+    std::string_view body, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& spans) {
+  std::vector<std::string_view> elements;
+  elements.reserve(spans.size());
+  for (const auto& [offset, length] : spans) {
+    if (offset > body.size() || length > body.size() - offset) return std::nullopt;
+    elements.push_back(body.substr(offset, length));
+  }
+  return elements;
+}
+
 }  // namespace wg::cache

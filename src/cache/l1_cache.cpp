@@ -45,6 +45,9 @@ std::size_t charged_bytes(std::string_view key, const Entry& entry) {
   for (const auto& [coding, bytes] : entry.variants) {
     n += kVariantOverheadBytes + coding.capacity() + bytes.capacity();
   }
+  if (entry.element_spans) {
+    n += entry.element_spans->capacity() * sizeof(entry.element_spans->front());
+  }
   return n;
 }
 

@@ -36,6 +36,19 @@ bool is_window_request(const api::ApiRequest& request) {
   return request.query.limit == cache::kWindowSize && request.query.skip % cache::kWindowSize == 0;
 }
 
+// A window's elements: from the offsets recorded when it was fetched here, else parsed (a
+// window read from Redis, or stored by another instance).
+std::optional<std::vector<std::string_view>> window_elements(const cache::Entry& window) {
+  if (window.element_spans) {
+    if (auto elements = cache::elements_from_spans(window.body, *window.element_spans)) {
+      return elements;
+    }
+  }
+  auto summary = upstream::inspect_reviews_body(window.body);
+  if (!summary) return std::nullopt;
+  return std::move(summary->elements);
+}
+
 std::shared_ptr<const cache::Entry> make_local_entry(std::string body, const cache::Entry& basis,
                                                      std::uint16_t status, WallTime now) {
   auto entry = std::make_shared<cache::Entry>();
@@ -350,15 +363,15 @@ asio::awaitable<Served> GatewayService::serve_derived(const api::ApiRequest& req
         break;
       }
     }
-    auto summary = upstream::inspect_reviews_body(part.entry->body);
-    if (!summary) {
+    std::optional<std::vector<std::string_view>> elements = window_elements(*part.entry);
+    if (!elements) {
       Served invalid;
       invalid.error = api::ErrorCode::upstream_error;
       invalid.now = part.now;
       co_return invalid;
     }
-    const bool last = summary->elements.size() < cache::kWindowSize;
-    windows.emplace_back(start, std::move(summary->elements));
+    const bool last = elements->size() < cache::kWindowSize;
+    windows.emplace_back(start, std::move(*elements));
     parts.push_back(std::move(part));
     if (last) break;  // the list ends inside this window
   }

@@ -20,9 +20,25 @@ bool is_unknown_widget(api::Endpoint endpoint, unsigned status) {
   return endpoint == api::Endpoint::widget ? status == 404 : status == 400;
 }
 
-bool body_is_valid(api::Endpoint endpoint, std::string_view body) {
-  return endpoint == api::Endpoint::widget ? upstream::inspect_widget_body(body).has_value()
-                                           : upstream::inspect_reviews_body(body).has_value();
+using ElementSpans = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
+
+// Whether `body` is what `endpoint` returns; for reviews, also where its elements lie, so
+// pages derived from it later need not parse it again.
+bool body_is_valid(api::Endpoint endpoint, std::string_view body,
+                   std::optional<ElementSpans>& spans) {
+  if (endpoint == api::Endpoint::widget) return upstream::inspect_widget_body(body).has_value();
+  auto summary = upstream::inspect_reviews_body(body);
+  if (!summary) return false;
+  if (body.size() <= UINT32_MAX) {
+    ElementSpans found;
+    found.reserve(summary->elements.size());
+    for (std::string_view element : summary->elements) {
+      found.emplace_back(static_cast<std::uint32_t>(element.data() - body.data()),
+                         static_cast<std::uint32_t>(element.size()));
+    }
+    spans = std::move(found);
+  }
+  return true;
 }
 
 }  // namespace
@@ -88,7 +104,8 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch(const api::ApiRequest& requ
   auto entry = std::make_shared<cache::Entry>();
   entry->stored_at = now;
   if (status == 200) {
-    if (!body_is_valid(request.endpoint, result.response.body)) {
+    std::optional<ElementSpans> spans;
+    if (!body_is_valid(request.endpoint, result.response.body, spans)) {
       breaker_.on_failure(clock_.steady_now());
       log::warn("upstream_invalid_body", {{"target", api::upstream_target(request)},
                                           {"bytes", result.response.body.size()}});
@@ -103,6 +120,7 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch(const api::ApiRequest& requ
     entry->etag = cache::strong_etag(result.response.body);
     if (settings.compress) entry->variants = compress::make_variants(result.response.body);
     entry->body = std::move(result.response.body);
+    entry->element_spans = std::move(spans);  // offsets: still valid in the moved-to string
   } else if (is_unknown_widget(request.endpoint, status)) {
     breaker_.on_success(clock_.steady_now());  // upstream is healthy: it answered precisely
     auto freshness = settings.ttl.for_negative(now);

@@ -245,3 +245,25 @@ BOOST_AUTO_TEST_CASE(random_inputs_never_crash) {
     if (d) BOOST_TEST(d->etag.size() + d->body.size() <= n);
   }
 }
+
+BOOST_AUTO_TEST_CASE(element_spans_are_derived_data) {
+  // Spans are not stored (an entry read back has none) and do not change equality.
+  Entry e = sample();
+  e.element_spans = std::vector<std::pair<std::uint32_t, std::uint32_t>>{{1, 43}};
+  auto d = decode_entry(encode_entry(e));
+  BOOST_TEST_REQUIRE(d.has_value());
+  BOOST_TEST(!d->element_spans.has_value());
+  BOOST_TEST((*d == e));
+}
+
+BOOST_AUTO_TEST_CASE(elements_from_spans_slices_the_body_and_refuses_foreign_spans) {
+  const std::string body = R"([{"a":1},{"b":22}])";
+  auto elements = wg::cache::elements_from_spans(body, {{1, 7}, {9, 8}});
+  BOOST_TEST_REQUIRE(elements.has_value());
+  BOOST_TEST_REQUIRE(elements->size() == 2u);
+  BOOST_TEST((*elements)[0] == R"({"a":1})");
+  BOOST_TEST((*elements)[1] == R"({"b":22})");
+  BOOST_TEST(wg::cache::elements_from_spans(body, {})->empty());
+  BOOST_TEST(!wg::cache::elements_from_spans(body, {{9, 10}}).has_value());
+  BOOST_TEST(!wg::cache::elements_from_spans(body, {{100, 1}}).has_value());
+}

@@ -135,6 +135,19 @@ BOOST_AUTO_TEST_CASE(forty_pages_of_a_700_review_widget_cost_three_upstream_call
   BOOST_TEST(f.upstream_reviews_calls() == 3u);  // windows 0, 300 and 600
   BOOST_TEST(f.upstream_calls() == 3u);
 
+  // Windows fetched here carry their elements' offsets, so pages are cut without parsing
+  // 150 KB again; another instance reads the windows from Redis (no offsets there), parses
+  // them and cuts the same bytes.
+  auto window = f.main().l1.get(api::cache_key(f.reviews(0, 300, 0)));
+  BOOST_REQUIRE(window);
+  BOOST_REQUIRE(window->element_spans.has_value());
+  BOOST_TEST(window->element_spans->size() == 300u);
+  Instance& other = f.add_instance();
+  Served elsewhere = f.serve(f.reviews(0, 17, 290), &other);
+  BOOST_REQUIRE(elsewhere.ok());
+  BOOST_TEST(elsewhere.entry->body == rendered->page(290, 17));
+  BOOST_TEST(f.upstream_calls() == 3u);
+
   // A derived page is answered as upstream answers it, byte for byte, type filter included.
   const auto platform = f.stub().dataset().plan(0).platforms.front();
   const std::size_t of_type = platform.second;

@@ -34,8 +34,23 @@ struct Entry {
   std::string etag;                                           // strong, with quotes
   std::string body;                                           // upstream bytes, unchanged
   std::vector<std::pair<std::string, std::string>> variants;  // content-coding -> encoded body
-  friend bool operator==(const Entry&, const Entry&) = default;
+  // Where each element of a reviews array body lies in `body` (offset, length), when known:
+  // set when the body is validated at fetch time, so pages derived from this window do not
+  // parse 150 KB again. Derived data: not stored in Redis (an entry read from there has
+  // none) and not part of equality.
+  std::optional<std::vector<std::pair<std::uint32_t, std::uint32_t>>> element_spans;
+
+  friend bool operator==(const Entry& a, const Entry& b) {
+    return a.status == b.status && a.stored_at == b.stored_at && a.fresh_until == b.fresh_until &&
+           a.stale_until == b.stale_until && a.etag == b.etag && a.body == b.body &&
+           a.variants == b.variants;
+  }
 };
+
+// The elements of a reviews array `body` from spans recorded for it; nullopt when a span lies
+// outside `body` (the spans do not belong to it).
+std::optional<std::vector<std::string_view>> elements_from_spans(
+    std::string_view body, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& spans);
 
 std::string encode_entry(const Entry& entry);
 
