@@ -689,28 +689,23 @@ SUMMARY="$RESULTS_DIR/summary.md"
 } >"$SUMMARY"
 
 # Data files and plots.
-{
+# scenario_table COLUMN SYSTEM...: one row per scenario, one median of COLUMN per system.
+scenario_table() {
+  local col=$1 sc sy
+  shift
   printf 'scenario'
-  for sy in "${SYSTEMS[@]}"; do printf '\t%s' "$sy"; done
+  for sy in "$@"; do printf '\t%s' "$sy"; done
   echo
   for sc in "${SCENARIO_NAMES[@]}"; do
     printf '%s' "$sc"
-    for sy in "${SYSTEMS[@]}"; do printf '\t%s' "$(median "$sc" "$sy" 4)"; done
+    for sy in "$@"; do printf '\t%s' "$(median "$sc" "$sy" "$col")"; done
     echo
   done
-} >"$RESULTS_DIR/throughput.dat"
+}
+scenario_table 4 "${SYSTEMS[@]}" >"$RESULTS_DIR/throughput.dat"
 UPSTREAM_SYSTEMS=()
 for sy in "${SYSTEMS[@]}"; do [[ $sy == constant ]] || UPSTREAM_SYSTEMS+=("$sy"); done
-{
-  printf 'scenario'
-  for sy in "${UPSTREAM_SYSTEMS[@]}"; do printf '\t%s' "$sy"; done
-  echo
-  for sc in "${SCENARIO_NAMES[@]}"; do
-    printf '%s' "$sc"
-    for sy in "${UPSTREAM_SYSTEMS[@]}"; do printf '\t%s' "$(median "$sc" "$sy" 14)"; done
-    echo
-  done
-} >"$RESULTS_DIR/upstream.dat"
+scenario_table 14 "${UPSTREAM_SYSTEMS[@]}" >"$RESULTS_DIR/upstream.dat"
 for sc in "${SCENARIO_NAMES[@]}"; do
   {
     printf 'percentile'

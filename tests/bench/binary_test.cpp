@@ -45,6 +45,14 @@ std::uint64_t u64(simdjson::dom::element e, std::string_view path) {
   return v;
 }
 
+// wg-bench's JSON result file, parsed (valid while `parser` lives).
+simdjson::dom::element load_result(simdjson::dom::parser& parser, const std::string& path) {
+  const std::string text = slurp(path);
+  simdjson::dom::element r;
+  BOOST_TEST_REQUIRE(parser.parse(text).get(r) == simdjson::SUCCESS, text);
+  return r;
+}
+
 // The accounting every result must satisfy (run_stats.hpp).
 void check_counts_add_up(simdjson::dom::element r) {
   std::uint64_t errors = 0;
@@ -98,9 +106,7 @@ unknown_params = 0.2
                                 "--label", "constant", "--tsv", "--progress", "off"},
                                &stdout_text) == 0);
   simdjson::dom::parser parser;
-  simdjson::dom::element r;
-  const auto text = slurp(out);
-  BOOST_TEST_REQUIRE(parser.parse(text).get(r) == simdjson::SUCCESS, text);
+  const simdjson::dom::element r = load_result(parser, out);
   BOOST_TEST(std::string_view(r["label"]) == "constant");
   BOOST_TEST(std::string_view(r["scenario"]) == "mix");
   BOOST_TEST(u64(r, "/requests") == 300u);
@@ -122,9 +128,7 @@ BOOST_AUTO_TEST_CASE(open_loop_counts_add_up) {
       run_bench({"--target", server.url(), "--mode", "open", "--rate", "300", "--duration", "1s",
                  "--warmup", "0s", "--connections", "3", "--out", out, "--progress", "off"}) == 0);
   simdjson::dom::parser parser;
-  simdjson::dom::element r;
-  const auto text = slurp(out);
-  BOOST_TEST_REQUIRE(parser.parse(text).get(r) == simdjson::SUCCESS, text);
+  const simdjson::dom::element r = load_result(parser, out);
   BOOST_TEST(u64(r, "/requests") > 0u);
   check_counts_add_up(r);
 }
@@ -138,9 +142,7 @@ BOOST_AUTO_TEST_CASE(connect_errors_are_counted_as_requests) {
       run_bench({"--target", "http://127.0.0.1:" + std::to_string(port), "--requests", "12",
                  "--warmup", "0s", "--connections", "3", "--out", out, "--progress", "off"}) == 0);
   simdjson::dom::parser parser;
-  simdjson::dom::element r;
-  const auto text = slurp(out);
-  BOOST_TEST_REQUIRE(parser.parse(text).get(r) == simdjson::SUCCESS, text);
+  const simdjson::dom::element r = load_result(parser, out);
   BOOST_TEST(u64(r, "/requests") == 12u);
   BOOST_TEST(u64(r, "/responses") == 0u);
   BOOST_TEST(u64(r, "/errors/connect") == 12u);
@@ -192,9 +194,7 @@ BOOST_AUTO_TEST_CASE(silent_server_requests_time_out) {
   ::close(listener);
   BOOST_TEST_REQUIRE(status == 0);
   simdjson::dom::parser parser;
-  simdjson::dom::element r;
-  const auto text = slurp(out);
-  BOOST_TEST_REQUIRE(parser.parse(text).get(r) == simdjson::SUCCESS, text);
+  const simdjson::dom::element r = load_result(parser, out);
   BOOST_TEST(u64(r, "/requests") == 4u);
   BOOST_TEST(u64(r, "/responses") == 0u);
   BOOST_TEST(u64(r, "/errors/timeout") == 4u);

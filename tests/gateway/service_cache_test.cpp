@@ -16,18 +16,6 @@ using namespace wg::gateway::test;
 
 namespace {
 
-// Sum of the `calls=` of every command in INFO commandstats except INFO itself.
-std::uint64_t redis_commands(wg::test::RedisServer& redis) {
-  std::istringstream info(redis.command({"INFO", "commandstats"}));
-  std::uint64_t total = 0;
-  for (std::string line; std::getline(info, line);) {
-    if (line.rfind("cmdstat_", 0) != 0 || line.rfind("cmdstat_info:", 0) == 0) continue;
-    auto at = line.find("calls=");
-    if (at != std::string::npos) total += std::stoull(line.substr(at + 6));
-  }
-  return total;
-}
-
 std::optional<api::Platform> platform_of(std::size_t stub_index) {
   return api::parse_platform(stub::kPlatforms[stub_index]);
 }

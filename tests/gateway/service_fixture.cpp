@@ -1,5 +1,7 @@
 #include "service_fixture.hpp"
 
+#include <sstream>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/use_future.hpp>
@@ -13,6 +15,17 @@ WallTime local_time(int year, unsigned month, unsigned day, int hour, int minute
   using namespace std::chrono;
   const sys_days date{std::chrono::year{year} / std::chrono::month{month} / std::chrono::day{day}};
   return WallTime(date) + hours(hour) + minutes(minute) + seconds(second) - offset;
+}
+
+std::uint64_t redis_commands(wg::test::RedisServer& redis) {
+  std::istringstream info(redis.command({"INFO", "commandstats"}));
+  std::uint64_t total = 0;
+  for (std::string line; std::getline(info, line);) {
+    if (line.rfind("cmdstat_", 0) != 0 || line.rfind("cmdstat_info:", 0) == 0) continue;
+    auto at = line.find("calls=");
+    if (at != std::string::npos) total += std::stoull(line.substr(at + 6));
+  }
+  return total;
 }
 
 WallTime default_start() {

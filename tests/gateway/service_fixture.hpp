@@ -47,6 +47,10 @@ WallTime local_time(int year, unsigned month, unsigned day, int hour = 0, int mi
 // entries stored "now" must not lie in Redis' past), 12:00 UTC, far from the daily refresh.
 WallTime default_start();
 
+// Calls of every Redis command but INFO, as the server counts them (INFO commandstats): how
+// tests show that a path makes no Redis round trip.
+std::uint64_t redis_commands(wg::test::RedisServer& redis);
+
 // The settings the tests reason with: fresh for exactly 1h (no jitter; the daily refresh is
 // 13h+ away), stale-while-revalidate 10min, stale-if-error 24h, negative entries 5min, the
 // circuit opening after 5 failures for 30s.

@@ -16,18 +16,6 @@ using State = upstream::CircuitBreaker::State;
 
 namespace {
 
-// Calls of every command but INFO, as the server counts them.
-std::uint64_t redis_commands(wg::test::RedisServer& redis) {
-  std::istringstream info(redis.command({"INFO", "commandstats"}));
-  std::uint64_t total = 0;
-  for (std::string line; std::getline(info, line);) {
-    if (line.rfind("cmdstat_", 0) != 0 || line.rfind("cmdstat_info:", 0) == 0) continue;
-    auto at = line.find("calls=");
-    if (at != std::string::npos) total += std::stoull(line.substr(at + 6));
-  }
-  return total;
-}
-
 // Fails upstream until the circuit opens (5 consecutive failures on cold keys 40..44).
 void open_the_circuit(ServiceFixture& f) {
   f.faults().set(stub::FaultMode::status503, std::nullopt, stub::FaultEndpoint::any);
