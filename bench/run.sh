@@ -6,14 +6,18 @@
 # drives the scenario's load (and its faults) with wg-bench, and reports the client's figures
 # with the stub's upstream request count and the server's peak RSS. With --compare the same
 # load also goes, in the same run and alternating (A B C D A B C D), to nginx proxy_cache,
-# Varnish and a constant-response reference server. Every process it starts is stopped by a
-# trap on exit.
+# Varnish and a constant-response reference server. A scenario named `scaling` (or `scaling-*`)
+# is swept over thread counts instead: the gateway with --threads 1..N and nginx with
+# worker_processes 1..N. Every process it starts is stopped by a trap on exit.
 set -Eeuo pipefail  # -E: the ERR trap below also reports failures inside functions
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH_DIR="$ROOT/bench"
 ALL_SCENARIOS=(hot-hits hot-hits-256 large-page zipf-site zipf-site-redis-only memory-10k cold-storm
   cache-busters upstream-outage redis-outage)
+# Swept over thread counts; not part of `all` (it runs the gateway and nginx with several threads,
+# pinned differently, and adds a few minutes).
+SWEEP_SCENARIOS=(scaling)
 
 usage() {
   cat <<'EOF'
@@ -25,6 +29,13 @@ usage: bench/run.sh SCENARIO|all [options]
   --warmup D        warm-up of every run (default: the scenario's)
   --reps N          repetitions per system (default: the scenario's, 1-3)
   --gateway-threads N  --threads of the gateway (default 1; nginx runs 1 worker)
+  --connections N   wg-bench connections of every run (default: the scenario's)
+  --bench-threads N wg-bench io threads of every run (default: the scenario's; on a scaling
+                    scenario, one per CPU of --client-cpus)
+  --max-threads N   scaling scenarios: sweep the gateway's threads and nginx's workers over
+                    1..N (default: the number of CPUs)
+  --client-cpus L   scaling scenarios: taskset CPU list for wg-bench, the stub and redis-server
+                    (default: the CPUs above N, or the last CPU when N covers them all)
   --build-dir DIR   Release build directory (default: build-release)
   --no-build        use the binaries already in the build directory
   --no-install      do not install missing tools (nginx-light, varnish, gnuplot-nox)
@@ -46,6 +57,10 @@ DURATION=""
 WARMUP=""
 REPS=""
 GATEWAY_THREADS=1
+CONNECTIONS=""
+BENCH_THREADS=""
+MAX_THREADS=""
+CLIENT_CPUS=""
 BUILD_DIR="$ROOT/build-release"
 BUILD=1
 INSTALL=1
@@ -59,6 +74,10 @@ while (($#)); do
     --warmup) WARMUP=${2:?}; shift ;;
     --reps) REPS=${2:?}; shift ;;
     --gateway-threads) GATEWAY_THREADS=${2:?}; shift ;;
+    --connections) CONNECTIONS=${2:?}; shift ;;
+    --bench-threads) BENCH_THREADS=${2:?}; shift ;;
+    --max-threads) MAX_THREADS=${2:?}; shift ;;
+    --client-cpus) CLIENT_CPUS=${2:?}; shift ;;
     --build-dir) BUILD_DIR=${2:?}; shift ;;
     --no-build) BUILD=0 ;;
     --no-install) INSTALL=0 ;;
@@ -75,6 +94,11 @@ done
 [[ -n $SCENARIO_ARG ]] || { usage >&2; exit 2; }
 [[ $REPS =~ ^[0-9]*$ ]] || die "--reps expects a number"
 [[ $GATEWAY_THREADS =~ ^[1-9][0-9]*$ ]] || die "--gateway-threads expects a number"
+[[ $CONNECTIONS =~ ^([1-9][0-9]*)?$ ]] || die "--connections expects a number"
+[[ $BENCH_THREADS =~ ^([1-9][0-9]*)?$ ]] || die "--bench-threads expects a number"
+[[ $MAX_THREADS =~ ^([1-9][0-9]*)?$ ]] || die "--max-threads expects a number"
+[[ $CLIENT_CPUS =~ ^([0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*)?$ ]] ||
+  die "--client-cpus expects a CPU list (e.g. 1 or 8-15 or 2,4-7)"
 
 SCENARIO_FILES=()
 if [[ $SCENARIO_ARG == all ]]; then
@@ -84,7 +108,7 @@ elif [[ -f $SCENARIO_ARG ]]; then
 elif [[ -f $BENCH_DIR/scenarios/$SCENARIO_ARG.toml ]]; then
   SCENARIO_FILES+=("$BENCH_DIR/scenarios/$SCENARIO_ARG.toml")
 else
-  die "no scenario $SCENARIO_ARG (have: ${ALL_SCENARIOS[*]})"
+  die "no scenario $SCENARIO_ARG (have: ${ALL_SCENARIOS[*]} ${SWEEP_SCENARIOS[*]})"
 fi
 
 if [[ -n $SYSTEMS_ARG ]]; then
@@ -155,6 +179,56 @@ else
   PIN_NOTE="one CPU: nothing is pinned, load generator and server share it"
 fi
 log "$NCPU CPUs: $PIN_NOTE"
+DEFAULT_SERVER_PIN=("${SERVER_PIN[@]}")
+DEFAULT_OTHER_PIN=("${OTHER_PIN[@]}")
+
+# A taskset CPU list ("1", "8-15", "2,4-7") → how many CPUs it names.
+cpu_count() {
+  local n=0 part parts
+  IFS=',' read -r -a parts <<<"$1"
+  for part in "${parts[@]}"; do
+    if [[ $part == *-* ]]; then n=$((n + ${part#*-} - ${part%-*} + 1)); else n=$((n + 1)); fi
+  done
+  echo "$n"
+}
+
+# Scaling scenarios: the server with N threads (workers) runs on CPUs 0..N-1; wg-bench, the stub
+# and redis-server on the CPUs above the largest N, or on the last CPU when the sweep covers every
+# CPU (the largest N then shares that CPU with the load generator).
+is_sweep() { [[ $1 == scaling || $1 == scaling-* ]]; }
+MAX_THREADS=${MAX_THREADS:-$NCPU}
+((NCPU >= 2)) || CLIENT_CPUS=""  # one CPU: nothing is pinned
+if [[ -z $CLIENT_CPUS ]] && ((NCPU >= 2)); then
+  if ((MAX_THREADS < NCPU - 1)); then
+    CLIENT_CPUS="$MAX_THREADS-$((NCPU - 1))"
+  elif ((MAX_THREADS == NCPU - 1)); then
+    CLIENT_CPUS=$MAX_THREADS
+  else
+    CLIENT_CPUS=$((NCPU - 1))
+  fi
+fi
+if [[ -n $CLIENT_CPUS ]]; then
+  SWEEP_OTHER_PIN=(taskset -c "$CLIENT_CPUS")
+  SWEEP_BENCH_THREADS=${BENCH_THREADS:-$(cpu_count "$CLIENT_CPUS")}
+  FIRST_CLIENT_CPU=$(awk -F'[,-]' '{ m = $1; for (i = 2; i <= NF; i++) if ($i + 0 < m + 0) m = $i; print m }' <<<"$CLIENT_CPUS")
+else
+  SWEEP_OTHER_PIN=()
+  SWEEP_BENCH_THREADS=${BENCH_THREADS:-1}
+  FIRST_CLIENT_CPU=""
+fi
+# server_cpus N → the CPU list of a server with N threads (all CPUs when N exceeds them).
+server_cpus() {
+  local n=$(($1 < NCPU ? $1 : NCPU))
+  if ((n > 1)); then echo "0-$((n - 1))"; else echo 0; fi
+}
+if ((NCPU >= 2)); then
+  SWEEP_PIN_NOTE="scaling: the server with N threads (workers) is pinned to CPUs 0..N-1; wg-bench ($SWEEP_BENCH_THREADS thread(s)), the stub and redis-server to CPU(s) $CLIENT_CPUS (taskset)"
+  if [[ -n $FIRST_CLIENT_CPU ]] && ((FIRST_CLIENT_CPU < MAX_THREADS)); then
+    SWEEP_PIN_NOTE+="; from N = $((FIRST_CLIENT_CPU + 1)) on the server shares CPU $FIRST_CLIENT_CPU with the load generator"
+  fi
+else
+  SWEEP_PIN_NOTE="scaling: one CPU, nothing is pinned"
+fi
 
 # ----------------------------------------------------------------------------- processes
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/wg-bench-run.XXXXXX")
@@ -307,8 +381,8 @@ SERVER_PID=""
 SERVER_PORT=""
 
 ADMIN_PORT=""
-start_gateway() {
-  local ttl_ms=$1 conf="$WORK/gateway.toml"
+start_gateway() {  # TTL_MS THREADS
+  local ttl_ms=$1 threads=$2 conf="$WORK/gateway.toml"
   {
     echo "# Written by bench/run.sh. Access logging off, as for nginx and Varnish."
     echo "[log]"
@@ -325,7 +399,7 @@ start_gateway() {
   start_redis
   start_bg "$WORK/gateway.log" "${SERVER_PIN[@]}" "$BIN/widget-gateway" --config "$conf" \
     --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 --upstream "http://127.0.0.1:$STUB_PORT" \
-    --redis "redis://127.0.0.1:$REDIS_PORT/0" --threads "$GATEWAY_THREADS"
+    --redis "redis://127.0.0.1:$REDIS_PORT/0" --threads "$threads"
   SERVER_PID=$LAST_PID
   SERVER_PORT=$(listen_port "$WORK/gateway.log" public "$SERVER_PID") || die "the gateway did not start"
   ADMIN_PORT=$(listen_port "$WORK/gateway.log" admin "$SERVER_PID") || die "the gateway's admin listener did not start"
@@ -343,8 +417,8 @@ gateway_metric() {
     awk -v name="$1" '$1 == name { print $2; found = 1; exit } END { if (!found) print "?" }'
 }
 
-start_nginx() {
-  local ttl_ms=$1 dir="$WORK/nginx" ttl user_line=""
+start_nginx() {  # TTL_MS WORKERS [reuseport]
+  local ttl_ms=$1 workers=$2 reuseport=${3:+ reuseport} dir="$WORK/nginx" ttl user_line=""
   ttl=$((ttl_ms > 0 ? (ttl_ms + 999) / 1000 : 3600))s  # proxy_cache_valid takes whole seconds
   rm -rf "$dir"
   mkdir -p "$dir/cache" "$dir/tmp"
@@ -354,7 +428,7 @@ start_nginx() {
   cat >"$dir/nginx.conf" <<EOF
 # Written by bench/run.sh: nginx proxy_cache as an equivalent cache in front of the stub.
 $user_line
-worker_processes 1;
+worker_processes $workers;
 daemon off;
 pid $dir/nginx.pid;
 error_log $dir/error.log warn;
@@ -375,7 +449,7 @@ http {
     keepalive 64;
   }
   server {
-    listen 127.0.0.1:$SERVER_PORT backlog=4096;
+    listen 127.0.0.1:$SERVER_PORT backlog=4096$reuseport;
     location /api/v1/widgets/widget/ {
       proxy_pass http://stub;
       proxy_http_version 1.1;
@@ -470,7 +544,7 @@ mkdir -p "$RESULTS_DIR/json"
 rm -f "$RESULTS_DIR"/*.png "$RESULTS_DIR"/*.dat "$RESULTS_DIR"/summary.md "$RESULTS_DIR"/runs.tsv \
   "$RESULTS_DIR"/json/*.json
 RUNS="$RESULTS_DIR/runs.tsv"
-printf 'scenario\tsystem\trep\trps\tp50_us\tp90_us\tp99_us\tp999_us\tmax_us\terrors\tunexpected\tall_responses\tupstream_calls\tupstream_per_1k\tpeak_rss_kb\tredis_per_request\tl1_entries\tl1_bytes\n' >"$RUNS"
+printf 'scenario\tsystem\trep\trps\tp50_us\tp90_us\tp99_us\tp999_us\tmax_us\terrors\tunexpected\tall_responses\tupstream_calls\tupstream_per_1k\tpeak_rss_kb\tredis_per_request\tl1_entries\tl1_bytes\tthreads\n' >"$RUNS"
 
 # Sleeps until `ms` milliseconds after the epoch-ms value `since`.
 sleep_until() {
@@ -480,23 +554,39 @@ sleep_until() {
   ((left <= 0)) || sleep "$(awk -v l="$left" 'BEGIN { printf "%.3f", l / 1000 }')"
 }
 
-# run_one SCENARIO_FILE SYSTEM REP
+# run_one SCENARIO_FILE SYSTEM REP THREADS: THREADS is the server's thread (gateway) or worker
+# (nginx) count, "-" for Varnish (its own thread pools). On a scaling scenario the server is
+# pinned to THREADS CPUs and nginx listens with reuseport, as the gateway's acceptors do.
 run_one() {
-  local file=$1 system=$2 rep=$3
-  local name=${S[name]}
+  local file=$1 system=$2 rep=$3 threads=$4
+  local name=${S[name]} sweep=0 bench_threads=$BENCH_THREADS
   local out="$RESULTS_DIR/json/$name-$system-$rep.json"
+  if is_sweep "$name"; then
+    sweep=1
+    out="$RESULTS_DIR/json/$name-$system-t$threads-$rep.json"
+    bench_threads=$SWEEP_BENCH_THREADS
+    SERVER_PIN=()
+    ((NCPU < 2)) || SERVER_PIN=(taskset -c "$(server_cpus "$threads")")
+  fi
   stub_reset "${S[upstream_latency_ms]}"
   case "$system" in
-    gateway) start_gateway "${S[cache_ttl_ms]}" ;;
-    nginx) start_nginx "${S[cache_ttl_ms]}" ;;
+    gateway) start_gateway "${S[cache_ttl_ms]}" "$threads" ;;
+    nginx) start_nginx "${S[cache_ttl_ms]}" "$threads" "$([[ $sweep == 1 ]] && echo reuseport)" ;;
     varnish) start_varnish "${S[cache_ttl_ms]}" ;;
     constant) start_constant ;;
   esac
-  log "$name: $system (run $rep) on 127.0.0.1:$SERVER_PORT"
+  SERVER_PIN=("${DEFAULT_SERVER_PIN[@]}")
+  if ((sweep)); then
+    log "$name: $system with $threads $([[ $system == nginx ]] && echo worker || echo thread)(s) (run $rep) on 127.0.0.1:$SERVER_PORT"
+  else
+    log "$name: $system (run $rep) on 127.0.0.1:$SERVER_PORT"
+  fi
   local args=(--target "http://127.0.0.1:$SERVER_PORT" --scenario "$file" --ids "$WORK/ids.json"
     --label "$system" --out "$out" --seed "$rep" --tsv)
   [[ -z $DURATION ]] || args+=(--duration "$DURATION")
   [[ -z $WARMUP ]] || args+=(--warmup "$WARMUP")
+  [[ -z $CONNECTIONS ]] || args+=(--connections "$CONNECTIONS")
+  [[ -z $bench_threads ]] || args+=(--threads "$bench_threads")
   local started redis_before="?"
   started=$(date +%s%3N)
   "${OTHER_PIN[@]}" "$BIN/wg-bench" "${args[@]}" >"$WORK/tsv" &
@@ -551,10 +641,10 @@ run_one() {
   line=$(tail -n 1 "$WORK/tsv")
   # TSV from wg-bench: label responses rps p50 p90 p99 p999 max errors unexpected all bytes
   awk -F'\t' -v OFS='\t' -v sc="$name" -v rep="$rep" -v up="${upstream:-0}" -v rss="$rss" \
-    -v redis="$redis_used" -v l1e="$l1_entries" -v l1b="$l1_bytes" '{
+    -v redis="$redis_used" -v l1e="$l1_entries" -v l1b="$l1_bytes" -v sy="$system" -v th="$threads" '{
       per = ($11 > 0) ? up * 1000 / $11 : 0
       redis_per = (redis == "-" || $2 == 0) ? "-" : sprintf("%.4f", redis / $2)
-      print sc, $1, rep, $3, $4, $5, $6, $7, $8, $9, $10, $11, up, sprintf("%.1f", per), rss, redis_per, l1e, l1b
+      print sc, sy, rep, $3, $4, $5, $6, $7, $8, $9, $10, $11, up, sprintf("%.1f", per), rss, redis_per, l1e, l1b, th
     }' <<<"$line" >>"$RUNS"
 }
 
@@ -562,11 +652,19 @@ run_one() {
 declare -A S
 RUN_START=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
-SCENARIO_NAMES=()
+SCENARIO_NAMES=()  # the scenarios of the per-scenario tables and plots
+SWEEP_NAMES=()     # the scaling scenarios (their own table and plot)
 for file in "${SCENARIO_FILES[@]}"; do
   S=()
   while IFS='=' read -r key value; do S[$key]=$value; done < <("$BIN/wg-bench" --scenario "$file" --print-runner)
-  SCENARIO_NAMES+=("${S[name]}")
+  if is_sweep "${S[name]}"; then
+    SWEEP_NAMES+=("${S[name]}")
+    OTHER_PIN=("${SWEEP_OTHER_PIN[@]}")
+    THREAD_POINTS=$(seq 1 "$MAX_THREADS")
+  else
+    SCENARIO_NAMES+=("${S[name]}")
+    OTHER_PIN=("${DEFAULT_OTHER_PIN[@]}")
+  fi
   DURATION_MS=$([[ -n $DURATION ]] && to_ms "$DURATION" || echo "${S[duration_ms]}")
   WARMUP_MS=$([[ -n $WARMUP ]] && to_ms "$WARMUP" || echo "${S[warmup_ms]}")
   FAULT_AT_MS=${S[fault_at_ms]}
@@ -582,7 +680,14 @@ for file in "${SCENARIO_FILES[@]}"; do
   else
     length_note="${DURATION_MS} ms after ${WARMUP_MS} ms warm-up"
   fi
-  log "=== ${S[name]}: ${reps} run(s) per system of ${length_note}; systems: ${S[systems]:-${SYSTEMS[*]}}"
+  if is_sweep "${S[name]}"; then
+    log "=== ${S[name]}: ${reps} run(s) per system and thread count (1..$MAX_THREADS) of ${length_note}; systems: ${S[systems]:-${SYSTEMS[*]}}"
+    log "$SWEEP_PIN_NOTE"
+    ((MAX_THREADS <= NCPU)) || log "warning: --max-threads $MAX_THREADS is more than the $NCPU CPUs; points above $NCPU share them"
+    ((GATEWAY_THREADS == 1)) || log "${S[name]}: --gateway-threads is ignored (the scenario sweeps 1..$MAX_THREADS)"
+  else
+    log "=== ${S[name]}: ${reps} run(s) per system of ${length_note}; systems: ${S[systems]:-${SYSTEMS[*]}}"
+  fi
   start_stub "${S[stub_widgets]}"
   http "http://127.0.0.1:$STUB_PORT/__stub/widgets?limit=${S[widgets]}" >"$WORK/ids.json"
   # The constant server answers with the bytes of real upstream answers: widget data, and for
@@ -599,93 +704,153 @@ for file in "${SCENARIO_FILES[@]}"; do
   done
   ((${#scenario_systems[@]})) || log "${S[name]}: none of ${SYSTEMS[*]} is meant for it (runner.systems = ${S[systems]}); skipped"
   for ((rep = 1; rep <= reps; rep++)); do
-    for system in "${scenario_systems[@]}"; do run_one "$file" "$system" "$rep"; done
+    if is_sweep "${S[name]}"; then
+      # Each repetition sweeps every thread count, alternating systems at each: drift over the
+      # run hits every point and both systems alike.
+      for threads in $THREAD_POINTS; do
+        for system in "${scenario_systems[@]}"; do
+          [[ $system == gateway || $system == nginx ]] || continue
+          run_one "$file" "$system" "$rep" "$threads"
+        done
+      done
+    else
+      for system in "${scenario_systems[@]}"; do
+        case "$system" in
+          gateway) threads=$GATEWAY_THREADS ;;
+          varnish) threads=- ;;
+          *) threads=1 ;;
+        esac
+        run_one "$file" "$system" "$rep" "$threads"
+      done
+    fi
   done
   stop_pid "$STUB_PID"
 done
 
 # ----------------------------------------------------------------------------- report
-# median SCENARIO SYSTEM COLUMN → the median over runs ("?" when there are none)
 # The median of column $3, or $4 for the constant server (which has no upstream).
 median_unless_constant() {
   if [[ $2 == constant ]]; then echo "$4"; else median "$1" "$2" "$3"; fi
 }
 
+# median SCENARIO SYSTEM COLUMN [THREADS] → the median over runs ("?" when there are none);
+# with THREADS, over the runs with that many server threads (workers) only.
 median() {
-  awk -F'\t' -v sc="$1" -v sy="$2" -v col="$3" 'NR > 1 && $1 == sc && $2 == sy { print $col }' "$RUNS" |
+  awk -F'\t' -v sc="$1" -v sy="$2" -v col="$3" -v th="${4:-}" \
+    'NR > 1 && $1 == sc && $2 == sy && (th == "" || $19 == th) { print $col }' "$RUNS" |
     sort -g | awk '{ v[NR] = $1; if ($1 !~ /^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$/) other = $1 } END {
       if (NR == 0) { print "?"; exit }
       if (other != "") { print other; exit }
       if (NR % 2) print v[(NR + 1) / 2]; else printf "%.10g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
-runs_of() { awk -F'\t' -v sc="$1" -v sy="$2" 'NR > 1 && $1 == sc && $2 == sy' "$RUNS" | wc -l; }
+runs_of() {  # SCENARIO SYSTEM [THREADS]
+  awk -F'\t' -v sc="$1" -v sy="$2" -v th="${3:-}" 'NR > 1 && $1 == sc && $2 == sy && (th == "" || $19 == th)' "$RUNS" | wc -l
+}
 ms() { awk -v v="$1" 'BEGIN { if (v == "?") print "?"; else printf "%.3f", v / 1000 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "?" || b == "?" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
 
+rps() { awk -v v="$1" 'BEGIN { if (v == "?") print "-"; else printf "%.0f", v }'; }
+per_thread() { awk -v v="$1" -v n="$2" 'BEGIN { if (v == "?") print "-"; else printf "%.0f", v / n }'; }
+
+# scaling_table SCENARIO: one row per thread count, medians over its runs.
+scaling_table() {
+  local sc=$1 th g n g1 n1
+  echo "Scaling ($sc, medians): the gateway with \`--threads N\` and nginx with \`worker_processes N\`"
+  echo "(\`listen ... reuseport\`) on the same load; per thread / per worker is req/s ÷ N, speed-up is"
+  echo "req/s at N ÷ req/s at 1. Pinning: ${SWEEP_PIN_NOTE#scaling: }."
+  echo
+  echo "| threads / workers N | runs (gateway / nginx) | gateway req/s | nginx req/s | gateway req/s per thread | nginx req/s per worker | gateway ÷ nginx | gateway speed-up N ÷ 1 | nginx speed-up N ÷ 1 |"
+  echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  g1=$(median "$sc" gateway 4 1)
+  n1=$(median "$sc" nginx 4 1)
+  for th in $(awk -F'\t' -v sc="$sc" 'NR > 1 && $1 == sc { print $19 }' "$RUNS" | sort -n | uniq); do
+    g=$(median "$sc" gateway 4 "$th")
+    n=$(median "$sc" nginx 4 "$th")
+    printf '| %s | %s / %s | %s | %s | %s | %s | %s | %s | %s |\n' "$th" \
+      "$(runs_of "$sc" gateway "$th")" "$(runs_of "$sc" nginx "$th")" "$(rps "$g")" "$(rps "$n")" \
+      "$(per_thread "$g" "$th")" "$(per_thread "$n" "$th")" "$(ratio "$g" "$n")" \
+      "$(ratio "$g" "$g1")" "$(ratio "$n" "$n1")"
+  done
+  echo
+  # Throughput alone would hide a thread count that answers fast but wrongly.
+  awk -F'\t' -v sc="$sc" 'NR > 1 && $1 == sc && ($10 + $11 > 0) {
+      bad = bad sprintf("%s%s N=%s run %s: %d errors, %d unexpected status", bad == "" ? "" : "; ", $2, $19, $3, $10, $11) }
+    END { if (bad == "") print "No run had a transport error or an unexpected status.";
+          else print "Runs with transport errors or unexpected statuses (see runs.tsv): " bad "." }' "$RUNS"
+}
+
 SUMMARY="$RESULTS_DIR/summary.md"
 {
-  echo "| scenario | system | runs | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | unexpected status | upstream calls | upstream / 1k req | peak RSS MiB |"
-  echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-  for sc in "${SCENARIO_NAMES[@]}"; do
-    for sy in "${SYSTEMS[@]}"; do
-      n=$(runs_of "$sc" "$sy")
-      ((n > 0)) || continue
-      rss=$(median "$sc" "$sy" 15)
-      printf '| %s | %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$sc" "$sy" "$n" \
-        "$(median "$sc" "$sy" 4)" "$(ms "$(median "$sc" "$sy" 5)")" "$(ms "$(median "$sc" "$sy" 6)")" \
-        "$(ms "$(median "$sc" "$sy" 7)")" "$(ms "$(median "$sc" "$sy" 8)")" "$(ms "$(median "$sc" "$sy" 9)")" \
-        "$(median "$sc" "$sy" 10)" "$(median "$sc" "$sy" 11)" \
-        "$(median_unless_constant "$sc" "$sy" 13 -)" \
-        "$(median_unless_constant "$sc" "$sy" 14 -)" \
-        "$(awk -v k="$rss" 'BEGIN { printf "%.1f", k / 1024 }')"
-    done
-  done
-  if wants gateway && ((${#SYSTEMS[@]} > 1)); then
-    echo
-    echo "Ratios (gateway ÷ other, medians): throughput above 1 and p99 below 1 favour the gateway."
-    echo
-    echo "| scenario | other | req/s ratio | p99 ratio | upstream/1k ratio |"
-    echo "|---|---|---:|---:|---:|"
+  if ((${#SCENARIO_NAMES[@]})); then
+    echo "| scenario | system | runs | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | unexpected status | upstream calls | upstream / 1k req | peak RSS MiB |"
+    echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     for sc in "${SCENARIO_NAMES[@]}"; do
       for sy in "${SYSTEMS[@]}"; do
-        [[ $sy != gateway ]] || continue
-        (($(runs_of "$sc" "$sy") > 0 && $(runs_of "$sc" gateway) > 0)) || continue
-        if [[ $sy == constant ]]; then
-          up=n/a
-        else
-          up=$(ratio "$(median "$sc" gateway 14)" "$(median "$sc" "$sy" 14)")
-        fi
-        printf '| %s | %s | %s | %s | %s |\n' "$sc" "$sy" \
-          "$(ratio "$(median "$sc" gateway 4)" "$(median "$sc" "$sy" 4)")" \
-          "$(ratio "$(median "$sc" gateway 7)" "$(median "$sc" "$sy" 7)")" "$up"
+        n=$(runs_of "$sc" "$sy")
+        ((n > 0)) || continue
+        rss=$(median "$sc" "$sy" 15)
+        printf '| %s | %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$sc" "$sy" "$n" \
+          "$(median "$sc" "$sy" 4)" "$(ms "$(median "$sc" "$sy" 5)")" "$(ms "$(median "$sc" "$sy" 6)")" \
+          "$(ms "$(median "$sc" "$sy" 7)")" "$(ms "$(median "$sc" "$sy" 8)")" "$(ms "$(median "$sc" "$sy" 9)")" \
+          "$(median "$sc" "$sy" 10)" "$(median "$sc" "$sy" 11)" \
+          "$(median_unless_constant "$sc" "$sy" 13 -)" \
+          "$(median_unless_constant "$sc" "$sy" 14 -)" \
+          "$(awk -v k="$rss" 'BEGIN { printf "%.1f", k / 1024 }')"
       done
     done
+    if wants gateway && ((${#SYSTEMS[@]} > 1)); then
+      echo
+      echo "Ratios (gateway ÷ other, medians): throughput above 1 and p99 below 1 favour the gateway."
+      echo
+      echo "| scenario | other | req/s ratio | p99 ratio | upstream/1k ratio |"
+      echo "|---|---|---:|---:|---:|"
+      for sc in "${SCENARIO_NAMES[@]}"; do
+        for sy in "${SYSTEMS[@]}"; do
+          [[ $sy != gateway ]] || continue
+          (($(runs_of "$sc" "$sy") > 0 && $(runs_of "$sc" gateway) > 0)) || continue
+          if [[ $sy == constant ]]; then
+            up=n/a
+          else
+            up=$(ratio "$(median "$sc" gateway 14)" "$(median "$sc" "$sy" 14)")
+          fi
+          printf '| %s | %s | %s | %s | %s |\n' "$sc" "$sy" \
+            "$(ratio "$(median "$sc" gateway 4)" "$(median "$sc" "$sy" 4)")" \
+            "$(ratio "$(median "$sc" gateway 7)" "$(median "$sc" "$sy" 7)")" "$up"
+        done
+      done
+    fi
+    if wants gateway; then
+      echo
+      echo "Gateway internals (medians): Redis commands per measured client request (every round trip"
+      echo "the gateway made during the measured period: cache lookups and stores, quota counting,"
+      echo "locks; not measurable when Redis restarts mid-run), what L1 held at the end, and peak RSS"
+      echo "against L1's bytes (bodies and their compressed variants, plus the cache's per-entry"
+      echo "overhead estimate)."
+      echo
+      echo "| scenario | runs | Redis commands / request | L1 entries | L1 MiB | peak RSS MiB | RSS ÷ (1.5 × L1 + 50 MiB) |"
+      echo "|---|---:|---:|---:|---:|---:|---:|"
+      for sc in "${SCENARIO_NAMES[@]}"; do
+        n=$(runs_of "$sc" gateway)
+        ((n > 0)) || continue
+        redis=$(median "$sc" gateway 16)
+        l1e=$(median "$sc" gateway 17)
+        l1b=$(median "$sc" gateway 18)
+        rss=$(median "$sc" gateway 15)
+        printf '| %s | %s | %s | %s | %s | %.1f | %s |\n' "$sc" "$n" \
+          "$(awk -v r="$redis" 'BEGIN { if (r == "?" || r == "-") print "-"; else printf "%.3f", r }')" \
+          "$(awk -v e="$l1e" 'BEGIN { if (e == "?" || e == "-") print "-"; else printf "%d", e }')" \
+          "$(awk -v b="$l1b" 'BEGIN { if (b == "?" || b == "-") print "-"; else printf "%.1f", b / 1048576 }')" \
+          "$(awk -v k="$rss" 'BEGIN { printf "%.1f", k / 1024 }')" \
+          "$(awk -v k="$rss" -v b="$l1b" 'BEGIN { if (b == "?" || b == "-") print "-"; else printf "%.2f", (k * 1024) / (1.5 * b + 50 * 1048576) }')"
+      done
+    fi
   fi
-  if wants gateway; then
-    echo
-    echo "Gateway internals (medians): Redis commands per measured client request (every round trip"
-    echo "the gateway made during the measured period: cache lookups and stores, quota counting,"
-    echo "locks; not measurable when Redis restarts mid-run), what L1 held at the end, and peak RSS"
-    echo "against L1's bytes (bodies and their compressed variants, plus the cache's per-entry"
-    echo "overhead estimate)."
-    echo
-    echo "| scenario | runs | Redis commands / request | L1 entries | L1 MiB | peak RSS MiB | RSS ÷ (1.5 × L1 + 50 MiB) |"
-    echo "|---|---:|---:|---:|---:|---:|---:|"
-    for sc in "${SCENARIO_NAMES[@]}"; do
-      n=$(runs_of "$sc" gateway)
-      ((n > 0)) || continue
-      redis=$(median "$sc" gateway 16)
-      l1e=$(median "$sc" gateway 17)
-      l1b=$(median "$sc" gateway 18)
-      rss=$(median "$sc" gateway 15)
-      printf '| %s | %s | %s | %s | %s | %.1f | %s |\n' "$sc" "$n" \
-        "$(awk -v r="$redis" 'BEGIN { if (r == "?" || r == "-") print "-"; else printf "%.3f", r }')" \
-        "$(awk -v e="$l1e" 'BEGIN { if (e == "?" || e == "-") print "-"; else printf "%d", e }')" \
-        "$(awk -v b="$l1b" 'BEGIN { if (b == "?" || b == "-") print "-"; else printf "%.1f", b / 1048576 }')" \
-        "$(awk -v k="$rss" 'BEGIN { printf "%.1f", k / 1024 }')" \
-        "$(awk -v k="$rss" -v b="$l1b" 'BEGIN { if (b == "?" || b == "-") print "-"; else printf "%.2f", (k * 1024) / (1.5 * b + 50 * 1048576) }')"
-    done
-  fi
+  separate=$((${#SCENARIO_NAMES[@]} > 0))
+  for sc in "${SWEEP_NAMES[@]}"; do
+    ((separate == 0)) || echo
+    separate=1
+    scaling_table "$sc"
+  done
 } >"$SUMMARY"
 
 # Data files and plots.
@@ -702,10 +867,12 @@ scenario_table() {
     echo
   done
 }
-scenario_table 4 "${SYSTEMS[@]}" >"$RESULTS_DIR/throughput.dat"
 UPSTREAM_SYSTEMS=()
 for sy in "${SYSTEMS[@]}"; do [[ $sy == constant ]] || UPSTREAM_SYSTEMS+=("$sy"); done
-scenario_table 14 "${UPSTREAM_SYSTEMS[@]}" >"$RESULTS_DIR/upstream.dat"
+if ((${#SCENARIO_NAMES[@]})); then
+  scenario_table 4 "${SYSTEMS[@]}" >"$RESULTS_DIR/throughput.dat"
+  scenario_table 14 "${UPSTREAM_SYSTEMS[@]}" >"$RESULTS_DIR/upstream.dat"
+fi
 for sc in "${SCENARIO_NAMES[@]}"; do
   {
     printf 'percentile'
@@ -719,6 +886,21 @@ for sc in "${SCENARIO_NAMES[@]}"; do
       col=$((col + 1))
     done
   } >"$RESULTS_DIR/latency-$sc.dat"
+done
+# scaling-SCENARIO.dat: req/s medians by thread count; "linear" is the gateway's 1-thread
+# figure times N, for reference.
+for sc in "${SWEEP_NAMES[@]}"; do
+  {
+    printf 'threads\tgateway × N (linear)'
+    for sy in gateway nginx; do (($(runs_of "$sc" "$sy") == 0)) || printf '\t%s' "$sy"; done
+    echo
+    g1=$(median "$sc" gateway 4 1)
+    for th in $(awk -F'\t' -v sc="$sc" 'NR > 1 && $1 == sc { print $19 }' "$RUNS" | sort -n | uniq); do
+      printf '%s\t%s' "$th" "$(awk -v v="$g1" -v n="$th" 'BEGIN { if (v == "?") print "?"; else printf "%.0f", v * n }')"
+      for sy in gateway nginx; do (($(runs_of "$sc" "$sy") == 0)) || printf '\t%s' "$(median "$sc" "$sy" 4 "$th")"; done
+      echo
+    done
+  } >"$RESULTS_DIR/scaling-$sc.dat"
 done
 
 if ((HAVE_GNUPLOT)); then
@@ -740,11 +922,36 @@ $([[ ${6:-} == log ]] && echo "set logscale y" || echo "set yrange [0:*]")
 plot for [i=2:$5] '$1' using i:xtic(1) title columnheader(i)
 EOF
   }
+  plot_scaling() {  # DATAFILE PNG TITLE
+    local columns
+    columns=$(head -n 1 "$1" | awk -F'\t' '{ print NF }')
+    gnuplot <<EOF
+set terminal pngcairo size 1000,560 font ",10"
+set output '$2'
+set title '$3'
+set xlabel 'N: gateway threads / nginx worker processes'
+set ylabel 'requests/s'
+set datafile separator '\t'
+set datafile missing '?'
+set key outside right top
+set grid
+set xrange [0.5:$MAX_THREADS + 0.5]
+set yrange [0:*]
+$(if ((MAX_THREADS <= 16)); then echo "set xtics 1"; fi)
+plot for [i=3:$columns] '$1' using 1:i with linespoints linewidth 2 title columnheader(i), \
+  '$1' using 1:2 with lines dashtype 2 linecolor rgb 'gray40' title columnheader(2)
+EOF
+  }
   cd "$RESULTS_DIR"
-  plot_clustered throughput.dat throughput.png "Throughput per system (median of runs)" "requests/s" $((${#SYSTEMS[@]} + 1))
-  plot_clustered upstream.dat upstream.png "Upstream calls per 1,000 client requests (lower is better)" "upstream calls / 1k requests" $((${#UPSTREAM_SYSTEMS[@]} + 1))
+  if ((${#SCENARIO_NAMES[@]})); then
+    plot_clustered throughput.dat throughput.png "Throughput per system (median of runs)" "requests/s" $((${#SYSTEMS[@]} + 1))
+    plot_clustered upstream.dat upstream.png "Upstream calls per 1,000 client requests (lower is better)" "upstream calls / 1k requests" $((${#UPSTREAM_SYSTEMS[@]} + 1))
+  fi
   for sc in "${SCENARIO_NAMES[@]}"; do
     plot_clustered "latency-$sc.dat" "latency-$sc.png" "Latency percentiles: $sc (median of runs)" "ms (log scale)" $((${#SYSTEMS[@]} + 1)) log
+  done
+  for sc in "${SWEEP_NAMES[@]}"; do
+    plot_scaling "scaling-$sc.dat" "scaling-$sc.png" "Throughput by threads / workers: $sc (median of runs)"
   done
   cd - >/dev/null
 else
@@ -763,8 +970,14 @@ fi
   echo "- Date (UTC): $RUN_START"
   echo "- Command: \`bench/run.sh $ORIGINAL_ARGS\`"
   echo "- Source: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet -- . ':!bench/results' ':!bench/RESULTS.md' 2>/dev/null || echo ' (with uncommitted changes)')"
-  echo "- Systems: ${SYSTEMS[*]}; gateway with --threads $GATEWAY_THREADS, nginx with 1 worker, Varnish with malloc storage; access logs off"
-  echo "- Pinning: $PIN_NOTE"
+  if ((${#SCENARIO_NAMES[@]})); then
+    echo "- Systems: ${SYSTEMS[*]}; gateway with --threads $GATEWAY_THREADS, nginx with 1 worker, Varnish with malloc storage; access logs off"
+    echo "- Pinning: $PIN_NOTE"
+  fi
+  if ((${#SWEEP_NAMES[@]})); then
+    echo "- Scaling (${SWEEP_NAMES[*]}): gateway with --threads N$(wants nginx && echo " and nginx with worker_processes N (listen reuseport)"), N = 1..$MAX_THREADS; wg-bench with $SWEEP_BENCH_THREADS thread(s)$([[ -z $CONNECTIONS ]] || echo " and $CONNECTIONS connections"); access logs off"
+    echo "- Pinning (${SWEEP_NAMES[*]}): ${SWEEP_PIN_NOTE#scaling: }"
+  fi
   echo "- Load average (1, 5, 15 min) before / after the run: $LOAD_AT_START / $(cut -d' ' -f1-3 /proc/loadavg) (anything well above 0 means other work shared the CPUs)"
   echo
   echo "## Machine"
@@ -780,7 +993,15 @@ fi
   cat "$SUMMARY"
   echo
   if ((HAVE_GNUPLOT)); then
-    echo "Plots: [throughput](results/throughput.png), [upstream calls](results/upstream.png)$(for sc in "${SCENARIO_NAMES[@]}"; do printf ', [latency %s](results/latency-%s.png)' "$sc" "$sc"; done)."
+    plots=()
+    if ((${#SCENARIO_NAMES[@]})); then
+      plots+=("[throughput](results/throughput.png)" "[upstream calls](results/upstream.png)")
+    fi
+    for sc in "${SCENARIO_NAMES[@]}"; do plots+=("[latency $sc](results/latency-$sc.png)"); done
+    for sc in "${SWEEP_NAMES[@]}"; do plots+=("[scaling $sc](results/scaling-$sc.png)"); done
+    line="Plots: ${plots[0]}"
+    for plot in "${plots[@]:1}"; do line+=", $plot"; done
+    echo "$line."
     echo
   fi
   echo "Per-run JSON from wg-bench: \`bench/results/json/\`; every run's row: \`bench/results/runs.tsv\`."
