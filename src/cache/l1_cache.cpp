@@ -5,6 +5,7 @@
 #include <functional>
 #include <list>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <unordered_map>
 #include <utility>
@@ -50,6 +51,27 @@ std::size_t charged_bytes(std::string_view key, const Entry& entry) {
   }
   return n;
 }
+
+namespace {
+
+// The shard lock, taken only when the cache is shared between threads.
+template <typename Lock>
+std::optional<Lock> lock_if(bool locking, std::shared_mutex& mutex) {
+  if (!locking) return std::nullopt;
+  return std::optional<Lock>(std::in_place, mutex);
+}
+
+// A statistic counter: an atomic add when threads share the cache, a plain load and store when
+// only the owner thread writes it.
+void bump(std::atomic<std::uint64_t>& counter, bool shared) {
+  if (shared) {
+    counter.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace
 
 // One independently locked part of the cache. Lookups hold `mutex` shared and touch only the
 // atomic `freq` of a node; everything else changes under the exclusive lock.
@@ -196,7 +218,7 @@ struct alignas(64) L1Cache::Shard {
     const std::size_t hash = it->hash;
     remove(it);
     remember(hash);
-    evictions.fetch_add(1, std::memory_order_relaxed);
+    bump(evictions, false);  // under the exclusive lock, or by the owner
   }
 
   // From the main FIFO: an entry hit since it last passed the tail gets another round (with
@@ -210,7 +232,7 @@ struct alignas(64) L1Cache::Shard {
       return;
     }
     remove(it);
-    evictions.fetch_add(1, std::memory_order_relaxed);
+    bump(evictions, false);  // under the exclusive lock, or by the owner
   }
 
   // Every step either frees an entry (at least kEntryOverheadBytes, more than the ghost slot it
@@ -242,7 +264,8 @@ struct alignas(64) L1Cache::Shard {
   }
 };
 
-L1Cache::L1Cache(std::size_t max_bytes, std::size_t shards) : max_bytes_(max_bytes) {
+L1Cache::L1Cache(std::size_t max_bytes, std::size_t shards, Access access)
+    : max_bytes_(max_bytes), locking_(access == Access::shared) {
   shards = std::max<std::size_t>(shards, 1);
   shards_.reserve(shards);
   for (std::size_t i = 0; i < shards; ++i) {
@@ -263,20 +286,20 @@ std::shared_ptr<const Entry> L1Cache::get(std::string_view key) const {
   const std::size_t hash = hash_key(key);
   Shard& shard = shard_for(hash);
   if (max_bytes_.load(std::memory_order_relaxed) == 0) {
-    shard.misses.fetch_add(1, std::memory_order_relaxed);
+    bump(shard.misses, locking_);
     return nullptr;
   }
-  std::shared_lock lock(shard.mutex);
+  const auto lock = lock_if<std::shared_lock<std::shared_mutex>>(locking_, shard.mutex);
   Shard::Queue::iterator* const found = shard.find(key, hash);
   if (found == nullptr) {
-    shard.misses.fetch_add(1, std::memory_order_relaxed);
+    bump(shard.misses, locking_);
     return nullptr;
   }
   Shard::Node& node = **found;
   // A lost race between two readers only loses one increment of a saturating counter.
   const std::uint8_t freq = node.freq.load(std::memory_order_relaxed);
   if (freq < kMaxFreq) node.freq.store(freq + 1, std::memory_order_relaxed);
-  shard.hits.fetch_add(1, std::memory_order_relaxed);
+  bump(shard.hits, locking_);
   return node.entry;
 }
 
@@ -290,7 +313,7 @@ void L1Cache::put(std::string key, std::shared_ptr<const Entry> entry) {
   const std::size_t charge = charged_bytes(key, *entry);
   Shard& shard = shard_for(hash);
   std::shared_ptr<const Entry> replaced;  // released after the lock
-  std::unique_lock lock(shard.mutex);
+  const auto lock = lock_if<std::unique_lock<std::shared_mutex>>(locking_, shard.mutex);
   Shard::Queue::iterator* const found = shard.find(key, hash);
   if (charge > shard.budget) {
     if (found != nullptr) {
@@ -318,7 +341,7 @@ void L1Cache::put(std::string key, std::shared_ptr<const Entry> entry) {
     shard.entry_bytes += charge;
     if (!to_main) shard.small_bytes += charge;
   }
-  shard.inserts.fetch_add(1, std::memory_order_relaxed);
+  bump(shard.inserts, false);  // under the exclusive lock, or by the owner
   shard.shrink_to_budget();
   shard.publish();
 }
@@ -327,7 +350,7 @@ void L1Cache::erase(std::string_view key) {
   const std::size_t hash = hash_key(key);
   Shard& shard = shard_for(hash);
   std::shared_ptr<const Entry> erased;
-  std::unique_lock lock(shard.mutex);
+  const auto lock = lock_if<std::unique_lock<std::shared_mutex>>(locking_, shard.mutex);
   Shard::Queue::iterator* const found = shard.find(key, hash);
   if (found == nullptr) return;
   erased = std::move((*found)->entry);
@@ -339,7 +362,7 @@ void L1Cache::erase_prefix(std::string_view prefix) {
   const bool indexed = !prefix.empty() && widget_prefix_of(prefix) == prefix;
   for (const auto& shard_ptr : shards_) {
     Shard& shard = *shard_ptr;
-    std::unique_lock lock(shard.mutex);
+    const auto lock = lock_if<std::unique_lock<std::shared_mutex>>(locking_, shard.mutex);
     if (indexed) {
       const auto group = shard.groups.find(prefix);
       if (group == shard.groups.end()) continue;
@@ -363,7 +386,7 @@ void L1Cache::erase_prefix(std::string_view prefix) {
 
 void L1Cache::clear() {
   for (const auto& shard_ptr : shards_) {
-    std::unique_lock lock(shard_ptr->mutex);
+    const auto lock = lock_if<std::unique_lock<std::shared_mutex>>(locking_, shard_ptr->mutex);
     shard_ptr->clear();
     shard_ptr->publish();
   }
@@ -386,7 +409,7 @@ std::size_t L1Cache::entries() const {
 void L1Cache::set_max_bytes(std::size_t max_bytes) {
   max_bytes_.store(max_bytes, std::memory_order_relaxed);
   for (const auto& shard_ptr : shards_) {
-    std::unique_lock lock(shard_ptr->mutex);
+    const auto lock = lock_if<std::unique_lock<std::shared_mutex>>(locking_, shard_ptr->mutex);
     shard_ptr->budget = max_bytes / shards_.size();
     shard_ptr->shrink_to_budget();
     shard_ptr->publish();

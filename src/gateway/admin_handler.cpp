@@ -181,13 +181,13 @@ asio::awaitable<http::Response> AdminHandler::purge(const http::Request& request
   std::string body;
   if (everything) {
     ec = co_await deps_.store.purge_all();
-    deps_.cache.l1().clear();
+    co_await deps_.workers.erase_from_l1("");
     body = "{\"purged\":\"all\"}";
   } else {
     auto widget = query_param(request.target, "widget");
     if (!widget || widget->empty()) co_return bad_request("purge needs one widget parameter");
     ec = co_await deps_.store.purge_widget(*widget);
-    deps_.cache.l1().erase_prefix(api::widget_key_prefix(*widget));
+    co_await deps_.workers.erase_from_l1(api::widget_key_prefix(*widget));
     body = "{\"purged\":";
     json::append_string(body, *widget);
     body += "}";
@@ -236,8 +236,8 @@ asio::awaitable<http::Response> AdminHandler::warm(const http::Request& request)
     }
     api::ApiRequest widget_request{api::Endpoint::widget, id, {}};
     api::ApiRequest reviews_request{api::Endpoint::reviews, id, {300, 0, std::nullopt}};
-    Served widget = co_await deps_.service.serve(widget_request);
-    Served reviews = co_await deps_.service.serve(reviews_request);
+    Served widget = co_await deps_.workers.serve(widget_request);
+    Served reviews = co_await deps_.workers.serve(reviews_request);
     auto outcome = [](const Served& served) -> std::string {
       if (!served.ok()) return std::string(api::error_info(served.error).code);
       if (served.entry->status != 200) return "widget_not_found";
@@ -264,7 +264,7 @@ asio::awaitable<http::Response> AdminHandler::entry(const http::Request& request
   }
   const std::string key = api::cache_key(api_request);
   const WallTime now = deps_.clock.wall_now();
-  auto local = deps_.cache.l1().get(key);
+  auto local = co_await deps_.workers.find_in_l1(key);
   cache::Lookup shared = co_await deps_.store.get(key);
 
   std::string body = "{\"key\":";

@@ -31,13 +31,27 @@ class RedisStore;
 
 namespace wg::gateway {
 
+// What the admin listener (on the control thread) asks of the io workers, which own the
+// serving objects: each call runs on the workers' threads and completes back on the caller's.
+class Workers {
+ public:
+  virtual ~Workers() = default;
+  // Serves one request as the public listener would (on one of the workers).
+  virtual boost::asio::awaitable<Served> serve(const api::ApiRequest& request) = 0;
+  // The entry of `key` in the first worker's L1 that holds one; null when none does.
+  virtual boost::asio::awaitable<std::shared_ptr<const cache::Entry>> find_in_l1(
+      std::string key) = 0;
+  // Erases every L1 key starting with `prefix` (everything for ""), on every worker; completes
+  // when all have.
+  virtual boost::asio::awaitable<void> erase_from_l1(std::string prefix) = 0;
+};
+
 struct AdminDependencies {
   const Readiness& readiness;
   const metrics::Registry& registry;
   const quota::QuotaCounter& quota;
-  GatewayService& service;
-  CacheTier& cache;
-  cache::RedisStore& store;
+  Workers& workers;
+  cache::RedisStore& store;  // on a Redis connection of the control thread
   Clock& clock;
   std::function<bool(std::string_view)> widget_allowed;  // the public listener's widget policy
 };

@@ -5,30 +5,29 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <future>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
 #include "admin_handler.hpp"
-#include "cache_tier.hpp"
-#include "fetch_lock.hpp"
-#include "gateway_service.hpp"
-#include "public_handler.hpp"
 #include "readiness.hpp"
-#include "upstream_fetcher.hpp"
+#include "serving_core.hpp"
 #include "widget_gateway/accesslog/access_log.hpp"
-#include "widget_gateway/cache/l1_cache.hpp"
+#include "widget_gateway/api/widget_policy.hpp"
 #include "widget_gateway/cache/redis_store.hpp"
 #include "widget_gateway/common/log.hpp"
-#include "widget_gateway/http/server.hpp"
+#include "widget_gateway/edge/rate_limiter.hpp"
 #include "widget_gateway/metrics/gateway_metrics.hpp"
 #include "widget_gateway/metrics/registry.hpp"
 #include "widget_gateway/quota/quota_counter.hpp"
 #include "widget_gateway/redis/client.hpp"
 #include "widget_gateway/redis/subscriber.hpp"
 #include "widget_gateway/upstream/circuit_breaker.hpp"
-#include "widget_gateway/upstream/client.hpp"
+#include "worker.hpp"
 
 namespace wg::gateway {
 namespace asio = boost::asio;
@@ -45,36 +44,58 @@ unsigned thread_count(const config::Config& config) {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-redis::Settings redis_settings(const config::Config& config) {
-  redis::Settings settings;
-  settings.endpoint = *redis::parse_url(config.redis.url);  // validated by the config loader
-  settings.command_timeout = config.redis.timeout;
-  settings.connect_timeout = config.redis.timeout;
-  settings.reconnect_max = config.redis.reconnect_max;
-  return settings;
-}
-
 std::string address_text(const asio::ip::tcp::endpoint& endpoint) {
   auto address = endpoint.address();
   std::string host = address.is_v6() ? "[" + address.to_string() + "]" : address.to_string();
   return host + ":" + std::to_string(endpoint.port());
 }
 
+asio::ip::tcp::endpoint listen_endpoint(const config::HostPort& where) {
+  std::string host = where.host;
+  if (host == "localhost") host = "127.0.0.1";
+  if (host == "*") host = "0.0.0.0";
+  return {asio::ip::make_address(host), where.port};
+}
+
+// The per-IP limiter every worker shares; kept across reloads that leave its shape alone, so
+// a reload does not refill every client's bucket.
+class SharedLimiter {
+ public:
+  std::shared_ptr<edge::RateLimiter> for_config(const config::Config& config) {
+    const std::pair<double, std::uint32_t> shape{config.access.per_ip_rate,
+                                                 config.access.per_ip_burst};
+    if (shape != shape_ || (!limiter_ && shape.first > 0)) {
+      limiter_ = shape.first > 0 ? std::make_shared<edge::RateLimiter>(shape.first, shape.second)
+                                 : nullptr;
+      shape_ = shape;
+    }
+    return limiter_;
+  }
+
+ private:
+  std::pair<double, std::uint32_t> shape_{0, 0};
+  std::shared_ptr<edge::RateLimiter> limiter_;
+};
+
 // Everything the gateway runs, in construction order (destroyed in reverse).
-class Gateway {
+//
+// Threads (docs/threading.md): N io workers, each with its own io_context, public socket and
+// serving objects; and the control thread (the one calling run()), which runs the admin
+// listener, signals, the purge subscriber and a Redis connection of its own for admin work.
+// Process-wide state shared by the workers (quota, circuit breaker, purge generations,
+// metrics, access log, per-IP limiter, readiness) is thread-safe and off the hit path.
+class Gateway final : private Workers {
  public:
   explicit Gateway(const config::Invocation& invocation)
       : invocation_(invocation),
         config_(invocation.config),
         threads_(thread_count(config_)),
-        ioc_(static_cast<int>(threads_)),
-        redis_(ioc_.get_executor(), redis_settings(config_)),
-        upstream_(ioc_.get_executor(), config_.upstream, SystemClock::instance()),
-        store_(redis_, generations_),
-        purges_(ioc_.get_executor(), redis_settings(config_), {std::string(cache::kPurgeChannel)},
+        control_redis_(control_.get_executor(), redis_settings(config_)),
+        store_(control_redis_, generations_),
+        purges_(control_.get_executor(), redis_settings(config_),
+                {std::string(cache::kPurgeChannel)},
                 [this](std::string_view, std::string_view message) { this->on_purge(message); }),
-        quota_(redis_, SystemClock::instance(), config_.quota),
-        l1_(config_.cache.l1_max_bytes),
+        quota_(SystemClock::instance(), config_.quota),
         breaker_(
             config_.upstream.circuit_failures,
             std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -88,51 +109,64 @@ class Gateway {
             kFirstCircuitPause),
         access_log_(config_.log.access_log, config_.log.sample, DefaultRandom::instance()),
         metrics_(registry_, scrape_sources()),
-        tier_(l1_, store_, SystemClock::instance(), &metrics_),
-        fetch_lock_(redis_, DefaultRandom::instance()),
-        fetcher_(upstream_, quota_, breaker_, SystemClock::instance(), DefaultRandom::instance(),
-                 &metrics_),
-        service_(ioc_.get_executor(),
-                 {tier_, fetcher_, fetch_lock_, quota_, SystemClock::instance(),
-                  DefaultRandom::instance(), &metrics_},
-                 config_),
-        readiness_(redis_, quota_),
-        public_handler_(service_, readiness_, SystemClock::instance(), config_, &metrics_,
-                        &access_log_),
-        admin_handler_(
-            {readiness_, registry_, quota_, service_, tier_, store_, SystemClock::instance(),
-             [this](std::string_view id) { return public_handler_.allows_widget(id); }},
-            config_.admin.token),
-        public_server_(ioc_, "public", config_.server, public_handler_, threads_ == 1),
-        admin_server_(ioc_, "admin", config_.server, admin_handler_, threads_ == 1),
-        signals_(ioc_, SIGINT, SIGTERM, SIGHUP) {}
+        readiness_([this] { return redis_up(); }, quota_),
+        widget_policy_(std::make_shared<const api::WidgetPolicy>(config_.access.widget_pattern,
+                                                                 config_.access.widgets)),
+        admin_handler_({readiness_, registry_, quota_, *this, store_, SystemClock::instance(),
+                        [this](std::string_view id) { return widget_policy_.load()->allows(id); }},
+                       config_.admin.token),
+        admin_server_(control_, "admin", config_.server, admin_handler_, true),
+        signals_(control_, SIGINT, SIGTERM, SIGHUP) {
+    const ProcessParts parts{SystemClock::instance(),
+                             DefaultRandom::instance(),
+                             generations_,
+                             quota_,
+                             breaker_,
+                             &metrics_};
+    auto limiter = limiter_.for_config(config_);
+    for (unsigned i = 0; i < threads_; ++i) {
+      workers_.push_back(
+          std::make_unique<Worker>(i, threads_, config_, parts, readiness_, limiter, &access_log_));
+    }
+  }
 
   int run() {
-    auto public_endpoint = public_server_.bind(config_.server.listen);
+    // The first worker binds the configured address (port 0 picks one); the others share
+    // the port it got.
+    auto public_endpoint = listen_endpoint(config_.server.listen);
+    for (auto& worker : workers_) public_endpoint = worker->bind(public_endpoint);
     auto admin_endpoint = admin_server_.bind(config_.admin.listen);
 
-    redis_.on_state_change([this](bool up) {
-      metrics_.redis_state(up);
-      redis_degraded_.set(!up, SystemClock::instance().steady_now());
-      if (up) asio::co_spawn(ioc_, quota_.reconcile(), asio::detached);
-    });
+    for (auto& worker : workers_) {
+      worker->core().redis.on_state_change([this](bool) { redis_state_changed(); });
+    }
     metrics_.redis_state(false);
     redis_degraded_.set(true, SystemClock::instance().steady_now());
     registry_.callback_counter(
         "wg_redis_degraded_seconds_total", "Time spent without a Redis connection.", {},
         [this] { return redis_degraded_.seconds(SystemClock::instance().steady_now()); });
+    // How evenly the kernel spreads the load over the workers' sockets.
+    for (std::size_t i = 0; i < workers_.size(); ++i) {
+      const Worker* worker = workers_[i].get();
+      registry_.callback_counter(
+          "wg_worker_requests_total", "Requests read by each io worker on the public listener.",
+          {{"worker", std::to_string(i)}}, [worker] {
+            return static_cast<double>(
+                worker->server_stats().requests.load(std::memory_order_relaxed));
+          });
+    }
     // Purges announced while this instance could not hear them are lost: after any reconnect
     // it forgets its L1 and the generations it knew.
     purges_.on_state_change([this](bool up) {
       if (!up) return;
       generations_.clear();
-      l1_.clear();
+      erase_everywhere("");
     });
     admin_server_.set_max_body_bytes(64 * 1024);
-    redis_.start();
+    control_redis_.start();
     purges_.start();
-    public_server_.start();
     admin_server_.start();
+    for (auto& worker : workers_) worker->start();
     log::info("listening", {{"listener", "public"}, {"address", address_text(public_endpoint)}});
     log::info("listening", {{"listener", "admin"}, {"address", address_text(admin_endpoint)}});
     log::info("started", {{"version", WG_VERSION},
@@ -141,10 +175,8 @@ class Gateway {
                           {"redis", config_.redis.url}});
     wait_for_signal();
 
-    std::vector<std::thread> workers;
-    for (unsigned i = 1; i < threads_; ++i) workers.emplace_back([this] { ioc_.run(); });
-    ioc_.run();
-    for (auto& t : workers) t.join();
+    control_.run();
+    workers_.clear();  // joins their threads
     log::info("stopped");
     return 0;
   }
@@ -160,25 +192,31 @@ class Gateway {
       }
       log::info("draining", {{"signal", signal}});
       readiness_.set_draining();
-      asio::co_spawn(ioc_, shutdown(), asio::detached);
+      asio::co_spawn(control_, shutdown(), asio::detached);
     });
   }
 
   asio::awaitable<void> shutdown() {
-    auto timeout = config_.server.drain_timeout;
-    co_await public_server_.drain(timeout);
+    // Every worker drains in parallel; the control thread polls until all have.
+    auto left = std::make_shared<std::atomic<std::size_t>>(workers_.size());
+    for (auto& worker : workers_) {
+      worker->stop(config_.server.drain_timeout, [left] { left->fetch_sub(1); });
+    }
+    asio::steady_timer tick(control_);
+    while (left->load() > 0) {
+      tick.expires_after(std::chrono::milliseconds(20));
+      co_await tick.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
     co_await admin_server_.drain(std::chrono::milliseconds(100));
-    redis_.stop();
+    control_redis_.stop();
     purges_.stop();
-    upstream_.close_idle();
-    ioc_.stop();
+    control_.stop();
   }
 
-  // The file is read and applied on a helper thread: no blocking I/O on an io thread, and every
-  // setter apply() calls is thread-safe. Joining the previous helper first keeps quick
-  // successive reloads in order; the member is declared last, so its destructor joins a helper
-  // still running before anything apply() touches is destroyed (a detached helper could outlive
-  // the gateway when SIGTERM follows SIGHUP closely).
+  // The file is read and applied on a helper thread: no blocking I/O on an io thread. Joining
+  // the previous helper first keeps quick successive reloads in order; the member is declared
+  // last, so its destructor joins a helper still running before anything apply() touches is
+  // destroyed (a detached helper could outlive the gateway when SIGTERM follows SIGHUP closely).
   void reload() {
     if (reload_thread_.joinable()) reload_thread_.join();
     auto sources = invocation_.sources;
@@ -198,13 +236,15 @@ class Gateway {
   // [access], admin.token, log.level, log.sample (and a reopen of a log.access_log file). The
   // rest is bound to sockets, pools or threads made at start; a change there is reported and
   // waits for a restart. config_ keeps the start-up values those parts still run with.
+  // Workers apply their part on their own threads.
   void apply(const config::Config& fresh) {
     log::set_level(fresh.log.level);
-    l1_.set_max_bytes(fresh.cache.l1_max_bytes);
     access_log_.set_sample(fresh.log.sample);
     access_log_.reopen();
-    service_.update(fresh);
-    public_handler_.update(fresh);
+    auto limiter = limiter_.for_config(fresh);
+    for (auto& worker : workers_) worker->apply(fresh, limiter);
+    widget_policy_.store(std::make_shared<const api::WidgetPolicy>(fresh.access.widget_pattern,
+                                                                   fresh.access.widgets));
     const quota::Mode mode_before = quota_.snapshot().mode;
     quota_.set_config(fresh.quota);
     const quota::Mode mode_after = quota_.snapshot().mode;
@@ -228,15 +268,77 @@ class Gateway {
     log::info("reloaded", {{"file", fresh.config_file}});
   }
 
+  // On the control thread (the subscriber's).
   void on_purge(std::string_view message) {
     auto prefix = store_.apply_purge_message(message);
     if (!prefix) {
       log::warn("purge_message_malformed", {{"message", message}});
-    } else if (prefix->empty()) {
-      l1_.clear();
-    } else {
-      l1_.erase_prefix(*prefix);
+      return;
     }
+    erase_everywhere(*prefix);
+  }
+
+  // Posts the erasure to every worker; "" clears.
+  void erase_everywhere(const std::string& prefix) {
+    for (auto& worker : workers_) {
+      asio::post(worker->executor(), [&core = worker->core(), prefix] {
+        if (prefix.empty()) {
+          core.l1.clear();
+        } else {
+          core.l1.erase_prefix(prefix);
+        }
+      });
+    }
+  }
+
+  // Workers, for the admin listener.
+  asio::awaitable<Served> serve(const api::ApiRequest& request) override {
+    Worker& worker = *workers_[next_worker_++ % workers_.size()];
+    auto on_worker = [&worker, request]() -> asio::awaitable<Served> {
+      co_return co_await worker.core().service.serve(request);
+    };
+    co_return co_await asio::co_spawn(worker.executor(), on_worker, asio::use_awaitable);
+  }
+
+  asio::awaitable<std::shared_ptr<const cache::Entry>> find_in_l1(std::string key) override {
+    for (auto& worker : workers_) {
+      auto on_worker = [&core = worker->core(),
+                        key]() -> asio::awaitable<std::shared_ptr<const cache::Entry>> {
+        co_return core.l1.get(key);
+      };
+      auto entry = co_await asio::co_spawn(worker->executor(), on_worker, asio::use_awaitable);
+      if (entry) co_return entry;
+    }
+    co_return nullptr;
+  }
+
+  asio::awaitable<void> erase_from_l1(std::string prefix) override {
+    for (auto& worker : workers_) {
+      auto on_worker = [&core = worker->core(), prefix]() -> asio::awaitable<void> {
+        if (prefix.empty()) {
+          core.l1.clear();
+        } else {
+          core.l1.erase_prefix(prefix);
+        }
+        co_return;
+      };
+      co_await asio::co_spawn(worker->executor(), on_worker, asio::use_awaitable);
+    }
+  }
+
+  // Redis counts as up while every worker's connection is up. Any thread.
+  bool redis_up() const {
+    for (const auto& worker : workers_) {
+      if (!worker->redis_connected()) return false;
+    }
+    return !workers_.empty();
+  }
+
+  // On the strand of the connection that changed.
+  void redis_state_changed() {
+    const bool up = redis_up();
+    metrics_.redis_state(up);
+    redis_degraded_.set(!up, SystemClock::instance().steady_now());
   }
 
   metrics::ScrapeSources scrape_sources() {
@@ -258,10 +360,15 @@ class Gateway {
       }
       return metrics::QuotaMode::normal;
     };
-    sources.l1_bytes = [this] { return static_cast<double>(l1_.bytes()); };
-    sources.l1_entries = [this] { return static_cast<double>(l1_.entries()); };
-    sources.connections_open = [this] {
-      return static_cast<double>(public_server_.stats().open.load());
+    auto sum = [this](auto of_worker) {
+      double total = 0;
+      for (const auto& worker : workers_) total += static_cast<double>(of_worker(*worker));
+      return total;
+    };
+    sources.l1_bytes = [sum] { return sum([](const Worker& w) { return w.l1_bytes(); }); };
+    sources.l1_entries = [sum] { return sum([](const Worker& w) { return w.l1_entries(); }); };
+    sources.connections_open = [sum] {
+      return sum([](const Worker& w) { return w.server_stats().open.load(); });
     };
     sources.access_log_dropped = [this] { return static_cast<double>(access_log_.dropped()); };
     return sources;
@@ -294,30 +401,26 @@ class Gateway {
   const config::Invocation& invocation_;
   config::Config config_;
   unsigned threads_;
-  asio::io_context ioc_;
-  redis::Client redis_;
+  asio::io_context control_{1};
   cache::Generations generations_;
-  upstream::Client upstream_;
+  redis::Client control_redis_;
   cache::RedisStore store_;
   redis::Subscriber purges_;
   quota::QuotaCounter quota_;
-  cache::L1Cache l1_;
   upstream::CircuitBreaker breaker_;
   accesslog::AccessLog access_log_;
   metrics::Registry registry_;
   DegradedTime redis_degraded_;
   metrics::GatewayMetrics metrics_;
-  CacheTier tier_;
-  FetchLock fetch_lock_;
-  UpstreamFetcher fetcher_;
-  GatewayService service_;
   Readiness readiness_;
-  PublicHandler public_handler_;
+  SharedLimiter limiter_;  // reload thread and constructor only
+  std::atomic<std::shared_ptr<const api::WidgetPolicy>> widget_policy_;  // for the admin
   AdminHandler admin_handler_;
-  http::HttpServer public_server_;
   http::HttpServer admin_server_;
   asio::signal_set signals_;
-  std::jthread reload_thread_;  // last: destroyed (joined) first
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::size_t next_worker_ = 0;  // control thread only
+  std::jthread reload_thread_;   // last: destroyed (joined) first
 };
 
 }  // namespace

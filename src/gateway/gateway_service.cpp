@@ -86,7 +86,7 @@ void GatewayService::update(const config::Config& config) {
   Settings for_windows = settings;
   for_windows.fetch.compress = false;
   settings.windows = std::make_shared<const Settings>(std::move(for_windows));
-  settings_.store(std::make_shared<const Settings>(std::move(settings)));
+  settings_ = std::make_shared<const Settings>(std::move(settings));
 }
 
 quota::Mode GatewayService::quota_mode(const Settings& settings) const {
@@ -101,9 +101,9 @@ quota::Mode GatewayService::quota_mode(const Settings& settings) const {
 }
 
 std::optional<Served> GatewayService::serve_fresh_from_l1(const api::ApiRequest& request) {
-  const SettingsPtr settings = this->settings();
+  const Settings& settings = *settings_;  // no reference count taken on the hit path
   const std::string key = api::cache_key(request);
-  const bool derived = request.endpoint == api::Endpoint::reviews && settings->derive_pages &&
+  const bool derived = request.endpoint == api::Endpoint::reviews && settings.derive_pages &&
                        !is_window_request(request);
   auto entry = deps_.cache.l1().get(key);
   const WallTime now = deps_.clock.wall_now();
@@ -114,10 +114,10 @@ std::optional<Served> GatewayService::serve_fresh_from_l1(const api::ApiRequest&
   if (!derived && cache::should_refresh_early(now, entry->fresh_until, kRefreshCost, 1.0,
                                               deps_.random.uniform01())) {
     const ServeDecision decision =
-        decide(entry.get(), now, quota_mode(*settings), settings->stale, true);
+        decide(entry.get(), now, quota_mode(settings), settings.stale, true);
     if (decision.action == ServeDecision::Action::fetch) return std::nullopt;
     if (decision.action == ServeDecision::Action::serve_and_refresh) {
-      refresh_in_background(request, key, settings, entry->stored_at);
+      refresh_in_background(request, key, settings_, entry->stored_at);
     }
     served.stale = decision.stale;
   }

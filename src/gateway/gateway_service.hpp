@@ -69,6 +69,7 @@ struct ServiceDependencies {
   metrics::GatewayMetrics* metrics = nullptr;
 };
 
+// Threads: one service per io worker; every member is called on that worker's thread.
 class GatewayService {
  public:
   GatewayService(boost::asio::any_io_executor background, ServiceDependencies deps,
@@ -83,7 +84,8 @@ class GatewayService {
   // the same answer for such a request; this only skips its frames.
   std::optional<Served> serve_fresh_from_l1(const api::ApiRequest& request);
 
-  // Applies reloadable settings (TTL policy, stale windows, derivation); safe while requests run.
+  // Applies reloadable settings (TTL policy, stale windows, derivation). On the service's own
+  // thread (requests in flight keep the settings they started with).
   void update(const config::Config& config);
 
   std::size_t background_refreshes() const { return refreshes_in_flight_.load(); }
@@ -138,12 +140,12 @@ class GatewayService {
   void refresh_in_background(const api::ApiRequest& request, const std::string& key,
                              const SettingsPtr& settings, WallTime known_stored_at);
   quota::Mode quota_mode(const Settings& settings) const;
-  SettingsPtr settings() const { return settings_.load(); }
+  SettingsPtr settings() const { return settings_; }
 
   boost::asio::any_io_executor background_;
   ServiceDependencies deps_;
   Coalescer coalescer_;
-  std::atomic<SettingsPtr> settings_;
+  SettingsPtr settings_;  // replaced by update() on the service's thread only
   std::atomic<std::size_t> refreshes_in_flight_{0};
 };
 

@@ -75,42 +75,35 @@ http::Response method_not_allowed(std::string_view allow) {
 }
 
 PublicHandler::PublicHandler(GatewayService& service, const Readiness& readiness, Clock& clock,
-                             const config::Config& config, metrics::GatewayMetrics* metrics,
-                             accesslog::AccessLog* access_log)
+                             const config::Config& config,
+                             std::shared_ptr<edge::RateLimiter> limiter,
+                             metrics::GatewayMetrics* metrics, accesslog::AccessLog* access_log)
     : service_(service),
       readiness_(readiness),
       clock_(clock),
       metrics_(metrics),
       access_log_(access_log) {
-  update(config);
+  update(config, std::move(limiter));
 }
 
-void PublicHandler::update(const config::Config& config) {
+void PublicHandler::update(const config::Config& config,
+                           std::shared_ptr<edge::RateLimiter> limiter) {
   auto as_seconds = [](config::Duration d) {
     return std::chrono::duration_cast<std::chrono::seconds>(d);
   };
-  // Keep the buckets when the limit itself did not change.
-  auto previous = settings_.load();
-  std::shared_ptr<edge::RateLimiter> limiter;
-  std::pair<double, std::uint32_t> shape{config.access.per_ip_rate, config.access.per_ip_burst};
-  if (previous && shape == limiter_shape_) {
-    limiter = previous->limiter;
-  } else if (shape.first > 0) {
-    limiter = std::make_shared<edge::RateLimiter>(shape.first, shape.second);
-  }
-  limiter_shape_ = shape;
-  settings_.store(std::make_shared<const Settings>(
+  settings_ = std::make_shared<const Settings>(
       Settings{api::WidgetPolicy(config.access.widget_pattern, config.access.widgets),
                ResponseOptions{as_seconds(config.cache.max_age_cap),
                                as_seconds(config.cache.stale_while_revalidate),
                                as_seconds(config.cache.stale_if_error)},
                edge::CorsPolicy(config.cors.allowed_origins),
-               edge::TrustedProxies(config.access.trusted_proxies), std::move(limiter)}));
+               edge::TrustedProxies(config.access.trusted_proxies), std::move(limiter)});
 }
 
 asio::awaitable<http::Response> PublicHandler::handle(const http::Request& request) {
   const SteadyTime started = clock_.steady_now();
-  auto settings = settings_.load();
+  // Kept for the whole request: an update() while it waits must not pull it away.
+  std::shared_ptr<const Settings> settings = settings_;
   Observation observation;
   api::RouteMatch match = api::match_route(request.target);
   http::Response response;

@@ -20,23 +20,21 @@
 
 namespace wg::gateway {
 
+// One per io worker; handle() and update() run on that worker's thread only.
 class PublicHandler final : public http::RequestHandler {
  public:
-  // `metrics` and `access_log` may be null (tests).
+  // `metrics` and `access_log` may be null (tests). `limiter` (null: no per-IP limit) is shared
+  // by every worker of the process, so a client's connections on different workers draw on one
+  // bucket.
   PublicHandler(GatewayService& service, const Readiness& readiness, Clock& clock,
-                const config::Config& config, metrics::GatewayMetrics* metrics,
-                accesslog::AccessLog* access_log);
+                const config::Config& config, std::shared_ptr<edge::RateLimiter> limiter,
+                metrics::GatewayMetrics* metrics, accesslog::AccessLog* access_log);
 
   boost::asio::awaitable<http::Response> handle(const http::Request& request) override;
 
-  // Whether the widget policy (pattern and allowlist) in force accepts this decoded id.
-  bool allows_widget(std::string_view widget_id) const {
-    return settings_.load()->policy.allows(widget_id);
-  }
-
-  // Applies reloadable settings (widget policy, CORS, rate limits, header options); safe while
-  // requests run.
-  void update(const config::Config& config);
+  // Applies reloadable settings (widget policy, CORS, rate limits, header options); requests
+  // in flight keep the settings they started with.
+  void update(const config::Config& config, std::shared_ptr<edge::RateLimiter> limiter);
 
  private:
   struct Settings {
@@ -65,8 +63,7 @@ class PublicHandler final : public http::RequestHandler {
   Clock& clock_;
   metrics::GatewayMetrics* metrics_;
   accesslog::AccessLog* access_log_;
-  std::atomic<std::shared_ptr<const Settings>> settings_;
-  std::pair<double, std::uint32_t> limiter_shape_{0, 0};  // to keep buckets across reloads
+  std::shared_ptr<const Settings> settings_;
 };
 
 // 405 with the Allow header listing what the route accepts.

@@ -1,7 +1,6 @@
 #include "readiness.hpp"
 
 #include "widget_gateway/quota/quota_counter.hpp"
-#include "widget_gateway/redis/client.hpp"
 
 namespace wg::gateway {
 
@@ -15,7 +14,7 @@ http::Response local_json(unsigned status, std::string body) {
 }
 
 http::Response Readiness::response() const {
-  const bool redis_up = redis_.connected();
+  const bool redis_up = redis_up_();
   const bool circuit_open = circuit_open_.load();
   const quota::Mode mode = quota_.snapshot().mode;
   const bool draining = draining_.load();

@@ -3,12 +3,10 @@
 // circuit is open or the quota is exhausted; 503 while draining.
 
 #include <atomic>
+#include <functional>
 
 #include "widget_gateway/http/response.hpp"
 
-namespace wg::redis {
-class Client;
-}
 namespace wg::quota {
 class QuotaCounter;
 }
@@ -17,8 +15,9 @@ namespace wg::gateway {
 
 class Readiness {
  public:
-  Readiness(const redis::Client& redis, const quota::QuotaCounter& quota)
-      : redis_(redis), quota_(quota) {}
+  // `redis_up`: whether the process's Redis connections are up (thread-safe).
+  Readiness(std::function<bool()> redis_up, const quota::QuotaCounter& quota)
+      : redis_up_(std::move(redis_up)), quota_(quota) {}
 
   void set_draining() { draining_.store(true); }
   void set_circuit_open(bool open) { circuit_open_.store(open); }
@@ -26,7 +25,7 @@ class Readiness {
   http::Response response() const;
 
  private:
-  const redis::Client& redis_;
+  std::function<bool()> redis_up_;
   const quota::QuotaCounter& quota_;
   std::atomic<bool> draining_{false};
   std::atomic<bool> circuit_open_{false};

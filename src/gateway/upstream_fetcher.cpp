@@ -44,10 +44,12 @@ bool body_is_valid(api::Endpoint endpoint, std::string_view body,
 }  // namespace
 
 UpstreamFetcher::UpstreamFetcher(upstream::Client& client, quota::QuotaCounter& quota,
-                                 upstream::CircuitBreaker& breaker, Clock& clock,
-                                 RandomSource& random, metrics::GatewayMetrics* metrics)
+                                 redis::Client& redis, upstream::CircuitBreaker& breaker,
+                                 Clock& clock, RandomSource& random,
+                                 metrics::GatewayMetrics* metrics)
     : client_(client),
       quota_(quota),
+      redis_(redis),
       breaker_(breaker),
       clock_(clock),
       random_(random),
@@ -75,7 +77,7 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch(const api::ApiRequest& requ
     outcome.error = make_error_code(errc::circuit_open);
     co_return outcome;
   }
-  auto grant = co_await quota_.acquire();
+  auto grant = co_await quota_.acquire(redis_);
   if (!grant.allowed) {
     // Nothing was sent: the breaker learns nothing (an unreported probe expires by itself).
     outcome.error = make_error_code(errc::quota_exhausted);

@@ -17,6 +17,9 @@
 namespace wg::upstream {
 class Client;
 }
+namespace wg::redis {
+class Client;
+}
 namespace wg::quota {
 class QuotaCounter;
 }
@@ -38,7 +41,8 @@ struct FetchSettings {
 
 class UpstreamFetcher {
  public:
-  UpstreamFetcher(upstream::Client& client, quota::QuotaCounter& quota,
+  // `redis` is the connection quota grants are counted through (the worker's own).
+  UpstreamFetcher(upstream::Client& client, quota::QuotaCounter& quota, redis::Client& redis,
                   upstream::CircuitBreaker& breaker, Clock& clock, RandomSource& random,
                   metrics::GatewayMetrics* metrics);
 
@@ -54,6 +58,7 @@ class UpstreamFetcher {
  private:
   upstream::Client& client_;
   quota::QuotaCounter& quota_;
+  redis::Client& redis_;
   upstream::CircuitBreaker& breaker_;
   Clock& clock_;
   RandomSource& random_;

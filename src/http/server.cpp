@@ -39,10 +39,15 @@ HttpServer::HttpServer(asio::io_context& ioc, std::string name, const config::Se
 
 HttpServer::~HttpServer() = default;
 
-tcp::endpoint HttpServer::bind(const config::HostPort& where) {
-  tcp::endpoint endpoint = resolve_listen_address(where);
+tcp::endpoint HttpServer::bind(const config::HostPort& where, bool share_port) {
+  return bind(resolve_listen_address(where), share_port);
+}
+
+tcp::endpoint HttpServer::bind(const tcp::endpoint& endpoint, bool share_port) {
+  using reuse_port = asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
   acceptor_.open(endpoint.protocol());
   acceptor_.set_option(asio::socket_base::reuse_address(true));
+  if (share_port) acceptor_.set_option(reuse_port(true));
   acceptor_.bind(endpoint);
   acceptor_.listen(asio::socket_base::max_listen_connections);
   return acceptor_.local_endpoint();

@@ -251,7 +251,7 @@ asio::awaitable<void> HttpSession::run() {
       }
     }
 
-    server_.stats_.requests.fetch_add(1, std::memory_order_relaxed);
+    server_.count_request();
     const bool keep_alive = req.keep_alive();
     Request request{req.method(),
                     std::string_view(req.method_string()),

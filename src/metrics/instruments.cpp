@@ -6,14 +6,13 @@
 
 namespace wg::metrics {
 
-namespace detail {
-
-std::size_t next_shard() noexcept {
-  static std::atomic<std::size_t> next{0};
-  return next.fetch_add(1, std::memory_order_relaxed) % kShards;
+void claim_shard(std::size_t worker) noexcept {
+  if (worker < detail::kSharedShard) {
+    detail::this_thread_shard = {worker, true};
+  } else {
+    detail::this_thread_shard = {detail::kSharedShard, false};
+  }
 }
-
-}  // namespace detail
 
 std::uint64_t Counter::value() const noexcept {
   std::uint64_t total = 0;
@@ -49,9 +48,9 @@ void Histogram::observe(double seconds) noexcept {
   if (std::isnan(seconds)) return;
   const auto index = static_cast<std::size_t>(
       std::lower_bound(bounds_.begin(), bounds_.end(), seconds) - bounds_.begin());
-  const std::size_t shard = detail::this_thread_shard();
-  bucket(shard, index).fetch_add(1, std::memory_order_relaxed);
-  sums_[shard].value.fetch_add(seconds, std::memory_order_relaxed);
+  const detail::ThreadShard shard = detail::this_thread_shard;
+  detail::add_to(bucket(shard.index, index), std::uint64_t{1}, shard.exclusive);
+  detail::add_to(sums_[shard.index].value, seconds, shard.exclusive);
 }
 
 Histogram::Snapshot Histogram::snapshot() const {

@@ -54,8 +54,8 @@ Mode mode_for(std::uint64_t used, std::uint64_t limit, double economy_at) {
   return Mode::normal;
 }
 
-QuotaCounter::QuotaCounter(redis::Client& redis, Clock& clock, const config::QuotaConfig& config)
-    : redis_(redis), clock_(clock), config_(config) {}
+QuotaCounter::QuotaCounter(Clock& clock, const config::QuotaConfig& config)
+    : clock_(clock), config_(config) {}
 
 QuotaPeriod QuotaCounter::current_period() const {
   return quota_period(clock_.wall_now(), config_.utc_offset);
@@ -67,7 +67,7 @@ std::uint64_t QuotaCounter::used_locked(const std::string& month) const {
   return used;
 }
 
-asio::awaitable<QuotaCounter::Grant> QuotaCounter::acquire() {
+asio::awaitable<QuotaCounter::Grant> QuotaCounter::acquire(redis::Client& redis) {
   std::uint64_t limit;
   QuotaPeriod period;
   {
@@ -86,7 +86,7 @@ asio::awaitable<QuotaCounter::Grant> QuotaCounter::acquire() {
                                 quota_key(period),
                                 std::to_string(limit),
                                 unix_seconds(quota_key_expiry(period))};
-  auto [ec, reply] = co_await redis_.command(std::move(args));
+  auto [ec, reply] = co_await redis.command(std::move(args));
   std::optional<ModeChange> change;
   if (!ec && reply.type == redis::Reply::Type::array && reply.elements.size() == 2) {
     std::lock_guard lock(mutex_);
@@ -125,7 +125,7 @@ asio::awaitable<QuotaCounter::Grant> QuotaCounter::acquire() {
   co_return grant;
 }
 
-asio::awaitable<void> QuotaCounter::reconcile() {
+asio::awaitable<void> QuotaCounter::reconcile(redis::Client& redis) {
   std::map<std::string, Pending> pending;
   {
     std::lock_guard lock(mutex_);
@@ -139,7 +139,7 @@ asio::awaitable<void> QuotaCounter::reconcile() {
                                   quota_key(p.period),
                                   std::to_string(p.count),
                                   unix_seconds(quota_key_expiry(p.period))};
-    auto [ec, reply] = co_await redis_.command(std::move(args));
+    auto [ec, reply] = co_await redis.command(std::move(args));
     if (ec || reply.type != redis::Reply::Type::integer) {
       ++it;  // kept for the next reconnect
       continue;
@@ -170,7 +170,7 @@ asio::awaitable<void> QuotaCounter::reconcile() {
     period = current_period();
   }
   std::vector<std::string> get_args{"GET", quota_key(period)};
-  auto [ec, reply] = co_await redis_.command(std::move(get_args));
+  auto [ec, reply] = co_await redis.command(std::move(get_args));
   if (!ec && reply.type == redis::Reply::Type::string) {
     std::lock_guard lock(mutex_);
     local_.month = period.month;

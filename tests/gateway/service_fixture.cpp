@@ -59,13 +59,10 @@ config::Config test_config() {
 
 namespace {
 
-redis::Settings redis_settings(const config::Config& config) {
-  redis::Settings settings;
-  settings.endpoint = *redis::parse_url(config.redis.url);
-  settings.command_timeout = config.redis.timeout;
-  settings.connect_timeout = config.redis.timeout;
+// As the binary's, but reconnecting sooner after a test stops and restarts Redis.
+redis::Settings test_redis_settings(const config::Config& config) {
+  redis::Settings settings = redis_settings(config);
   settings.reconnect_min = 50ms;
-  settings.reconnect_max = config.redis.reconnect_max;
   return settings;
 }
 
@@ -73,31 +70,26 @@ redis::Settings redis_settings(const config::Config& config) {
 
 Instance::Instance(asio::io_context& ioc, const config::Config& config, Clock& clock,
                    RandomSource& random)
-    : redis(ioc.get_executor(), redis_settings(config)),
-      upstream(ioc.get_executor(), config.upstream, clock),
-      store(redis, generations),
-      quota(redis, clock, config.quota),
-      l1(config.cache.l1_max_bytes),
+    : quota(clock, config.quota),
       breaker(
           config.upstream.circuit_failures,
           std::chrono::duration_cast<std::chrono::milliseconds>(config.upstream.circuit_open_for)),
-      tier(l1, store, clock, nullptr),
-      lock(redis, random),
-      fetcher(upstream, quota, breaker, clock, random, nullptr),
-      service(ioc.get_executor(), {tier, fetcher, lock, quota, clock, random, nullptr}, config) {
-  // As app.cpp: what was counted during an outage reaches Redis when it is back.
-  redis.on_state_change([this, &ioc](bool up) {
-    if (up) asio::co_spawn(ioc, quota.reconcile(), asio::detached);
-  });
-  redis.start();
+      core(ioc.get_executor(), config, test_redis_settings(config), config.cache.l1_max_bytes,
+           ProcessParts{clock, random, generations, quota, breaker, nullptr}),
+      redis(core.redis),
+      upstream(core.upstream),
+      store(core.store),
+      l1(core.l1),
+      tier(core.tier),
+      lock(core.lock),
+      fetcher(core.fetcher),
+      service(core.service) {
+  core.start();
   BOOST_REQUIRE_MESSAGE(ServiceFixture::eventually([this] { return redis.connected(); }),
                         "the Redis client did not connect");
 }
 
-Instance::~Instance() {
-  redis.stop();
-  upstream.close_idle();
-}
+Instance::~Instance() = default;
 
 ServiceFixture::ServiceFixture(std::function<void(config::Config&)> tweak, int stub_widgets,
                                WallTime start)
@@ -118,7 +110,7 @@ ServiceFixture::ServiceFixture(std::function<void(config::Config&)> tweak, int s
   config.redis.url = redis_server.url();
   if (tweak) tweak(config);
 
-  for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { ioc_.run_for(5min); });
+  threads_.emplace_back([this] { ioc_.run_for(5min); });  // one io thread, as a worker
   try {
     add_instance();
   } catch (...) {

@@ -4,8 +4,8 @@
 // upstream clients. Time is a ManualClock the tests move across freshness windows and month
 // boundaries; the random source is fixed (no TTL jitter, no early refresh).
 //
-// Threads: the service runs on an io_context run by two threads; the stub on its own
-// io_context and thread. Every wait is bounded.
+// Threads: the service runs on an io_context run by one thread, as in a gateway worker; the
+// stub on its own io_context and thread. Every wait is bounded.
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -20,6 +20,7 @@
 #include "gateway/cache_tier.hpp"
 #include "gateway/fetch_lock.hpp"
 #include "gateway/gateway_service.hpp"
+#include "gateway/serving_core.hpp"
 #include "gateway/upstream_fetcher.hpp"
 #include "stub/stub_server.hpp"
 #include "support/process.hpp"
@@ -56,23 +57,26 @@ std::uint64_t redis_commands(wg::test::RedisServer& redis);
 // circuit opening after 5 failures for 30s.
 config::Config test_config();
 
-// One gateway instance's object graph, as app.cpp builds it.
+// One gateway instance with one io worker: the process-wide parts and a ServingCore, built by
+// the same wiring code as the binary's workers.
 struct Instance {
   Instance(boost::asio::io_context& ioc, const config::Config& config, Clock& clock,
            RandomSource& random);
   ~Instance();
 
-  redis::Client redis;
-  upstream::Client upstream;
   cache::Generations generations;
-  cache::RedisStore store;
   quota::QuotaCounter quota;
-  cache::L1Cache l1;
   upstream::CircuitBreaker breaker;
-  CacheTier tier;
-  FetchLock lock;
-  UpstreamFetcher fetcher;
-  GatewayService service;
+  ServingCore core;
+  // The core's parts, by name.
+  redis::Client& redis;
+  upstream::Client& upstream;
+  cache::RedisStore& store;
+  cache::L1Cache& l1;
+  CacheTier& tier;
+  FetchLock& lock;
+  UpstreamFetcher& fetcher;
+  GatewayService& service;
 };
 
 class ServiceFixture {
@@ -131,7 +135,7 @@ class ServiceFixture {
   std::unique_ptr<stub::StubServer> stub_;
   std::thread stub_thread_;
 
-  boost::asio::io_context ioc_{2};
+  boost::asio::io_context ioc_{1};
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
   std::vector<std::thread> threads_;
   std::vector<std::unique_ptr<Instance>> instances_;

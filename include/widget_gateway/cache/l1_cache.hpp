@@ -16,7 +16,12 @@
 //
 // Memory: every stored entry is charged charged_bytes(key, entry) and the ghost queue
 // kGhostChargedBytes per remembered hash; each shard keeps the sum within max_bytes / shards.
-// An entry whose charge exceeds a shard's budget is not stored. Thread-safe.
+// An entry whose charge exceeds a shard's budget is not stored.
+//
+// Threads: with Access::shared every member is thread-safe (shard locks). With
+// Access::owner_thread one thread (an io worker) makes every call and the cache takes no lock
+// and does no atomic read-modify-write: a hit touches only memory no other thread writes.
+// bytes(), entries(), max_bytes() and stats() stay safe to read from any thread either way.
 
 #include <atomic>
 #include <cstddef>
@@ -50,10 +55,12 @@ std::size_t charged_bytes(std::string_view key, const Entry& entry);
 
 class L1Cache {
  public:
+  enum class Access { shared, owner_thread };
+
   // max_bytes 0 = disabled (every lookup misses, inserts are dropped). `shards` (at least 1)
   // bounds contention; each shard gets max_bytes / shards, so an entry larger than that share
   // is never stored.
-  explicit L1Cache(std::size_t max_bytes, std::size_t shards = 16);
+  explicit L1Cache(std::size_t max_bytes, std::size_t shards = 16, Access access = Access::shared);
   ~L1Cache();
   L1Cache(const L1Cache&) = delete;
   L1Cache& operator=(const L1Cache&) = delete;
@@ -96,6 +103,7 @@ class L1Cache {
   Shard& shard_for(std::size_t hash) const;
 
   std::atomic<std::size_t> max_bytes_;
+  bool locking_;  // Access::shared
   std::vector<std::unique_ptr<Shard>> shards_;
 };
 

@@ -1,6 +1,7 @@
 #pragma once
-// One HTTP/1.1 listener: accepts connections (each on its own strand), enforces the
-// connection cap, and drains gracefully. Protocol rules and limits live in the session.
+// One HTTP/1.1 listener: accepts connections (each on its own strand, unless one thread runs
+// the io_context), enforces the connection cap, and drains gracefully. Protocol rules and
+// limits live in the session.
 
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
@@ -38,8 +39,12 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Binds and listens now; throws std::system_error when the address cannot be used.
-  boost::asio::ip::tcp::endpoint bind(const config::HostPort& where);
+  // Binds and listens now; throws std::system_error when the address cannot be used. With
+  // `share_port`, the socket is bound with SO_REUSEPORT, so that several servers (one per io
+  // worker) listen on the same port and the kernel spreads new connections over them.
+  boost::asio::ip::tcp::endpoint bind(const config::HostPort& where, bool share_port = false);
+  boost::asio::ip::tcp::endpoint bind(const boost::asio::ip::tcp::endpoint& endpoint,
+                                      bool share_port);
   // Starts the accept loop on the io_context.
   void start();
   // Stops accepting, closes idle connections, lets in-flight requests finish (their
@@ -57,6 +62,15 @@ class HttpServer {
  private:
   friend class HttpSession;
   boost::asio::awaitable<void> accept_loop();
+  // With one io thread only that thread writes the count: no atomic read-modify-write.
+  void count_request() {
+    if (one_io_thread_) {
+      stats_.requests.store(stats_.requests.load(std::memory_order_relaxed) + 1,
+                            std::memory_order_relaxed);
+    } else {
+      stats_.requests.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
   void register_session(HttpSession* session);
   void unregister_session(HttpSession* session);
 

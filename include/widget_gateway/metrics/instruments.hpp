@@ -1,8 +1,12 @@
 #pragma once
-// The three kinds of instrument the gateway records into. Recording is lock-free and cheap
-// enough for the request path: relaxed atomics, and for the hot ones (counters, histograms)
-// one cache line per thread shard, so io threads on different cores never write the same line.
-// Reads (value(), snapshot()) add the shards up and are meant for scrapes and tests.
+// The three kinds of instrument the gateway records into. Counters and histograms keep one
+// cache line per shard; reads (value(), snapshot()) add the shards up and are meant for
+// scrapes and tests.
+//
+// An io worker claims a shard of its own (claim_shard): only that thread ever writes it, so
+// recording is a relaxed load and store on a line no other core writes: no lock, no atomic
+// read-modify-write. Any other thread (the control thread, tests, workers beyond the shards)
+// records into the last, shared shard with atomic adds.
 
 #include <array>
 #include <atomic>
@@ -15,19 +19,34 @@ namespace wg::metrics {
 
 namespace detail {
 
-// Threads are spread over this many shards round-robin; with more threads than shards some
-// share a shard, which stays correct (the cells are atomic) and merely contends more.
-inline constexpr std::size_t kShards = 8;
+// Shards 0..kShards-2 belong to one claiming thread each; the last is shared.
+inline constexpr std::size_t kShards = 32;
+inline constexpr std::size_t kSharedShard = kShards - 1;
 inline constexpr std::size_t kCacheLine = 64;
 
-std::size_t next_shard() noexcept;
+struct ThreadShard {
+  std::size_t index = kSharedShard;
+  bool exclusive = false;  // only this thread writes shard `index`
+};
+inline thread_local ThreadShard this_thread_shard{};
 
-inline std::size_t this_thread_shard() noexcept {
-  thread_local const std::size_t shard = next_shard();
-  return shard;
+// Adds to a cell: a plain load and store when this thread owns the shard, an atomic add
+// otherwise.
+template <typename T>
+inline void add_to(std::atomic<T>& cell, T n, bool exclusive) noexcept {
+  if (exclusive) {
+    cell.store(cell.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  } else {
+    cell.fetch_add(n, std::memory_order_relaxed);
+  }
 }
 
 }  // namespace detail
+
+// Makes the calling thread the only writer of shard `worker` (when there is one for it; a
+// worker index past the exclusive shards records into the shared one). Each worker index must
+// be claimed by one thread only, before it records anything.
+void claim_shard(std::size_t worker) noexcept;
 
 // A monotonically increasing count.
 class Counter {
@@ -37,7 +56,8 @@ class Counter {
   Counter& operator=(const Counter&) = delete;
 
   void inc(std::uint64_t n = 1) noexcept {
-    cells_[detail::this_thread_shard()].value.fetch_add(n, std::memory_order_relaxed);
+    const detail::ThreadShard shard = detail::this_thread_shard;
+    detail::add_to(cells_[shard.index].value, n, shard.exclusive);
   }
   std::uint64_t value() const noexcept;
 

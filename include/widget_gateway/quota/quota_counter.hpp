@@ -37,22 +37,24 @@ struct Snapshot {
   std::chrono::minutes utc_offset{0};  // of the month boundaries
 };
 
+// Process-wide and thread-safe (one small mutex, never held across I/O): every io worker
+// counts through it with its own Redis connection, so the process keeps one view of the month.
 class QuotaCounter {
  public:
-  QuotaCounter(redis::Client& redis, Clock& clock, const config::QuotaConfig& config);
+  QuotaCounter(Clock& clock, const config::QuotaConfig& config);
 
   struct Grant {
     bool allowed = false;
     std::uint64_t used = 0;  // after this request, when allowed
     QuotaPeriod period;
   };
-  // Counts one upstream request if the monthly limit allows it. Never fails: without Redis the
-  // count is kept in process. Safe from any thread.
-  boost::asio::awaitable<Grant> acquire();
+  // Counts one upstream request if the monthly limit allows it, through `redis` (the calling
+  // worker's connection). Never fails: without Redis the count is kept in process.
+  boost::asio::awaitable<Grant> acquire(redis::Client& redis);
 
   // Adds what was counted in process during a Redis outage to Redis, and refreshes the view
-  // of the shared counter. Called when Redis (re)connects.
-  boost::asio::awaitable<void> reconcile();
+  // of the shared counter. Called when a Redis connection (re)connects.
+  boost::asio::awaitable<void> reconcile(redis::Client& redis);
 
   Snapshot snapshot() const;
   void set_config(const config::QuotaConfig& config);  // SIGHUP
@@ -70,7 +72,6 @@ class QuotaCounter {
   QuotaPeriod current_period() const;
   std::uint64_t used_locked(const std::string& month) const;
 
-  redis::Client& redis_;
   Clock& clock_;
   mutable std::mutex mutex_;
   config::QuotaConfig config_;

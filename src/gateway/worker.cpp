@@ -1,0 +1,73 @@
+#include "worker.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+
+#include "widget_gateway/metrics/instruments.hpp"
+
+namespace wg::gateway {
+namespace asio = boost::asio;
+
+namespace {
+
+// The connection cap is the process's: each worker takes its share (the kernel spreads
+// connections evenly over SO_REUSEPORT sockets).
+config::ServerConfig worker_limits(config::ServerConfig limits, unsigned workers) {
+  limits.max_connections = (limits.max_connections + workers - 1) / workers;
+  return limits;
+}
+
+}  // namespace
+
+std::size_t l1_share(std::size_t l1_max_bytes, unsigned workers) {
+  return l1_max_bytes / std::max(1u, workers);
+}
+
+Worker::Worker(unsigned index, unsigned workers, const config::Config& config, ProcessParts parts,
+               const Readiness& readiness, std::shared_ptr<edge::RateLimiter> limiter,
+               accesslog::AccessLog* access_log)
+    : index_(index),
+      workers_(workers),
+      core_(ioc_.get_executor(), config, redis_settings(config),
+            l1_share(config.cache.l1_max_bytes, workers), parts),
+      handler_(core_.service, readiness, parts.clock, config, std::move(limiter), parts.metrics,
+               access_log),
+      server_(ioc_, "public", worker_limits(config.server, workers), handler_, true) {}
+
+Worker::~Worker() {
+  if (thread_.joinable()) thread_.join();
+}
+
+asio::ip::tcp::endpoint Worker::bind(const asio::ip::tcp::endpoint& endpoint) {
+  return server_.bind(endpoint, true);
+}
+
+void Worker::start() {
+  core_.start();
+  server_.start();
+  thread_ = std::thread([this] {
+    metrics::claim_shard(index_);
+    ioc_.run();
+  });
+}
+
+void Worker::stop(std::chrono::steady_clock::duration timeout, std::function<void()> done) {
+  auto drain = [this, timeout, done = std::move(done)]() -> asio::awaitable<void> {
+    co_await server_.drain(timeout);
+    core_.redis.stop();
+    core_.upstream.close_idle();
+    done();
+    ioc_.stop();
+  };
+  asio::co_spawn(ioc_, drain, asio::detached);
+}
+
+void Worker::apply(const config::Config& config, std::shared_ptr<edge::RateLimiter> limiter) {
+  asio::post(ioc_, [this, config, limiter = std::move(limiter)]() mutable {
+    core_.apply(config, l1_share(config.cache.l1_max_bytes, workers_));
+    handler_.update(config, std::move(limiter));
+  });
+}
+
+}  // namespace wg::gateway

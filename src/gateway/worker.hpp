@@ -1,0 +1,62 @@
+#pragma once
+// One io worker: a thread running its own io_context, with its own listening socket on the
+// public port (SO_REUSEPORT: the kernel spreads connections over the workers), its own
+// connections, Redis connection, upstream pool, L1 and service (ServingCore), and its own
+// metric shard. Nothing a request touches on its way through a fresh L1 hit is written by any
+// other thread. Other threads reach a worker only by posting to its executor (see
+// docs/threading.md).
+
+#include <boost/asio/io_context.hpp>
+#include <memory>
+#include <thread>
+
+#include "public_handler.hpp"
+#include "serving_core.hpp"
+#include "widget_gateway/http/server.hpp"
+
+namespace wg::gateway {
+
+class Worker {
+ public:
+  Worker(unsigned index, unsigned workers, const config::Config& config, ProcessParts parts,
+         const Readiness& readiness, std::shared_ptr<edge::RateLimiter> limiter,
+         accesslog::AccessLog* access_log);
+  // Joins the thread (after stop()).
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Binds the public port, shared with the other workers; call before start().
+  boost::asio::ip::tcp::endpoint bind(const boost::asio::ip::tcp::endpoint& endpoint);
+  // Starts Redis, the accept loop and the thread.
+  void start();
+  // From any thread: drains the listener (up to `timeout`), closes the worker's connections
+  // and ends its thread; `done` runs on the worker's thread when it has drained.
+  void stop(std::chrono::steady_clock::duration timeout, std::function<void()> done);
+  // From any thread: applies reloadable settings on the worker's thread.
+  void apply(const config::Config& config, std::shared_ptr<edge::RateLimiter> limiter);
+
+  boost::asio::any_io_executor executor() { return ioc_.get_executor(); }
+  // Worker thread only (post to executor() from elsewhere).
+  ServingCore& core() { return core_; }
+  // Safe from any thread.
+  const http::ServerStats& server_stats() const { return server_.stats(); }
+  std::size_t l1_bytes() const { return core_.l1.bytes(); }
+  std::size_t l1_entries() const { return core_.l1.entries(); }
+  bool redis_connected() const { return core_.redis.connected(); }
+
+ private:
+  unsigned index_;
+  unsigned workers_;
+  boost::asio::io_context ioc_{1};
+  ServingCore core_;
+  PublicHandler handler_;
+  http::HttpServer server_;
+  std::thread thread_;
+};
+
+// This worker's share of an L1 budget (every worker holds its own copies of the entries it
+// serves).
+std::size_t l1_share(std::size_t l1_max_bytes, unsigned workers);
+
+}  // namespace wg::gateway
