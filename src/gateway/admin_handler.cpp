@@ -241,7 +241,7 @@ asio::awaitable<http::Response> AdminHandler::warm(const http::Request& request)
     auto outcome = [](const Served& served) -> std::string {
       if (!served.ok()) return std::string(api::error_info(served.error).code);
       if (served.entry->status != 200) return "widget_not_found";
-      return served.result == CacheResult::hit ? "cached" : "fetched";
+      return served.outcome.source == Outcome::Source::cache ? "cached" : "fetched";
     };
     body += ",\"widget\":\"" + outcome(widget) + "\",\"reviews\":\"" + outcome(reviews) + "\"}";
   }

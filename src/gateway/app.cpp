@@ -84,7 +84,7 @@ class SharedLimiter {
 // listener, signals, the purge subscriber and a Redis connection of its own for admin work.
 // Process-wide state shared by the workers (quota, circuit breaker, purge generations,
 // metrics, access log, per-IP limiter, readiness) is thread-safe and off the hit path.
-class Gateway final : private Workers {
+class Gateway final : private Workers, private SiblingCaches {
  public:
   explicit Gateway(const config::Invocation& invocation)
       : invocation_(invocation),
@@ -122,7 +122,8 @@ class Gateway final : private Workers {
                              generations_,
                              quota_,
                              breaker_,
-                             &metrics_};
+                             &metrics_,
+                             threads_ > 1 ? static_cast<SiblingCaches*>(this) : nullptr};
     auto limiter = limiter_.for_config(config_);
     for (unsigned i = 0; i < threads_; ++i) {
       workers_.push_back(
@@ -308,6 +309,24 @@ class Gateway final : private Workers {
       };
       auto entry = co_await asio::co_spawn(worker->executor(), on_worker, asio::use_awaitable);
       if (entry) co_return entry;
+    }
+    co_return nullptr;
+  }
+
+  // SiblingCaches, for the workers (while Redis is down).
+  asio::awaitable<std::shared_ptr<const cache::Entry>> find_copy(std::string key,
+                                                                 unsigned asking) override {
+    for (std::size_t i = 0; i < workers_.size(); ++i) {
+      if (i == asking) continue;
+      // Copied on the owner's thread: the asker gets an entry no other thread refers to.
+      auto on_worker = [&core = workers_[i]->core(),
+                        key]() -> asio::awaitable<std::shared_ptr<const cache::Entry>> {
+        std::shared_ptr<const cache::Entry> copy;
+        if (auto entry = core.l1.get(key)) copy = std::make_shared<const cache::Entry>(*entry);
+        co_return copy;
+      };
+      auto copy = co_await asio::co_spawn(workers_[i]->executor(), on_worker, asio::use_awaitable);
+      if (copy) co_return copy;
     }
     co_return nullptr;
   }

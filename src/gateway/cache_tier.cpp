@@ -26,7 +26,11 @@ asio::awaitable<Found> CacheTier::find_shared(const std::string& key) {
     metrics_->cache_lookup(metrics::Tier::l2, lookup.entry != nullptr);
     if (lookup.ec) metrics_->redis_error();
   }
-  if (!lookup.entry || clock_.wall_now() >= lookup.entry->stale_until) co_return Found{};
+  if (!lookup.entry || clock_.wall_now() >= lookup.entry->stale_until) {
+    Found none;
+    none.shared_unavailable = static_cast<bool>(lookup.ec);
+    co_return none;
+  }
   l1_.put(key, lookup.entry);
   co_return Found{std::move(lookup.entry), Tier::l2};
 }

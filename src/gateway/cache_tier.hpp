@@ -23,6 +23,18 @@ enum class Tier { none, l1, l2 };
 struct Found {
   std::shared_ptr<const cache::Entry> entry;  // null: in neither tier (or past stale_until)
   Tier tier = Tier::none;
+  bool shared_unavailable = false;  // Redis did not answer the lookup (not a miss)
+};
+
+// The L1 copies of the other io workers of this process: asked on a miss only while Redis
+// cannot be (each worker keeps its own copies, and Redis is how they normally fill).
+class SiblingCaches {
+ public:
+  virtual ~SiblingCaches() = default;
+  // A copy of its own (no memory shared with the owner) of the first other worker's entry for
+  // `key`; null when none holds one. Completes on the caller's executor.
+  virtual boost::asio::awaitable<std::shared_ptr<const cache::Entry>> find_copy(
+      std::string key, unsigned asking_worker) = 0;
 };
 
 class CacheTier {

@@ -100,151 +100,220 @@ quota::Mode GatewayService::quota_mode(const Settings& settings) const {
   return snapshot.mode;
 }
 
-std::optional<Served> GatewayService::serve_fresh_from_l1(const api::ApiRequest& request) {
-  const Settings& settings = *settings_;  // no reference count taken on the hit path
-  const std::string key = api::cache_key(request);
-  const bool derived = request.endpoint == api::Endpoint::reviews && settings.derive_pages &&
-                       !is_window_request(request);
-  auto entry = deps_.cache.l1().get(key);
-  const WallTime now = deps_.clock.wall_now();
-  if (!entry || now >= entry->fresh_until) return std::nullopt;
-  Served served;
-  // Derived pages are never refreshed early themselves (their windows are); other keys may be,
-  // decided exactly as resolve() decides for a fresh L1 copy (no Redis is needed for it).
-  if (!derived && cache::should_refresh_early(now, entry->fresh_until, kRefreshCost, 1.0,
-                                              deps_.random.uniform01())) {
-    const ServeDecision decision =
-        decide(entry.get(), now, quota_mode(settings), settings.stale, true);
-    if (decision.action == ServeDecision::Action::fetch) return std::nullopt;
-    if (decision.action == ServeDecision::Action::serve_and_refresh) {
-      refresh_in_background(request, key, settings_, entry->stored_at);
-    }
-    served.stale = decision.stale;
+FirstLook GatewayService::first_look(const api::ApiRequest& request, const Settings& settings) {
+  using Shape = RequestFacts::Shape;
+  FirstLook look;
+  look.key = api::cache_key(request);
+  if (request.endpoint == api::Endpoint::widget) {
+    look.shape = Shape::widget;
+  } else {
+    look.shape =
+        settings.derive_pages && !is_window_request(request) ? Shape::derived : Shape::page;
   }
-  if (deps_.metrics) deps_.metrics->cache_lookup(metrics::Tier::l1, true);
+  look.own = deps_.cache.find_local(look.key);
+  return look;
+}
+
+namespace {
+
+RequestFacts facts_for(const FirstLook& look, WallTime now, const StaleWindows& windows) {
+  RequestFacts facts;
+  facts.shape = look.shape;
+  facts.now = now;
+  facts.windows = windows;
+  facts.own = look.own.get();
+  return facts;
+}
+
+Outcome::Detail kind_of(RequestFacts::Shape shape) {
+  return shape == RequestFacts::Shape::derived ? Outcome::Detail::derived : Outcome::Detail::none;
+}
+
+Served answer(std::shared_ptr<const cache::Entry> entry, Outcome outcome, WallTime now) {
+  Served served;
   served.entry = std::move(entry);
-  served.result = CacheResult::hit;
-  served.derived = derived;
+  served.outcome = outcome;
   served.now = now;
   return served;
 }
 
-asio::awaitable<Served> GatewayService::serve(const api::ApiRequest& request,
-                                              Admission* admission) {
-  SettingsPtr settings = this->settings();
-  std::string key = api::cache_key(request);
-  if (request.endpoint == api::Endpoint::reviews) {
-    if (settings->derive_pages && !is_window_request(request)) {
-      co_return co_await serve_derived(request, key, settings, admission);
-    }
-    // A window-shaped (or underived) page may be provably empty too: answer it locally rather
-    // than spend an upstream call, unless a fresh copy is at hand anyway.
-    auto cached = deps_.cache.l1().get(key);
-    if (!cached || deps_.clock.wall_now() >= cached->fresh_until) {
-      if (auto local = co_await serve_local(request, key, settings)) co_return std::move(*local);
-    }
-    Served window = co_await resolve(request, key, settings, admission);
-    if (window.ok()) co_return window;
-    co_return co_await rescue_locally(request, std::move(window), *settings);
-  }
-  co_return co_await resolve(request, key, settings, admission);
+}  // namespace
+
+bool GatewayService::early_draw(RequestFacts::Shape shape, const cache::Entry* own, WallTime now) {
+  // XFetch, for a fresh copy; derived pages are never refreshed early themselves.
+  return own != nullptr && now < own->fresh_until && shape != RequestFacts::Shape::derived &&
+         cache::should_refresh_early(now, own->fresh_until, kRefreshCost, 1.0,
+                                     deps_.random.uniform01());
 }
 
-asio::awaitable<Served> GatewayService::resolve(const api::ApiRequest& request,
-                                                const std::string& key, const SettingsPtr& settings,
-                                                Admission* admission) {
-  Served served;
-  Found found{deps_.cache.find_local(key), Tier::l1};
-  served.now = deps_.clock.wall_now();
-
-  // The hot path: a fresh L1 entry, no Redis, no locks beyond the L1 shard's.
-  auto early = [&](const cache::Entry& entry) {
-    return cache::should_refresh_early(served.now, entry.fresh_until, kRefreshCost, 1.0,
-                                       deps_.random.uniform01());
-  };
-  if (found.entry && served.now < found.entry->fresh_until && !early(*found.entry)) {
-    served.entry = std::move(found.entry);
-    served.result = CacheResult::hit;
-    co_return served;
+std::optional<Served> GatewayService::serve_from_l1(const api::ApiRequest& request,
+                                                    FirstLook& look) {
+  const Settings& settings = *settings_;  // no reference count taken on the hit path
+  look = first_look(request, settings);
+  const WallTime now = deps_.clock.wall_now();
+  if (!look.own || now >= look.own->fresh_until) return std::nullopt;
+  RequestFacts facts = facts_for(look, now, settings.stale);
+  facts.early_draw = early_draw(look.shape, look.own.get(), now);
+  if (needs_quota_mode(facts)) facts.mode = quota_mode(settings);
+  const Step step = next_step(facts);
+  if (step.action == Step::Action::serve_own_refresh) {
+    refresh_in_background(request, look.key, settings_, look.own->stored_at);
+  } else if (step.action != Step::Action::serve_own) {
+    return std::nullopt;
   }
+  return answer(look.own, {Outcome::Source::cache, false, kind_of(look.shape)}, now);
+}
 
-  if (!found.entry) {
-    found = co_await deps_.cache.find_shared(key);
-  } else if (served.now >= found.entry->fresh_until &&
-             decide(found.entry.get(), served.now, quota_mode(*settings), settings->stale, false)
-                     .action != ServeDecision::Action::serve_and_refresh) {
-    // Another instance may have refreshed it meanwhile. Not looked up when the stale copy is
-    // about to be served while revalidating: the refresh reads Redis first (under the lock),
-    // whereas a read here would fetch the whole entry from Redis on every request for a stale
-    // key, which is exactly what an upstream outage with many stale keys cannot afford.
-    Found shared = co_await deps_.cache.find_shared(key);
-    if (shared.entry && shared.entry->stored_at > found.entry->stored_at) found = shared;
-  }
-  served.now = deps_.clock.wall_now();
-  const cache::Entry* entry = found.entry.get();
-  const bool refresh_early = entry && served.now < entry->fresh_until && early(*entry);
-  const bool needs_mode = entry && (served.now >= entry->fresh_until || refresh_early);
-  const quota::Mode mode = needs_mode ? quota_mode(*settings) : quota::Mode::normal;
-  const ServeDecision decision = decide(entry, served.now, mode, settings->stale, refresh_early);
+asio::awaitable<Served> GatewayService::serve(const api::ApiRequest& request,
+                                              Admission* admission) {
+  FirstLook look;
+  if (std::optional<Served> hit = serve_from_l1(request, look)) co_return std::move(*hit);
+  co_return co_await serve(request, std::move(look), admission);
+}
 
-  if (decision.action != ServeDecision::Action::fetch) {
-    if (decision.action == ServeDecision::Action::serve_and_refresh) {
-      refresh_in_background(request, key, settings, entry->stored_at);
-    }
-    served.entry = std::move(found.entry);
-    served.result = CacheResult::hit;
-    served.stale = decision.stale;
-    co_return served;
-  }
+asio::awaitable<Served> GatewayService::serve(const api::ApiRequest& request, FirstLook look,
+                                              Admission* admission) {
+  co_return co_await serve_key(request, std::move(look), settings_, admission);
+}
 
-  std::chrono::seconds retry_after{0};
-  if (admission != nullptr && !admission->admit(retry_after)) {
-    // This client has used its share of upstream requests: stale if we have it, else 429.
-    if (entry != nullptr && served.now < entry->stale_until) {
-      served.entry = std::move(found.entry);
-      served.result = CacheResult::hit;
-      served.stale = StaleReason::if_error;
-      co_return served;
-    }
-    served.error = api::ErrorCode::rate_limited;
-    served.retry_after = retry_after;
-    co_return served;
-  }
-
-  const WallTime known = entry ? entry->stored_at : WallTime{};
+asio::awaitable<Served> GatewayService::serve_key(const api::ApiRequest& request, FirstLook look,
+                                                  SettingsPtr settings, Admission* admission) {
+  using Action = Step::Action;
+  using Failure = RequestFacts::Failure;
+  const std::string key = look.key;
+  std::shared_ptr<const cache::Entry> own = std::move(look.own);
+  LocalProof proof;
+  Served failed;  // what a failure answers when nothing rescues it
+  // Results of the steps that wait, declared here and not in the loop's blocks: GCC 12
+  // mishandles block-scoped locals that live across a co_await inside a loop.
+  Found shared;
+  Served page;
   Coalescer::Result fetched;
-  if (auto refusal = deps_.fetcher.refusal()) {
-    // The circuit is open (or upstream's 429 back-off runs): the fetch would end in this
-    // error anyway, so neither the Redis lock nor its lookups are worth their round trips.
-    fetched.outcome.error = refusal;
-  } else {
-    fetched = co_await fetch_coalesced(request, key, settings, known);
+  Served served;  // the answer
+
+  RequestFacts facts = facts_for(look, deps_.clock.wall_now(), settings->stale);
+  facts.own = own.get();
+  facts.early_draw = early_draw(look.shape, own.get(), facts.now);
+
+  // Each step either answers or adds a fact next_step() did not have, so the loop ends.
+  for (;;) {
+    if (needs_quota_mode(facts)) facts.mode = quota_mode(*settings);
+    const Step step = next_step(facts);
+    // An if-chain, not a switch: GCC 12 miscompiles co_await inside switch cases.
+    const Action action = step.action;
+    if (action == Action::serve_own || action == Action::serve_own_refresh) {
+      if (step.action == Action::serve_own_refresh) {
+        refresh_in_background(request, key, settings, own->stored_at);
+      }
+      served = answer(
+          own,
+          {Outcome::Source::cache, false, Outcome::detail_for(kind_of(look.shape), step.stale)},
+          facts.now);
+      served.upstream_error = failed.upstream_error;
+      served.upstream_ms = failed.upstream_ms;
+      co_return served;
+    } else if (action == Action::answer_local || action == Action::answer_local_refresh) {
+      if (step.action == Action::answer_local_refresh) {
+        // A stale proof is served like the stale widget data it comes from, and refreshing
+        // that data renews the proof: no upstream call for the page's window.
+        api::ApiRequest widget_request{api::Endpoint::widget, request.widget_id, {}};
+        refresh_in_background(widget_request, api::cache_key(widget_request), settings,
+                              proof.widget->stored_at);
+      } else if (step.stale == StaleReason::none && facts.failure == Failure::none) {
+        deps_.cache.store_local(key, proof.answer);  // a proof from fresh widget data
+      }
+      if (deps_.metrics) deps_.metrics->local_answer();
+      served = answer(
+          proof.answer,
+          {Outcome::Source::cache, false, Outcome::detail_for(Outcome::Detail::local, step.stale)},
+          facts.now);
+      served.upstream_error = failed.upstream_error;
+      co_return served;
+    } else if (action == Action::look_up_shared) {
+      shared = co_await deps_.cache.find_shared(key);
+      facts.own_looked = RequestFacts::Own::l1_and_l2;
+      if (shared.entry && (!own || shared.entry->stored_at > own->stored_at)) {
+        own = std::move(shared.entry);
+      }
+      facts.shared_unavailable = shared.shared_unavailable;
+      facts.own = own.get();
+      facts.now = deps_.clock.wall_now();
+      facts.early_draw = early_draw(look.shape, own.get(), facts.now);
+    } else if (action == Action::look_up_siblings) {
+      facts.siblings_looked = true;
+      if (deps_.siblings != nullptr) {
+        shared.entry = co_await deps_.siblings->find_copy(key, deps_.worker);
+        facts.now = deps_.clock.wall_now();
+        if (shared.entry && facts.now < shared.entry->stale_until) {
+          own = std::move(shared.entry);
+          deps_.cache.store_local(key, own);
+          facts.own = own.get();
+          facts.early_draw = early_draw(look.shape, own.get(), facts.now);
+        }
+      }
+    } else if (action == Action::look_up_proof) {
+      proof = co_await local_answer(request);
+      facts.proof_state = proof.answer ? RequestFacts::Proof::holds : RequestFacts::Proof::none;
+      facts.proof = proof.answer.get();
+      facts.proof_widget = proof.widget.get();
+      facts.now = deps_.clock.wall_now();
+    } else if (action == Action::derive) {
+      page = co_await derive(request, key, settings, admission);
+      if (page.ok()) co_return page;
+      failed = std::move(page);
+      facts.failure = failed.error == api::ErrorCode::quota_exhausted ? Failure::quota_exhausted
+                      : failed.error == api::ErrorCode::rate_limited  ? Failure::refused
+                                                                      : Failure::upstream;
+      facts.now = deps_.clock.wall_now();
+    } else if (action == Action::fetch) {
+      std::chrono::seconds retry_after{0};
+      if (admission != nullptr && !admission->admit(retry_after)) {
+        // This client has used its share of upstream requests.
+        failed.error = api::ErrorCode::rate_limited;
+        failed.retry_after = retry_after;
+        facts.failure = Failure::refused;
+        continue;
+      }
+      fetched = Coalescer::Result{};
+      if (auto refusal = deps_.fetcher.refusal()) {
+        // The circuit is open (or upstream's 429 back-off runs): the fetch would end in this
+        // error anyway, so neither the Redis lock nor its lookups are worth their round trips.
+        fetched.outcome.error = refusal;
+      } else {
+        // Computed before the co_await: GCC 12 evaluates both arms of a conditional inside a
+        // co_await expression.
+        const WallTime known = own ? own->stored_at : WallTime{};
+        fetched = co_await fetch_coalesced(request, key, settings, known);
+      }
+      // No reference into `fetched` here: GCC 12 loses references declared after a co_await
+      // inside a loop.
+      const bool collapsed = fetched.collapsed;
+      facts.now = deps_.clock.wall_now();
+      if (!collapsed) failed.upstream_ms = fetched.outcome.upstream_ms;
+      if (fetched.outcome.entry) {
+        served = answer(std::move(fetched.outcome.entry),
+                        {collapsed ? Outcome::Source::collapsed : Outcome::Source::upstream,
+                         fetched.outcome.stored, Outcome::Detail::none},
+                        facts.now);
+        served.upstream_ms = failed.upstream_ms;
+        co_return served;
+      }
+      failed.upstream_error = fetched.outcome.error;
+      failed.error = error_code_for(fetched.outcome.error);
+      if (fetched.outcome.error == errc::quota_exhausted) {
+        failed.retry_after = quota::seconds_until_reset(
+            facts.now, quota::quota_period(facts.now, deps_.quota.snapshot().utc_offset));
+        facts.failure = Failure::quota_exhausted;
+      } else {
+        facts.failure = Failure::upstream;
+      }
+      facts.fallback = step.fallback;
+    } else {  // Action::fail
+      failed.entry.reset();
+      failed.now = facts.now;
+      co_return failed;
+    }
   }
-  auto& [outcome, collapsed] = fetched;
-  served.now = deps_.clock.wall_now();
-  if (!collapsed) served.upstream_ms = outcome.upstream_ms;
-  if (outcome.entry) {
-    served.entry = std::move(outcome.entry);
-    served.result = collapsed ? CacheResult::collapsed : CacheResult::miss;
-    served.stored = outcome.stored;
-    co_return served;
-  }
-  if (found.entry && served.now < found.entry->stale_until &&
-      (decision.fallback || outcome.error == errc::quota_exhausted)) {
-    served.entry = std::move(found.entry);
-    served.result = CacheResult::hit;
-    served.stale = outcome.error == errc::quota_exhausted ? StaleReason::quota_exhausted
-                                                          : StaleReason::if_error;
-    served.upstream_error = outcome.error;
-    co_return served;
-  }
-  served.error = error_code_for(outcome.error);
-  served.upstream_error = outcome.error;
-  if (outcome.error == errc::quota_exhausted) {
-    served.retry_after = quota::seconds_until_reset(
-        served.now, quota::quota_period(served.now, deps_.quota.snapshot().utc_offset));
-  }
-  co_return served;
 }
 
 asio::awaitable<GatewayService::LocalProof> GatewayService::local_answer(
@@ -266,102 +335,38 @@ asio::awaitable<GatewayService::LocalProof> GatewayService::local_answer(
   co_return LocalProof{std::move(answer), std::move(widget.entry)};
 }
 
-asio::awaitable<Served> GatewayService::rescue_locally(const api::ApiRequest& request,
-                                                       Served failed, const Settings& settings) {
-  if (failed.ok()) co_return failed;
-  LocalProof proof = co_await local_answer(request);
-  const WallTime now = deps_.clock.wall_now();
-  if (!proof.answer || proof.answer->status != 200) co_return failed;
-  // The same windows as for a stale copy of the page itself: stale-if-error after the widget
-  // data's expiry, and up to its stale_until while the quota is spent.
-  const bool quota = failed.error == api::ErrorCode::quota_exhausted;
-  const auto window = quota ? std::max(settings.stale.if_error, settings.stale.while_revalidate)
-                            : settings.stale.if_error;
-  if (now >= proof.answer->fresh_until + window) co_return failed;
-  if (deps_.metrics) deps_.metrics->local_answer();
-  Served served;
-  served.entry = std::move(proof.answer);
-  served.result = CacheResult::hit;
-  served.local = true;
-  served.stale = quota ? StaleReason::quota_exhausted : StaleReason::if_error;
-  served.upstream_error = failed.upstream_error;
-  served.now = now;
-  co_return served;
-}
-
-asio::awaitable<std::optional<Served>> GatewayService::serve_local(const api::ApiRequest& request,
-                                                                   const std::string& key,
-                                                                   const SettingsPtr& settings) {
-  LocalProof proof = co_await local_answer(request);
-  if (!proof.answer) co_return std::nullopt;
-  Served served;
-  served.now = deps_.clock.wall_now();
-  const bool stale = served.now >= proof.widget->fresh_until;
-  const quota::Mode mode = stale ? quota_mode(*settings) : quota::Mode::normal;
-  const ServeDecision decision =
-      decide(proof.widget.get(), served.now, mode, settings->stale, false);
-  if (decision.action == ServeDecision::Action::fetch) {
-    // Too old to answer without asking: the page's window is fetched (and this proof may
-    // still rescue the page if that fails).
-    co_return std::nullopt;
-  }
-  if (!stale) {
-    deps_.cache.store_local(key, proof.answer);
-  } else if (decision.action == ServeDecision::Action::serve_and_refresh) {
-    // A stale proof is served like the stale widget data it comes from, and refreshing that
-    // data renews the proof: no upstream call for the page's window.
-    api::ApiRequest widget_request{api::Endpoint::widget, request.widget_id, {}};
-    refresh_in_background(widget_request, api::cache_key(widget_request), settings,
-                          proof.widget->stored_at);
-  }
-  if (deps_.metrics) deps_.metrics->local_answer();
-  served.entry = std::move(proof.answer);
-  served.result = CacheResult::hit;
-  served.local = true;
-  served.stale = decision.stale;
-  co_return served;
-}
-
-asio::awaitable<Served> GatewayService::serve_derived(const api::ApiRequest& request,
-                                                      const std::string& key,
-                                                      const SettingsPtr& settings,
-                                                      Admission* admission) {
-  Served served;
-  served.derived = true;
-  served.now = deps_.clock.wall_now();
-  if (auto page = deps_.cache.find_local(key); page && served.now < page->fresh_until) {
-    served.entry = std::move(page);
-    served.result = CacheResult::hit;
-    co_return served;
-  }
-  if (auto local = co_await serve_local(request, key, settings)) co_return std::move(*local);
-
-  // Each window is an ordinary cache key (limit=300, aligned skip): resolve them in order.
+asio::awaitable<Served> GatewayService::derive(const api::ApiRequest& request,
+                                               const std::string& key, const SettingsPtr& settings,
+                                               Admission* admission) {
+  // Each window is an ordinary cache key (limit=300, aligned skip): served in order.
   const std::vector<std::uint64_t> starts =
       cache::windows_for(request.query.skip, request.query.limit);
   std::vector<Served> parts;
   std::vector<std::pair<std::uint64_t, std::vector<std::string_view>>> windows;
   std::shared_ptr<const cache::Entry> page;
+  bool reuse_page = false;
   for (std::uint64_t start : starts) {
     api::ApiRequest window = cache::window_request(request, start);
-    std::string window_key = api::cache_key(window);
-    Served part = co_await resolve(window, window_key, settings->windows, admission);
-    if (!part.ok()) co_return co_await rescue_locally(request, std::move(part), *settings);
+    FirstLook look = first_look(window, *settings->windows);
+    look.shape = RequestFacts::Shape::window;
+    Served part = co_await serve_key(window, std::move(look), settings->windows, admission);
+    if (!part.ok()) co_return part;
     if (part.entry->status != 200) co_return part;  // unknown widget
-    if (starts.size() == 1) {
-      // The page may already have been cut from this very window: on an earlier request
-      // while the window is stale (the page is kept then too), or by a concurrent request
-      // that waited for the same window fetch. Parsing the window and compressing the page
-      // again for every such request is what saturated the CPU in outages and cold storms.
-      // A page carries its one window's times, so equal times mean the same window.
-      auto cached = deps_.cache.l1().get(key);
-      if (cached && cached->stored_at == part.entry->stored_at &&
-          cached->fresh_until == part.entry->fresh_until &&
-          cached->stale_until == part.entry->stale_until) {
-        page = std::move(cached);
-        parts.push_back(std::move(part));
-        break;
-      }
+    // The page may already have been cut from this very window: on an earlier request while
+    // the window is stale (the page is kept then too), or by a concurrent request that waited
+    // for the same window fetch. Parsing the window and compressing the page again for every
+    // such request is what saturated the CPU in outages and cold storms. A page carries its one
+    // window's times, so equal times mean the same window.
+    // Read again here, after the wait, not at the request's first look.
+    std::shared_ptr<const cache::Entry> cached =
+        starts.size() == 1 ? deps_.cache.l1().get(key) : nullptr;
+    if (cached && cached->stored_at == part.entry->stored_at &&
+        cached->fresh_until == part.entry->fresh_until &&
+        cached->stale_until == part.entry->stale_until) {
+      page = std::move(cached);
+      reuse_page = true;
+      parts.push_back(std::move(part));
+      break;
     }
     std::optional<std::vector<std::string_view>> elements = window_elements(*part.entry);
     if (!elements) {
@@ -376,21 +381,26 @@ asio::awaitable<Served> GatewayService::serve_derived(const api::ApiRequest& req
     if (last) break;  // the list ends inside this window
   }
 
-  served.result = CacheResult::hit;
-  served.stored = true;
+  // The page's outcome is its windows': fetched if any was, stale if any was.
+  Outcome outcome{Outcome::Source::cache, true, Outcome::Detail::derived};
+  StaleReason stale = StaleReason::none;
+  Served served;
   for (const Served& part : parts) {
-    if (part.result == CacheResult::miss) served.result = CacheResult::miss;
-    if (part.result == CacheResult::collapsed && served.result == CacheResult::hit)
-      served.result = CacheResult::collapsed;
+    const Outcome::Source source = part.outcome.source;
+    if (source == Outcome::Source::upstream) outcome.source = Outcome::Source::upstream;
+    if (source == Outcome::Source::collapsed && outcome.source == Outcome::Source::cache) {
+      outcome.source = Outcome::Source::collapsed;
+    }
     served.upstream_ms = std::max(served.upstream_ms, part.upstream_ms);
-    if (part.stale != StaleReason::none && served.stale == StaleReason::none) {
-      served.stale = part.stale;
+    if (part.outcome.stale() != StaleReason::none && stale == StaleReason::none) {
+      stale = part.outcome.stale();
       served.upstream_error = part.upstream_error;
     }
-    served.stored = served.stored && (part.result == CacheResult::hit || part.stored);
+    outcome.stored = outcome.stored && (source == Outcome::Source::cache || part.outcome.stored);
   }
+  outcome.detail = Outcome::detail_for(Outcome::Detail::derived, stale);
 
-  if (!page) {
+  if (!reuse_page) {
     auto body = cache::slice_page(request.query.skip, request.query.limit, windows);
     if (!body) {
       Served invalid;
@@ -418,6 +428,7 @@ asio::awaitable<Served> GatewayService::serve_derived(const api::ApiRequest& req
     page = std::move(derived);
   }
   served.entry = std::move(page);
+  served.outcome = outcome;
   served.now = deps_.clock.wall_now();
   co_return served;
 }

@@ -1,14 +1,8 @@
 #pragma once
-// The answer to one validated API request. In order:
-//   1. the cache (L1, then Redis) — a fresh copy is served at once;
-//   2. what the cached widget data already proves (a page past the end, a platform the widget
-//      does not have) is answered locally with [];
-//   3. a reviews page is derived from aligned 300-review windows, so any limit/skip costs at
-//      most the windows' upstream calls;
-//   4. otherwise one upstream fetch per key across all threads (in-process coalescing) and all
-//      instances (a Redis lock), counted against the quota, stored for everyone.
-// Stale copies are served while revalidating, when upstream fails, and when the quota says so.
-// Upstream failures are never cached.
+// The answer to one validated API request: gathers what serve_policy's next_step() asks for
+// (the L1 and Redis copies, the widget data's proof, a page's windows, an upstream fetch
+// coalesced in this worker and, through a Redis lock, across workers and instances) and does
+// what it says. The rules themselves live in serve_policy. Upstream failures are never cached.
 
 #include <atomic>
 #include <boost/asio/any_io_executor.hpp>
@@ -29,26 +23,23 @@
 
 namespace wg::gateway {
 
-// How an answer was produced; drives Cache-Status and metrics.
-enum class CacheResult {
-  hit,        // from the cache, nobody went upstream for it
-  miss,       // fetched upstream by this request
-  collapsed,  // fetched upstream by a concurrent request this one waited for
-};
-
 struct Served {
   std::shared_ptr<const cache::Entry> entry;  // null when `error` is set
-  CacheResult result = CacheResult::miss;
-  bool stored = false;   // a fetched entry reached the shared cache
-  bool derived = false;  // sliced from review windows
-  bool local = false;    // proven by cached widget data, no upstream call
-  StaleReason stale = StaleReason::none;
-  std::error_code upstream_error;  // with StaleReason::if_error: what failed
+  Outcome outcome;                            // how `entry` was produced
+  std::error_code upstream_error;  // with a stale-if-error answer or an error: what failed
   double upstream_ms = -1;         // this request's own upstream exchange; < 0 when none
   api::ErrorCode error = api::ErrorCode::upstream_error;
-  std::chrono::seconds retry_after{0};  // for quota_exhausted
+  std::chrono::seconds retry_after{0};  // for quota_exhausted and rate_limited
   WallTime now{};
   bool ok() const { return entry != nullptr; }
+};
+
+// What the synchronous first look at a request learned, for serve() to go on from: the key
+// is computed and L1 read once per request.
+struct FirstLook {
+  std::string key;
+  RequestFacts::Shape shape = RequestFacts::Shape::widget;
+  std::shared_ptr<const cache::Entry> own;  // the L1 copy (not past stale_until), or null
 };
 
 // Whether the client behind a request may cause an upstream request now (the per-IP limit).
@@ -67,6 +58,8 @@ struct ServiceDependencies {
   Clock& clock;
   RandomSource& random;
   metrics::GatewayMetrics* metrics = nullptr;
+  SiblingCaches* siblings = nullptr;  // the process's other workers; null: none
+  unsigned worker = 0;                // this worker's index, for `siblings`
 };
 
 // Threads: one service per io worker; every member is called on that worker's thread.
@@ -75,14 +68,18 @@ class GatewayService {
   GatewayService(boost::asio::any_io_executor background, ServiceDependencies deps,
                  const config::Config& config);
 
-  // `admission` (may be null) is asked before this request would go upstream.
+  // The hit path without a coroutine: the answer when a fresh L1 copy settles the request
+  // (no Redis, no quota, no lock); otherwise nullopt, and `look` holds what serve() goes on
+  // from.
+  std::optional<Served> serve_from_l1(const api::ApiRequest& request, FirstLook& look);
+
+  // Everything else. `admission` (may be null) is asked before this request would go
+  // upstream.
+  boost::asio::awaitable<Served> serve(const api::ApiRequest& request, FirstLook look,
+                                       Admission* admission = nullptr);
+  // Both steps, for callers without a hit path of their own (admin warm-up, tests).
   boost::asio::awaitable<Served> serve(const api::ApiRequest& request,
                                        Admission* admission = nullptr);
-
-  // The hit path without a coroutine: the answer when a fresh copy is in L1 and not due for
-  // an early refresh, nullopt otherwise (then serve() decides). Touches no Redis. serve() gives
-  // the same answer for such a request; this only skips its frames.
-  std::optional<Served> serve_fresh_from_l1(const api::ApiRequest& request);
 
   // Applies reloadable settings (TTL policy, stale windows, derivation). On the service's own
   // thread (requests in flight keep the settings they started with).
@@ -104,12 +101,16 @@ class GatewayService {
   };
   using SettingsPtr = std::shared_ptr<const Settings>;
 
-  // Steps 1 and 4 for one cache key.
-  boost::asio::awaitable<Served> resolve(const api::ApiRequest& request, const std::string& key,
-                                         const SettingsPtr& settings, Admission* admission);
-  boost::asio::awaitable<Served> serve_derived(const api::ApiRequest& request,
-                                               const std::string& key, const SettingsPtr& settings,
-                                               Admission* admission);
+  FirstLook first_look(const api::ApiRequest& request, const Settings& settings);
+  bool early_draw(RequestFacts::Shape shape, const cache::Entry* own, WallTime now);
+  // Carries out next_step() for one key until it answers.
+  boost::asio::awaitable<Served> serve_key(const api::ApiRequest& request, FirstLook look,
+                                           SettingsPtr settings, Admission* admission);
+  // The derive step: a page cut from its windows, each served as a key of its own; the page
+  // in L1 is reused while its window is unchanged. A failure comes back as the failed window's
+  // answer (no entry).
+  boost::asio::awaitable<Served> derive(const api::ApiRequest& request, const std::string& key,
+                                        const SettingsPtr& settings, Admission* admission);
   // What the cached widget data (fresh or stale) proves about a reviews page: an answer that
   // shares the widget data's freshness (a stale proof is as old as its data), with the widget
   // entry it comes from; both null when nothing is proven.
@@ -118,17 +119,6 @@ class GatewayService {
     std::shared_ptr<const cache::Entry> widget;
   };
   boost::asio::awaitable<LocalProof> local_answer(const api::ApiRequest& request);
-  // Step 2 as an answer, under the widget data's own rules: fresh (also kept in L1); stale
-  // while revalidating (the widget data is refreshed in the background) or in a quota mode;
-  // nullopt when nothing is proven or the widget data is too old to be served without a fetch.
-  boost::asio::awaitable<std::optional<Served>> serve_local(const api::ApiRequest& request,
-                                                            const std::string& key,
-                                                            const SettingsPtr& settings);
-  // A reviews page whose window could not be had (upstream failing, quota spent, this
-  // client's share used) is still answered from stale widget data that proves it empty, as
-  // any stale copy would be; otherwise `failed` is returned as it is.
-  boost::asio::awaitable<Served> rescue_locally(const api::ApiRequest& request, Served failed,
-                                                const Settings& settings);
   // One fetch per key in this process; across instances through the Redis lock.
   boost::asio::awaitable<Coalescer::Result> fetch_coalesced(const api::ApiRequest& request,
                                                             const std::string& key,

@@ -50,17 +50,31 @@ class IpAdmission final : public Admission {
   Clock& clock_;
 };
 
+// The metrics' and access log's reading of an outcome: stale, local and derived answers are
+// told apart from plain hits (with the same precedence as Cache-Status' detail).
 metrics::CacheResult cache_result_of(const Served& served) {
+  using Detail = Outcome::Detail;
   if (!served.ok()) return metrics::CacheResult::none;
-  if (served.stale != StaleReason::none) return metrics::CacheResult::stale;
-  if (served.local) return metrics::CacheResult::local;
-  if (served.derived && served.result == CacheResult::hit) return metrics::CacheResult::derived;
-  switch (served.result) {
-    case CacheResult::hit:
+  switch (served.outcome.detail) {
+    case Detail::stale_while_revalidate:
+    case Detail::stale_if_error:
+    case Detail::quota_exhausted:
+    case Detail::quota_economy:
+      return metrics::CacheResult::stale;
+    case Detail::local:
+      return metrics::CacheResult::local;
+    case Detail::derived:
+      if (served.outcome.source == Outcome::Source::cache) return metrics::CacheResult::derived;
+      break;
+    case Detail::none:
+      break;
+  }
+  switch (served.outcome.source) {
+    case Outcome::Source::cache:
       return metrics::CacheResult::hit;
-    case CacheResult::miss:
+    case Outcome::Source::upstream:
       return metrics::CacheResult::miss;
-    case CacheResult::collapsed:
+    case Outcome::Source::collapsed:
       return metrics::CacheResult::collapsed;
   }
   return metrics::CacheResult::none;
@@ -218,16 +232,18 @@ asio::awaitable<http::Response> PublicHandler::handle_api(const http::Request& r
     if (settings.limiter) admission.emplace(*settings.limiter, client, clock_);
   }
   Served served;
-  if (std::optional<Served> fresh = service_.serve_fresh_from_l1(api_request)) {
-    served = std::move(*fresh);
+  FirstLook look;
+  if (std::optional<Served> hit = service_.serve_from_l1(api_request, look)) {
+    served = std::move(*hit);
   } else {
     Admission* asked = admission ? &*admission : nullptr;
-    served = co_await service_.serve(api_request, asked);
+    served = co_await service_.serve(api_request, std::move(look), asked);
   }
   observation.cache = cache_result_of(served);
   observation.upstream_ms = served.upstream_ms;
-  if (served.stale != StaleReason::none && metrics_)
-    metrics_->stale_served(detail_of(served.stale));
+  if (const StaleReason stale = served.outcome.stale(); stale != StaleReason::none && metrics_) {
+    metrics_->stale_served(detail_of(stale));
+  }
   co_return build_response(served, endpoint, settings.response, view, settings.cors);
 }
 

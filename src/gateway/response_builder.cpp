@@ -75,26 +75,21 @@ long long max_age_seconds(const cache::Entry& entry, WallTime now, std::chrono::
 }
 
 void append_cache_status(std::string& out, const Served& served) {
+  const Outcome& outcome = served.outcome;
+  const bool stale_if_error = outcome.detail == Outcome::Detail::stale_if_error;
   out.append("widget-gateway; ");
   const long long ttl = served.entry ? seconds_between(served.now, served.entry->fresh_until) : 0;
-  if (served.stale == StaleReason::if_error) {
+  if (stale_if_error) {
     out.append("fwd=stale; ttl=");
-  } else if (served.result == CacheResult::miss) {
-    out.append(served.stored ? "fwd=uri-miss; stored; ttl=" : "fwd=uri-miss; ttl=");
+  } else if (outcome.source == Outcome::Source::upstream) {
+    out.append(outcome.stored ? "fwd=uri-miss; stored; ttl=" : "fwd=uri-miss; ttl=");
   } else {
     out.append("hit; ttl=");
   }
   append_number(out, ttl);
-  if (served.stale != StaleReason::if_error && served.result == CacheResult::collapsed) {
-    out.append("; collapsed");
-  }
-  // One detail value: a stale reason wins over derived/local.
-  if (served.stale != StaleReason::none) {
-    out.append("; detail=").append(detail_of(served.stale));
-  } else if (served.local) {
-    out.append("; detail=local");
-  } else if (served.derived) {
-    out.append("; detail=derived");
+  if (!stale_if_error && outcome.source == Outcome::Source::collapsed) out.append("; collapsed");
+  if (outcome.detail != Outcome::Detail::none) {
+    out.append("; detail=").append(detail_of(outcome.detail));
   }
 }
 

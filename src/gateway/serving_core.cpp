@@ -19,7 +19,7 @@ redis::Settings redis_settings(const config::Config& config) {
 
 ServingCore::ServingCore(asio::any_io_executor ex, const config::Config& config,
                          const redis::Settings& redis_settings, std::size_t l1_bytes,
-                         ProcessParts parts)
+                         ProcessParts parts, unsigned index)
     : redis(ex, redis_settings, parts.random),
       upstream(ex, config.upstream, parts.clock),
       store(redis, parts.generations),
@@ -29,7 +29,9 @@ ServingCore::ServingCore(asio::any_io_executor ex, const config::Config& config,
       lock(redis, parts.random),
       fetcher(upstream, parts.quota, redis, parts.breaker, parts.clock, parts.random,
               parts.metrics),
-      service(ex, {tier, fetcher, lock, parts.quota, parts.clock, parts.random, parts.metrics},
+      service(ex,
+              {tier, fetcher, lock, parts.quota, parts.clock, parts.random, parts.metrics,
+               parts.siblings, index},
               config),
       executor_(ex),
       quota_(parts.quota) {}

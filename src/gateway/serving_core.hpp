@@ -32,6 +32,7 @@ struct ProcessParts {
   quota::QuotaCounter& quota;
   upstream::CircuitBreaker& breaker;
   metrics::GatewayMetrics* metrics = nullptr;
+  SiblingCaches* siblings = nullptr;  // the other workers' L1s (null: a lone worker)
 };
 
 // Redis client settings from the configuration (the URL was validated by the config loader).
@@ -41,8 +42,10 @@ class ServingCore {
  public:
   // `ex` must be run by one thread at a time: the worker's. `l1_bytes` is this worker's share
   // of cache.l1_max_bytes.
+  // `index`: this worker's number among the process's workers.
   ServingCore(boost::asio::any_io_executor ex, const config::Config& config,
-              const redis::Settings& redis_settings, std::size_t l1_bytes, ProcessParts parts);
+              const redis::Settings& redis_settings, std::size_t l1_bytes, ProcessParts parts,
+              unsigned index = 0);
   // Stops the Redis connection and closes idle upstream connections.
   ~ServingCore();
   ServingCore(const ServingCore&) = delete;

@@ -30,7 +30,7 @@ Worker::Worker(unsigned index, unsigned workers, const config::Config& config, P
     : index_(index),
       workers_(workers),
       core_(ioc_.get_executor(), config, redis_settings(config),
-            l1_share(config.cache.l1_max_bytes, workers), parts),
+            l1_share(config.cache.l1_max_bytes, workers), parts, index),
       handler_(core_.service, readiness, parts.clock, config, std::move(limiter), parts.metrics,
                access_log),
       server_(ioc_, "public", worker_limits(config.server, workers), handler_, true) {}

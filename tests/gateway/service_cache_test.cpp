@@ -26,8 +26,8 @@ BOOST_AUTO_TEST_CASE(a_miss_is_stored_and_the_next_request_is_an_l1_hit_without_
   ServiceFixture f;
   Served first = f.serve(f.widget(0));
   BOOST_REQUIRE(first.ok());
-  BOOST_TEST(first.result == CacheResult::miss);
-  BOOST_TEST(first.stored);
+  BOOST_TEST(first.outcome.source == Outcome::Source::upstream);
+  BOOST_TEST(first.outcome.stored);
   BOOST_TEST(first.entry->body == f.stub().dataset().rendered(0)->body());
   BOOST_TEST(cache_status(first) == "widget-gateway; fwd=uri-miss; stored; ttl=3600");
   BOOST_TEST(f.upstream_calls() == 1u);
@@ -37,7 +37,7 @@ BOOST_AUTO_TEST_CASE(a_miss_is_stored_and_the_next_request_is_an_l1_hit_without_
   Served second = f.serve(f.widget(0));
   BOOST_TEST(redis_commands(f.redis_server) == before);  // an L1 hit costs no Redis round trip
   BOOST_REQUIRE(second.ok());
-  BOOST_TEST(second.result == CacheResult::hit);
+  BOOST_TEST(second.outcome.source == Outcome::Source::cache);
   BOOST_TEST(second.entry == first.entry);
   BOOST_TEST(cache_status(second) == "widget-gateway; hit; ttl=3000");
 
@@ -45,7 +45,7 @@ BOOST_AUTO_TEST_CASE(a_miss_is_stored_and_the_next_request_is_an_l1_hit_without_
   f.redis_server.stop();
   Served third = f.serve(f.widget(0));
   BOOST_REQUIRE(third.ok());
-  BOOST_TEST(third.result == CacheResult::hit);
+  BOOST_TEST(third.outcome.source == Outcome::Source::cache);
   BOOST_TEST(f.upstream_calls() == 1u);
 }
 
@@ -55,9 +55,9 @@ BOOST_AUTO_TEST_CASE(an_l2_hit_fills_l1) {
   f.main().l1.clear();
   Served from_redis = f.serve(f.widget(0));
   BOOST_REQUIRE(from_redis.ok());
-  BOOST_TEST(from_redis.result == CacheResult::hit);
+  BOOST_TEST(from_redis.outcome.source == Outcome::Source::cache);
   const std::uint64_t before = redis_commands(f.redis_server);
-  BOOST_TEST(f.serve(f.widget(0)).result == CacheResult::hit);
+  BOOST_TEST(f.serve(f.widget(0)).outcome.source == Outcome::Source::cache);
   BOOST_TEST(redis_commands(f.redis_server) == before);
   BOOST_TEST(f.upstream_calls() == 1u);
 }
@@ -70,8 +70,8 @@ BOOST_AUTO_TEST_CASE(hundred_concurrent_requests_on_one_cold_key_make_one_upstre
   for (const Served& served : results) {
     BOOST_REQUIRE(served.ok());
     BOOST_TEST(served.entry->body == results.front().entry->body);
-    misses += served.result == CacheResult::miss;
-    collapsed += served.result == CacheResult::collapsed;
+    misses += served.outcome.source == Outcome::Source::upstream;
+    collapsed += served.outcome.source == Outcome::Source::collapsed;
   }
   BOOST_TEST(f.upstream_calls() == 1u);
   BOOST_TEST(misses == 1);
@@ -115,7 +115,7 @@ BOOST_AUTO_TEST_CASE(forty_pages_of_a_700_review_widget_cost_three_upstream_call
     BOOST_TEST_CONTEXT("limit=" << limit << " skip=" << skip) {
       Served served = f.serve(f.reviews(0, limit, skip));
       BOOST_REQUIRE(served.ok());
-      BOOST_TEST(served.derived);
+      BOOST_TEST((served.outcome.detail == Outcome::Detail::derived));
       BOOST_TEST(served.entry->status == 200);
       BOOST_TEST(served.entry->body == rendered->page(skip, limit));
     }
@@ -172,7 +172,7 @@ BOOST_AUTO_TEST_CASE(provably_empty_pages_are_answered_locally) {
     BOOST_TEST_CONTEXT(api::cache_key(request)) {
       Served served = f.serve(request);
       BOOST_REQUIRE(served.ok());
-      BOOST_TEST(served.local);
+      BOOST_TEST((served.outcome.detail == Outcome::Detail::local));
       BOOST_TEST(served.entry->status == 200);
       BOOST_TEST(served.entry->body == "[]");
       BOOST_TEST(cache_status(served).find("detail=local") != std::string::npos);
@@ -194,7 +194,7 @@ BOOST_AUTO_TEST_CASE(unknown_widgets_are_cached_negatively_for_negative_ttl) {
   f.clock.advance(4min);
   Served second = f.serve(f.widget_id(unknown));
   BOOST_REQUIRE(second.ok());
-  BOOST_TEST(second.result == CacheResult::hit);
+  BOOST_TEST(second.outcome.source == Outcome::Source::cache);
   BOOST_TEST(second.entry->status == 404);
   // Its reviews are known to be unknown too: 400, as upstream answers, without asking.
   api::ApiRequest reviews{api::Endpoint::reviews, unknown, {20, 0, std::nullopt}};
@@ -218,7 +218,7 @@ BOOST_AUTO_TEST_CASE(unknown_widgets_are_cached_negatively_for_negative_ttl) {
   Served again = f.serve(f.widget_id(unknown));
   BOOST_REQUIRE(again.ok());
   BOOST_TEST(again.entry->status == 404);
-  BOOST_TEST(again.result == CacheResult::miss);
+  BOOST_TEST(again.outcome.source == Outcome::Source::upstream);
   BOOST_TEST(f.upstream_calls() == 3u);
 }
 
@@ -235,28 +235,37 @@ BOOST_AUTO_TEST_CASE(upstream_failures_are_never_cached) {
   BOOST_TEST(f.redis_server.command({"EXISTS", physical}) == "0");
   Served next = f.serve(f.widget(0));
   BOOST_REQUIRE(next.ok());
-  BOOST_TEST(next.result == CacheResult::miss);
+  BOOST_TEST(next.outcome.source == Outcome::Source::upstream);
   BOOST_TEST(f.upstream_calls() == 2u);
+}
+
+// The synchronous first look of a request (the public listener's hit path), on the io thread
+// that owns the service.
+std::optional<Served> from_l1(ServiceFixture& f, const api::ApiRequest& request) {
+  return f.run<std::optional<Served>>([&]() -> boost::asio::awaitable<std::optional<Served>> {
+    FirstLook look;
+    co_return f.service().serve_from_l1(request, look);
+  });
 }
 
 BOOST_AUTO_TEST_CASE(fresh_l1_copies_are_served_without_a_coroutine_and_without_redis) {
   ServiceFixture f;
-  BOOST_TEST(!f.service().serve_fresh_from_l1(f.widget(0)).has_value());  // nothing cached yet
+  BOOST_TEST(!from_l1(f, f.widget(0)).has_value());  // nothing cached yet
   Served first = f.serve(f.widget(0));
   BOOST_REQUIRE(first.ok());
   Served page = f.serve(f.reviews(0, 10));
   BOOST_REQUIRE(page.ok());
-  BOOST_TEST(page.derived);
+  BOOST_TEST((page.outcome.detail == Outcome::Detail::derived));
 
   const std::uint64_t before = redis_commands(f.redis_server);
   f.clock.advance(10min);
-  std::optional<Served> fast = f.service().serve_fresh_from_l1(f.widget(0));
+  std::optional<Served> fast = from_l1(f, f.widget(0));
   BOOST_REQUIRE(fast.has_value());
-  BOOST_TEST(fast->result == CacheResult::hit);
+  BOOST_TEST(fast->outcome.source == Outcome::Source::cache);
   BOOST_TEST(fast->entry == first.entry);
   BOOST_TEST(cache_status(*fast) == "widget-gateway; hit; ttl=3000");
   // A derived page is answered the same way, and says so.
-  std::optional<Served> fast_page = f.service().serve_fresh_from_l1(f.reviews(0, 10));
+  std::optional<Served> fast_page = from_l1(f, f.reviews(0, 10));
   BOOST_REQUIRE(fast_page.has_value());
   BOOST_TEST(fast_page->entry == page.entry);
   BOOST_TEST(cache_status(*fast_page) == "widget-gateway; hit; ttl=3000; detail=derived");
@@ -265,8 +274,8 @@ BOOST_AUTO_TEST_CASE(fresh_l1_copies_are_served_without_a_coroutine_and_without_
 
   // Past freshness it steps aside: serve() decides about stale copies.
   f.clock.advance(1h);
-  BOOST_TEST(!f.service().serve_fresh_from_l1(f.widget(0)).has_value());
-  BOOST_TEST(!f.service().serve_fresh_from_l1(f.reviews(0, 10)).has_value());
+  BOOST_TEST(!from_l1(f, f.widget(0)).has_value());
+  BOOST_TEST(!from_l1(f, f.reviews(0, 10)).has_value());
 }
 
 BOOST_AUTO_TEST_CASE(fresh_l1_copy_near_its_end_is_served_and_refreshed_early) {
@@ -277,11 +286,11 @@ BOOST_AUTO_TEST_CASE(fresh_l1_copy_near_its_end_is_served_and_refreshed_early) {
   // 30 s of freshness left; a draw of 1e-9 gives XFetch a head start of about 41 s.
   f.clock.advance(3600s - 30s);
   f.random.set(1e-9);
-  std::optional<Served> fast = f.service().serve_fresh_from_l1(f.widget(0));
+  std::optional<Served> fast = from_l1(f, f.widget(0));
   BOOST_REQUIRE(fast.has_value());
-  BOOST_TEST(fast->result == CacheResult::hit);
+  BOOST_TEST(fast->outcome.source == Outcome::Source::cache);
   BOOST_TEST(fast->entry == first.entry);
-  BOOST_TEST((fast->stale == StaleReason::none));
+  BOOST_TEST(fast->outcome.stale() == StaleReason::none);
   BOOST_TEST(f.refreshes_done());
   BOOST_TEST(f.upstream_calls() == 2u);  // one background refresh
 }

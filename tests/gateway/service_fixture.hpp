@@ -150,13 +150,13 @@ namespace wg::gateway {
 inline std::ostream& operator<<(std::ostream& os, StaleReason reason) {
   return os << "StaleReason(" << (reason == StaleReason::none ? "none" : detail_of(reason)) << ")";
 }
-inline std::ostream& operator<<(std::ostream& os, CacheResult result) {
-  switch (result) {
-    case CacheResult::hit:
-      return os << "hit";
-    case CacheResult::miss:
-      return os << "miss";
-    case CacheResult::collapsed:
+inline std::ostream& operator<<(std::ostream& os, Outcome::Source source) {
+  switch (source) {
+    case Outcome::Source::cache:
+      return os << "cache";
+    case Outcome::Source::upstream:
+      return os << "upstream";
+    case Outcome::Source::collapsed:
       return os << "collapsed";
   }
   return os;

@@ -42,7 +42,7 @@ BOOST_AUTO_TEST_CASE(with_the_circuit_open_stale_copies_cost_no_redis_and_no_ref
     for (const auto& key : keys) {
       Served stale = f.serve(key);
       BOOST_REQUIRE(stale.ok());
-      BOOST_TEST(stale.stale == StaleReason::while_revalidate);
+      BOOST_TEST(stale.outcome.stale() == StaleReason::while_revalidate);
       // A refresh could only end in circuit_open: none is started.
       BOOST_TEST(f.service().background_refreshes() == 0u);
     }
@@ -55,13 +55,13 @@ BOOST_AUTO_TEST_CASE(with_the_circuit_open_stale_copies_cost_no_redis_and_no_ref
   // probe that closes the circuit.
   f.faults().set(stub::FaultMode::none, std::nullopt, stub::FaultEndpoint::any);
   f.clock.advance(31s);
-  BOOST_TEST(f.serve(f.widget(0)).stale == StaleReason::while_revalidate);
+  BOOST_TEST(f.serve(f.widget(0)).outcome.stale() == StaleReason::while_revalidate);
   BOOST_REQUIRE(f.refreshes_done());
   BOOST_TEST(f.upstream_calls() == calls + 1);
   BOOST_TEST((f.main().breaker.state() == State::closed));
   Served fresh = f.serve(f.widget(0));
   BOOST_REQUIRE(fresh.ok());
-  BOOST_TEST(fresh.stale == StaleReason::none);
+  BOOST_TEST(fresh.outcome.stale() == StaleReason::none);
 }
 
 BOOST_AUTO_TEST_CASE(with_the_circuit_open_past_swr_stale_if_error_takes_no_redis_lock) {
@@ -75,12 +75,12 @@ BOOST_AUTO_TEST_CASE(with_the_circuit_open_past_swr_stale_if_error_takes_no_redi
   // that the refused fetch costs nothing: no lock (SET NX), no release, no second read.
   Served first = f.serve(f.widget(0));
   BOOST_REQUIRE(first.ok());
-  BOOST_TEST(first.stale == StaleReason::if_error);
+  BOOST_TEST(first.outcome.stale() == StaleReason::if_error);
   BOOST_TEST(first.upstream_error == make_error_code(errc::circuit_open));
   const std::uint64_t before = redis_commands(f.redis_server);
   Served second = f.serve(f.widget(0));
   BOOST_REQUIRE(second.ok());
-  BOOST_TEST(second.stale == StaleReason::if_error);
+  BOOST_TEST(second.outcome.stale() == StaleReason::if_error);
   BOOST_TEST(redis_commands(f.redis_server) - before <= 1u);  // the one GET for other copies
   BOOST_TEST(f.upstream_calls() == calls);
 
@@ -101,12 +101,12 @@ BOOST_AUTO_TEST_CASE(a_page_cut_from_a_stale_window_is_cut_once) {
 
   Served first = f.serve(f.reviews(0, 20));
   BOOST_REQUIRE(first.ok());
-  BOOST_TEST(first.stale == StaleReason::while_revalidate);
-  BOOST_TEST(first.derived);
+  BOOST_TEST(first.outcome.stale() == StaleReason::while_revalidate);
+  BOOST_TEST((first.outcome.source == Outcome::Source::cache));
   for (int i = 0; i < 5; ++i) {
     Served again = f.serve(f.reviews(0, 20));
     BOOST_REQUIRE(again.ok());
-    BOOST_TEST(again.stale == StaleReason::while_revalidate);
+    BOOST_TEST(again.outcome.stale() == StaleReason::while_revalidate);
     // The very same page object: not parsed, sliced and compressed again per request.
     BOOST_TEST(again.entry == first.entry);
   }
@@ -118,7 +118,7 @@ BOOST_AUTO_TEST_CASE(a_page_cut_from_a_stale_window_is_cut_once) {
   BOOST_REQUIRE(f.refreshes_done());
   Served fresh = f.serve(f.reviews(0, 20));
   BOOST_REQUIRE(fresh.ok());
-  BOOST_TEST(fresh.stale == StaleReason::none);
+  BOOST_TEST(fresh.outcome.stale() == StaleReason::none);
   BOOST_TEST(fresh.entry != first.entry);
   BOOST_TEST((fresh.entry->stored_at > first.entry->stored_at));
   BOOST_TEST(fresh.entry->body == first.entry->body);
@@ -146,7 +146,7 @@ BOOST_AUTO_TEST_CASE(stale_widget_data_still_proves_a_page_empty) {
   const api::ApiRequest past_the_end = f.reviews(0, 20, 1000000);  // no widget has that many
   Served local = f.serve(past_the_end);
   BOOST_REQUIRE(local.ok());
-  BOOST_TEST(local.local);
+  BOOST_TEST((local.outcome.detail == Outcome::Detail::local));
   BOOST_TEST(f.upstream_calls() == 1u);  // proven by the widget data, no upstream call
 
   // Stale widget data within stale-while-revalidate: the proof is served like the data, and
@@ -155,8 +155,8 @@ BOOST_AUTO_TEST_CASE(stale_widget_data_still_proves_a_page_empty) {
   f.faults().set_latency(300ms);
   Served swr = f.serve(past_the_end);
   BOOST_REQUIRE(swr.ok());
-  BOOST_TEST(swr.local);
-  BOOST_TEST(swr.stale == StaleReason::while_revalidate);
+  BOOST_TEST((swr.outcome.source == Outcome::Source::cache));  // local, served stale
+  BOOST_TEST(swr.outcome.stale() == StaleReason::while_revalidate);
   BOOST_TEST(swr.entry->body == "[]");
   BOOST_TEST((swr.entry->stored_at == widget.entry->stored_at));  // as old as its proof
   BOOST_REQUIRE(f.refreshes_done());
@@ -164,7 +164,7 @@ BOOST_AUTO_TEST_CASE(stale_widget_data_still_proves_a_page_empty) {
   BOOST_TEST(f.upstream_reviews_calls() == 0u);
   Served renewed = f.serve(past_the_end);
   BOOST_REQUIRE(renewed.ok());
-  BOOST_TEST(renewed.stale == StaleReason::none);
+  BOOST_TEST(renewed.outcome.stale() == StaleReason::none);
 
   // Past stale-while-revalidate the page's window is asked for; when upstream fails, the
   // stale widget data is served as stale-if-error, and so is what it proves.
@@ -173,13 +173,13 @@ BOOST_AUTO_TEST_CASE(stale_widget_data_still_proves_a_page_empty) {
   f.faults().set(stub::FaultMode::status503, std::nullopt, stub::FaultEndpoint::any);
   Served page = f.serve(past_the_end);
   BOOST_REQUIRE(page.ok());
-  BOOST_TEST(page.local);
-  BOOST_TEST(page.stale == StaleReason::if_error);
+  BOOST_TEST((page.outcome.source == Outcome::Source::cache));  // local, served stale
+  BOOST_TEST(page.outcome.stale() == StaleReason::if_error);
   BOOST_TEST(page.entry->body == "[]");
   BOOST_TEST(f.upstream_reviews_calls() == 1u);
   Served data = f.serve(f.widget(0));
   BOOST_REQUIRE(data.ok());
-  BOOST_TEST(data.stale == StaleReason::if_error);
+  BOOST_TEST(data.outcome.stale() == StaleReason::if_error);
 
   // Past stale-if-error of the widget data nothing proves it any more.
   f.clock.set_wall(default_start() + 61min + 25h);

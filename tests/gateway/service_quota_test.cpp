@@ -45,26 +45,26 @@ BOOST_AUTO_TEST_CASE(economy_and_exhausted_modes_switch_at_the_configured_thresh
   // Normal: an expired entry goes upstream.
   Served refreshed = f.serve(f.widget(0));
   BOOST_REQUIRE(refreshed.ok());
-  BOOST_TEST(refreshed.result == CacheResult::miss);
+  BOOST_TEST(refreshed.outcome.source == Outcome::Source::upstream);
   BOOST_TEST(f.upstream_calls() == 5u);
   BOOST_TEST((mode() == quota::Mode::economy));  // 5/10 >= 0.5
 
   // Economy: stale entries are served without upstream calls...
   Served economy = f.serve(f.widget(1));
   BOOST_REQUIRE(economy.ok());
-  BOOST_TEST(economy.stale == StaleReason::quota_economy);
+  BOOST_TEST(economy.outcome.stale() == StaleReason::quota_economy);
   BOOST_TEST(cache_status(economy).find("detail=quota-economy") != std::string::npos);
   BOOST_TEST(f.upstream_calls() == 5u);
   // ...cold misses still go upstream...
   Served cold = f.serve(f.widget(4));
   BOOST_REQUIRE(cold.ok());
-  BOOST_TEST(cold.result == CacheResult::miss);
+  BOOST_TEST(cold.outcome.source == Outcome::Source::upstream);
   BOOST_TEST(f.upstream_calls() == 6u);
   // ...and entries inside stale-while-revalidate are not refreshed in the background.
   f.clock.advance(1h + 1min);  // widget 4 (and 0) now inside their swr window
   Served no_refresh = f.serve(f.widget(4));
   BOOST_REQUIRE(no_refresh.ok());
-  BOOST_TEST(no_refresh.stale == StaleReason::quota_economy);
+  BOOST_TEST(no_refresh.outcome.stale() == StaleReason::quota_economy);
   BOOST_TEST(f.service().background_refreshes() == 0u);
   BOOST_TEST(f.upstream_calls() == 6u);
 
@@ -77,11 +77,11 @@ BOOST_AUTO_TEST_CASE(economy_and_exhausted_modes_switch_at_the_configured_thresh
   // Exhausted: no upstream call at all; stale served, a cold miss is quota_exhausted.
   Served stale = f.serve(f.widget(1));
   BOOST_REQUIRE(stale.ok());
-  BOOST_TEST(stale.stale == StaleReason::quota_exhausted);
+  BOOST_TEST(stale.outcome.stale() == StaleReason::quota_exhausted);
   BOOST_TEST(cache_status(stale).find("detail=quota-exhausted") != std::string::npos);
   Served fresh = f.serve(f.widget(8));
   BOOST_REQUIRE(fresh.ok());
-  BOOST_TEST(fresh.stale == StaleReason::none);
+  BOOST_TEST(fresh.outcome.stale() == StaleReason::none);
   Served refused = f.serve(f.widget(9));
   BOOST_TEST(!refused.ok());
   BOOST_TEST(refused.error == api::ErrorCode::quota_exhausted);
@@ -108,9 +108,9 @@ BOOST_AUTO_TEST_CASE(requests_counted_during_a_redis_outage_reach_redis_when_it_
   for (std::size_t i = 1; i <= 3; ++i) {
     Served served = f.serve(f.widget(i));
     BOOST_REQUIRE(served.ok());
-    BOOST_TEST(!served.stored);
+    BOOST_TEST(!served.outcome.stored);
   }
-  BOOST_TEST(f.serve(f.widget(0)).result == CacheResult::hit);  // L1
+  BOOST_TEST(f.serve(f.widget(0)).outcome.source == Outcome::Source::cache);  // L1
   BOOST_TEST(f.main().quota.snapshot().used == 4u);
   BOOST_TEST(f.main().quota.snapshot().counted_locally);
 

@@ -23,7 +23,7 @@ BOOST_AUTO_TEST_CASE(expired_entry_and_upstream_500_serve_stale_if_error) {
   f.faults().set(stub::FaultMode::status500, 1, stub::FaultEndpoint::any);
   Served stale = f.serve(f.widget(0));
   BOOST_REQUIRE(stale.ok());
-  BOOST_TEST(stale.stale == StaleReason::if_error);
+  BOOST_TEST(stale.outcome.stale() == StaleReason::if_error);
   BOOST_TEST(stale.upstream_error == make_error_code(errc::upstream_bad_status));
   BOOST_TEST(stale.entry->body == fresh.entry->body);
   BOOST_TEST(cache_status(stale) == "widget-gateway; fwd=stale; ttl=-660; detail=stale-if-error");
@@ -32,8 +32,8 @@ BOOST_AUTO_TEST_CASE(expired_entry_and_upstream_500_serve_stale_if_error) {
   // Upstream back: the next request refreshes it.
   Served refreshed = f.serve(f.widget(0));
   BOOST_REQUIRE(refreshed.ok());
-  BOOST_TEST(refreshed.stale == StaleReason::none);
-  BOOST_TEST(refreshed.result == CacheResult::miss);
+  BOOST_TEST(refreshed.outcome.stale() == StaleReason::none);
+  BOOST_TEST(refreshed.outcome.source == Outcome::Source::upstream);
   BOOST_TEST(f.upstream_calls() == 3u);
 }
 
@@ -49,8 +49,8 @@ BOOST_AUTO_TEST_CASE(within_swr_stale_is_served_at_once_and_refreshed_once_in_ba
     BOOST_REQUIRE(served.ok());
     // The old copy, not the one being fetched: nobody waited for the refresh.
     BOOST_TEST((served.entry->stored_at == fresh.entry->stored_at));
-    BOOST_TEST(served.stale == StaleReason::while_revalidate);
-    BOOST_TEST(served.result == CacheResult::hit);
+    BOOST_TEST(served.outcome.stale() == StaleReason::while_revalidate);
+    BOOST_TEST(served.outcome.source == Outcome::Source::cache);
   }
   BOOST_TEST(cache_status(results.front()) ==
              "widget-gateway; hit; ttl=-60; detail=stale-while-revalidate");
@@ -59,8 +59,8 @@ BOOST_AUTO_TEST_CASE(within_swr_stale_is_served_at_once_and_refreshed_once_in_ba
 
   Served after = f.serve(f.widget(0));
   BOOST_REQUIRE(after.ok());
-  BOOST_TEST(after.stale == StaleReason::none);
-  BOOST_TEST(after.result == CacheResult::hit);
+  BOOST_TEST(after.outcome.stale() == StaleReason::none);
+  BOOST_TEST(after.outcome.source == Outcome::Source::cache);
   BOOST_TEST((after.entry->stored_at > fresh.entry->stored_at));
   BOOST_TEST(f.upstream_calls() == 2u);
 }
@@ -72,15 +72,15 @@ BOOST_AUTO_TEST_CASE(a_failed_background_refresh_keeps_the_stale_copy) {
   f.faults().set(stub::FaultMode::status500, 1, stub::FaultEndpoint::any);
   Served stale = f.serve(f.widget(0));
   BOOST_REQUIRE(stale.ok());
-  BOOST_TEST(stale.stale == StaleReason::while_revalidate);
+  BOOST_TEST(stale.outcome.stale() == StaleReason::while_revalidate);
   BOOST_REQUIRE(f.refreshes_done());
   BOOST_TEST(f.upstream_calls() == 2u);
   Served still = f.serve(f.widget(0));  // still within swr: served, and refreshed again
   BOOST_REQUIRE(still.ok());
-  BOOST_TEST(still.stale == StaleReason::while_revalidate);
+  BOOST_TEST(still.outcome.stale() == StaleReason::while_revalidate);
   BOOST_REQUIRE(f.refreshes_done());
   BOOST_TEST(f.upstream_calls() == 3u);
-  BOOST_TEST(f.serve(f.widget(0)).stale == StaleReason::none);
+  BOOST_TEST(f.serve(f.widget(0)).outcome.stale() == StaleReason::none);
 }
 
 BOOST_AUTO_TEST_CASE(with_upstream_down_every_cached_key_is_still_served) {
@@ -106,7 +106,7 @@ BOOST_AUTO_TEST_CASE(with_upstream_down_every_cached_key_is_still_served) {
         BOOST_TEST_CONTEXT("key " << i << " age " << age.count() << "min redis " << from_redis) {
           Served served = f.serve(keys[i]);
           BOOST_REQUIRE(served.ok());
-          BOOST_TEST(served.stale == StaleReason::if_error);
+          BOOST_TEST(served.outcome.stale() == StaleReason::if_error);
           BOOST_TEST(served.entry->body == bodies[i]);
         }
       }
@@ -182,15 +182,15 @@ BOOST_AUTO_TEST_CASE(upstream_429_backs_off_and_serves_stale) {
 
   Served stale = f.serve(f.widget(0));
   BOOST_REQUIRE(stale.ok());
-  BOOST_TEST(stale.stale == StaleReason::if_error);
+  BOOST_TEST(stale.outcome.stale() == StaleReason::if_error);
   BOOST_TEST(stale.upstream_error == make_error_code(errc::upstream_rate_limited));
   BOOST_TEST(f.upstream_calls() == 3u);
   BOOST_TEST(f.main().fetcher.backing_off());
   BOOST_TEST((f.main().breaker.state() == State::closed));  // 429 is not upstream failing
 
   // While backing off nothing is sent: stale copies are served, cold keys fail fast.
-  BOOST_TEST(f.serve(f.widget(0)).stale == StaleReason::if_error);
-  BOOST_TEST(f.serve(f.widget(1)).stale == StaleReason::if_error);
+  BOOST_TEST(f.serve(f.widget(0)).outcome.stale() == StaleReason::if_error);
+  BOOST_TEST(f.serve(f.widget(1)).outcome.stale() == StaleReason::if_error);
   Served cold = f.serve(f.widget(2));
   BOOST_TEST(!cold.ok());
   BOOST_TEST(cold.upstream_error == make_error_code(errc::upstream_rate_limited));
@@ -201,7 +201,7 @@ BOOST_AUTO_TEST_CASE(upstream_429_backs_off_and_serves_stale) {
   BOOST_TEST(!f.main().fetcher.backing_off());
   Served refreshed = f.serve(f.widget(0));
   BOOST_REQUIRE(refreshed.ok());
-  BOOST_TEST(refreshed.stale == StaleReason::none);
+  BOOST_TEST(refreshed.outcome.stale() == StaleReason::none);
   BOOST_TEST(f.upstream_calls() == 4u);
 }
 

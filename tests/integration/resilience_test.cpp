@@ -280,10 +280,14 @@ BOOST_AUTO_TEST_CASE(a_warm_key_is_an_l1_hit_with_redis_stopped) {
   redis.stop();
   BOOST_REQUIRE(eventually(
       [&] { return gateway.get("/readyz").body.find("\"redis\":\"down\"") != std::string::npos; }));
-  auto hit = gateway.get(target);
-  BOOST_TEST(hit.status == 200);
-  BOOST_TEST(hit.body == first.body);
-  BOOST_TEST(hit.header("cache-status").find("hit") != std::string::npos);
+  // Ten connections: the kernel spreads them over both workers, and a worker that never saw
+  // the key takes a copy from the one that did instead of going upstream.
+  for (int i = 0; i < 10; ++i) {
+    auto hit = gateway.get(target);
+    BOOST_TEST(hit.status == 200);
+    BOOST_TEST(hit.body == first.body);
+    BOOST_TEST(hit.header("cache-status").find("hit") != std::string::npos);
+  }
   BOOST_TEST(stub.stats().total == 1u);
 }
 
