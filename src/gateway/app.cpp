@@ -13,9 +13,9 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "admin_handler.hpp"
-#include "readiness.hpp"
-#include "serving_core.hpp"
+#include "frontend/admin_handler.hpp"
+#include "frontend/readiness.hpp"
+#include "serving/serving_core.hpp"
 #include "widget_gateway/accesslog/access_log.hpp"
 #include "widget_gateway/api/widget_policy.hpp"
 #include "widget_gateway/cache/redis_store.hpp"
@@ -30,6 +30,11 @@
 #include "worker.hpp"
 
 namespace wg::gateway {
+
+using frontend::AdminHandler;
+using frontend::Workers;
+using serving::Served;
+using serving::SiblingCaches;
 namespace asio = boost::asio;
 
 namespace {
@@ -90,9 +95,9 @@ class Gateway final : private Workers, private SiblingCaches {
       : invocation_(invocation),
         config_(invocation.config),
         threads_(thread_count(config_)),
-        control_redis_(control_.get_executor(), redis_settings(config_)),
+        control_redis_(control_.get_executor(), serving::redis_settings(config_)),
         store_(control_redis_, generations_),
-        purges_(control_.get_executor(), redis_settings(config_),
+        purges_(control_.get_executor(), serving::redis_settings(config_),
                 {std::string(cache::kPurgeChannel)},
                 [this](std::string_view, std::string_view message) { this->on_purge(message); }),
         quota_(SystemClock::instance(), config_.quota),

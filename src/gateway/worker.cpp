@@ -29,7 +29,7 @@ Worker::Worker(unsigned index, unsigned workers, const config::Config& config, P
                accesslog::AccessLog* access_log)
     : index_(index),
       workers_(workers),
-      core_(ioc_.get_executor(), config, redis_settings(config),
+      core_(ioc_.get_executor(), config, serving::redis_settings(config),
             l1_share(config.cache.l1_max_bytes, workers), parts, index),
       handler_(core_.service, readiness, parts.clock, config, std::move(limiter), parts.metrics,
                access_log),

@@ -10,11 +10,16 @@
 #include <memory>
 #include <thread>
 
-#include "public_handler.hpp"
-#include "serving_core.hpp"
+#include "frontend/public_handler.hpp"
+#include "serving/serving_core.hpp"
 #include "widget_gateway/http/server.hpp"
 
 namespace wg::gateway {
+
+using frontend::PublicHandler;
+using frontend::Readiness;
+using serving::ProcessParts;
+using serving::ServingCore;
 
 class Worker {
  public:

@@ -1,0 +1,288 @@
+#include "admin_handler.hpp"
+
+#include <openssl/crypto.h>
+#include <openssl/sha.h>
+#include <simdjson.h>
+
+#include "public_handler.hpp"
+#include "widget_gateway/api/keys.hpp"
+#include "widget_gateway/api/percent.hpp"
+#include "widget_gateway/api/validate.hpp"
+#include "widget_gateway/cache/redis_store.hpp"
+#include "widget_gateway/common/json_writer.hpp"
+#include "widget_gateway/common/log.hpp"
+#include "widget_gateway/http/error_response.hpp"
+#include "widget_gateway/metrics/registry.hpp"
+#include "widget_gateway/quota/pacing.hpp"
+#include "widget_gateway/quota/quota_counter.hpp"
+
+namespace wg::frontend {
+namespace asio = boost::asio;
+using boost::beast::http::verb;
+
+namespace {
+
+http::Response bad_request(std::string_view why) {
+  return http::error_response(api::ErrorCode::bad_request, api::Endpoint::reviews, why);
+}
+
+// The decoded value of the one `name` parameter of a query; nullopt when absent, repeated or
+// malformed.
+std::optional<std::string> query_param(std::string_view target, std::string_view name) {
+  auto q = target.find('?');
+  if (q == std::string_view::npos) return std::nullopt;
+  std::string_view query = target.substr(q + 1);
+  std::optional<std::string> found;
+  while (!query.empty()) {
+    auto amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    auto eq = pair.find('=');
+    auto key = api::percent_decode(pair.substr(0, eq));
+    if (!key || *key != name) continue;
+    if (found) return std::nullopt;
+    auto value = api::percent_decode(eq == std::string_view::npos ? "" : pair.substr(eq + 1));
+    if (!value) return std::nullopt;
+    found = std::move(*value);
+  }
+  return found;
+}
+
+std::string utc(WallTime t) {
+  return quota::format_rfc3339(t, std::chrono::minutes(0));
+}
+
+void append_entry_json(std::string& out, const cache::Entry* entry, WallTime now) {
+  if (entry == nullptr) {
+    out += "{\"cached\":false}";
+    return;
+  }
+  auto seconds = [&](WallTime t) {
+    return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(t - now).count());
+  };
+  out += "{\"cached\":true,\"status\":" + std::to_string(entry->status);
+  out += ",\"stored_at\":\"" + utc(entry->stored_at) + "\"";
+  out += ",\"fresh_until\":\"" + utc(entry->fresh_until) +
+         "\",\"fresh_for_s\":" + seconds(entry->fresh_until);
+  out += ",\"stale_until\":\"" + utc(entry->stale_until) +
+         "\",\"stale_for_s\":" + seconds(entry->stale_until);
+  out += ",\"etag\":";
+  json::append_string(out, entry->etag);
+  out += ",\"bytes\":" + std::to_string(entry->body.size()) + ",\"variants\":{";
+  bool first = true;
+  for (const auto& [coding, body] : entry->variants) {
+    if (!first) out.push_back(',');
+    first = false;
+    json::append_string(out, coding);
+    out += ":" + std::to_string(body.size());
+  }
+  out += "}}";
+}
+
+}  // namespace
+
+bool token_matches(std::string_view presented, std::string_view expected) {
+  // Hash both so the comparison length never depends on the secret's length.
+  unsigned char a[SHA256_DIGEST_LENGTH];
+  unsigned char b[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(presented.data()), presented.size(), a);
+  SHA256(reinterpret_cast<const unsigned char*>(expected.data()), expected.size(), b);
+  return CRYPTO_memcmp(a, b, sizeof a) == 0 && !expected.empty();
+}
+
+AdminHandler::AdminHandler(AdminDependencies deps, std::string token) : deps_(deps) {
+  set_token(std::move(token));
+}
+
+void AdminHandler::set_token(std::string token) {
+  token_.store(std::make_shared<const std::string>(std::move(token)));
+}
+
+asio::awaitable<http::Response> AdminHandler::handle(const http::Request& request) {
+  std::string_view path = request.target.substr(0, request.target.find('?'));
+  const bool get_or_head = request.method == verb::get || request.method == verb::head;
+  http::Response response;
+  if (path == "/healthz") {
+    response =
+        get_or_head ? local_json(200, "{\"status\":\"ok\"}") : method_not_allowed("GET, HEAD");
+  } else if (path == "/readyz") {
+    response = get_or_head ? deps_.readiness.response() : method_not_allowed("GET, HEAD");
+  } else if (path == "/metrics") {
+    if (get_or_head) {
+      response.status = 200;
+      response.add_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+      response.add_header("Cache-Control", "no-store");
+      response.set_body(deps_.registry.render());
+    } else {
+      response = method_not_allowed("GET, HEAD");
+    }
+  } else if (path.starts_with("/admin/")) {
+    auto token = token_.load();
+    if (token->empty()) {
+      response = http::error_response(api::ErrorCode::not_found);
+    } else {
+      auto auth = request.headers.find(boost::beast::http::field::authorization);
+      std::string_view presented;
+      if (auth != request.headers.end()) presented = std::string_view(auth->value());
+      constexpr std::string_view kBearer = "Bearer ";
+      if (!presented.starts_with(kBearer) ||
+          !token_matches(presented.substr(kBearer.size()), *token)) {
+        response = http::error_response(api::ErrorCode::unauthorized);
+      } else {
+        response = co_await admin(request, path);
+      }
+    }
+  } else {
+    response = http::error_response(api::ErrorCode::not_found);
+  }
+  if (request.is_head() && response.body_mode == http::BodyMode::send) {
+    response.body_mode = http::BodyMode::length_only;
+  }
+  co_return response;
+}
+
+asio::awaitable<http::Response> AdminHandler::admin(const http::Request& request,
+                                                    std::string_view path) {
+  const bool get = request.method == verb::get || request.method == verb::head;
+  const bool post = request.method == verb::post;
+  if (path == "/admin/quota") co_return get ? quota_status() : method_not_allowed("GET, HEAD");
+  if (path == "/admin/entry") {
+    if (!get) co_return method_not_allowed("GET, HEAD");
+    co_return co_await entry(request);
+  }
+  if (path == "/admin/purge" || path == "/admin/purge-all") {
+    if (!post) co_return method_not_allowed("POST");
+    co_return co_await purge(request, path == "/admin/purge-all");
+  }
+  if (path == "/admin/warm") {
+    if (!post) co_return method_not_allowed("POST");
+    co_return co_await warm(request);
+  }
+  co_return http::error_response(api::ErrorCode::not_found);
+}
+
+http::Response AdminHandler::quota_status() const {
+  quota::Snapshot s = deps_.quota.snapshot();
+  const WallTime now = deps_.clock.wall_now();
+  const auto period = quota::quota_period(now, s.utc_offset);
+  const std::uint64_t remaining = s.limit > s.used ? s.limit - s.used : 0;
+  std::string body =
+      "{\"month\":\"" + s.month + "\",\"used\":" + std::to_string(s.used) +
+      ",\"limit\":" + std::to_string(s.limit) +
+      ",\"remaining\":" + (s.limit == 0 ? std::string("null") : std::to_string(remaining)) +
+      ",\"resets_at\":\"" + quota::format_rfc3339(s.resets_at, s.utc_offset) + "\",\"mode\":\"" +
+      std::string(quota::to_string(s.mode)) + "\",\"projected_month_end\":" +
+      std::to_string(quota::projected_month_end(s.used, now, period)) + "}";
+  return local_json(200, std::move(body));
+}
+
+asio::awaitable<http::Response> AdminHandler::purge(const http::Request& request, bool everything) {
+  std::error_code ec;
+  std::string body;
+  if (everything) {
+    ec = co_await deps_.store.purge_all();
+    co_await deps_.workers.erase_from_l1("");
+    body = "{\"purged\":\"all\"}";
+  } else {
+    auto widget = query_param(request.target, "widget");
+    if (!widget || widget->empty()) co_return bad_request("purge needs one widget parameter");
+    ec = co_await deps_.store.purge_widget(*widget);
+    co_await deps_.workers.erase_from_l1(api::widget_key_prefix(*widget));
+    body = "{\"purged\":";
+    json::append_string(body, *widget);
+    body += "}";
+  }
+  if (ec) {
+    // L1 here is clean, but other instances and Redis were not reached.
+    log::warn("purge_failed", {{"error", ec.message()}});
+    co_return local_json(503,
+                         "{\"error\":{\"status\":503,\"code\":\"service_unavailable\","
+                         "\"message\":\"redis is unavailable: purged this instance only\"}}");
+  }
+  log::info("purged", {{"what", everything ? std::string("all") : body}});
+  co_return local_json(200, std::move(body));
+}
+
+asio::awaitable<http::Response> AdminHandler::warm(const http::Request& request) {
+  simdjson::dom::parser parser;
+  simdjson::padded_string json(request.body);
+  simdjson::dom::array ids;
+  if (parser.parse(json).get_array().get(ids) != simdjson::SUCCESS) {
+    co_return bad_request("warm takes a JSON array of widget ids");
+  }
+  if (ids.size() > kMaxWarmWidgets) {
+    co_return bad_request("warm takes at most 100 widget ids per call");
+  }
+  std::vector<std::string> widgets;
+  for (simdjson::dom::element id : ids) {
+    std::string_view text;
+    if (id.get_string().get(text) != simdjson::SUCCESS) {
+      co_return bad_request("warm takes a JSON array of widget ids");
+    }
+    widgets.emplace_back(text);
+  }
+
+  std::string body = "{\"warmed\":[";
+  bool first = true;
+  for (const std::string& id : widgets) {
+    if (!first) body.push_back(',');
+    first = false;
+    body += "{\"id\":";
+    json::append_string(body, id);
+    // The same widget policy as the public listener: a refused id is reported, never fetched.
+    if (deps_.widget_allowed && !deps_.widget_allowed(id)) {
+      body += ",\"widget\":\"widget_not_found\",\"reviews\":\"widget_not_found\"}";
+      continue;
+    }
+    api::ApiRequest widget_request{api::Endpoint::widget, id, {}};
+    api::ApiRequest reviews_request{api::Endpoint::reviews, id, {300, 0, std::nullopt}};
+    Served widget = co_await deps_.workers.serve(widget_request);
+    Served reviews = co_await deps_.workers.serve(reviews_request);
+    auto outcome = [](const Served& served) -> std::string {
+      if (!served.ok()) return std::string(api::error_info(served.error).code);
+      if (served.entry->status != 200) return "widget_not_found";
+      return served.outcome.source == Outcome::Source::cache ? "cached" : "fetched";
+    };
+    body += ",\"widget\":\"" + outcome(widget) + "\",\"reviews\":\"" + outcome(reviews) + "\"}";
+  }
+  body += "]}";
+  co_return local_json(200, std::move(body));
+}
+
+asio::awaitable<http::Response> AdminHandler::entry(const http::Request& request) {
+  auto widget = query_param(request.target, "widget");
+  if (!widget || widget->empty()) co_return bad_request("entry needs one widget parameter");
+  api::ApiRequest api_request{api::Endpoint::widget, *widget, {}};
+  if (query_param(request.target, "limit")) {
+    auto q = request.target.find('?');
+    auto parsed = api::parse_reviews_query(request.target.substr(q + 1));
+    if (auto* rejection = std::get_if<api::Rejection>(&parsed)) {
+      co_return http::error_response(rejection->code, api::Endpoint::reviews, rejection->message);
+    }
+    api_request.endpoint = api::Endpoint::reviews;
+    api_request.query = std::get<api::ReviewsQuery>(parsed);
+  }
+  const std::string key = api::cache_key(api_request);
+  const WallTime now = deps_.clock.wall_now();
+  auto local = co_await deps_.workers.find_in_l1(key);
+  cache::Lookup shared = co_await deps_.store.get(key);
+
+  std::string body = "{\"key\":";
+  json::append_string(body, key);
+  body += ",\"redis_key\":";
+  json::append_string(body, shared.physical_key);
+  body += ",\"now\":\"" + utc(now) + "\",\"l1\":";
+  append_entry_json(body, local.get(), now);
+  body += ",\"l2\":";
+  if (shared.ec) {
+    body += "{\"error\":";
+    json::append_string(body, shared.ec.message());
+    body += "}";
+  } else {
+    append_entry_json(body, shared.entry.get(), now);
+  }
+  body += "}";
+  co_return local_json(200, std::move(body));
+}
+
+}  // namespace wg::frontend

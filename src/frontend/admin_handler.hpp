@@ -1,0 +1,84 @@
+#pragma once
+// The admin listener (loopback by default): /metrics, /healthz and /readyz without a token;
+// /admin/* only with `Authorization: Bearer <admin.token>`, and 404 when no token is
+// configured:
+//   GET  /admin/quota                      month, used, limit, remaining, resets_at, mode,
+//                                          projected_month_end
+//   POST /admin/purge?widget=ID            every key of one widget, on every instance
+//   POST /admin/purge-all                  everything, on every instance
+//   POST /admin/warm                       body: JSON array of widget ids; fetches widget data
+//                                          and the first reviews window of each (quota applies)
+//   GET  /admin/entry?widget=ID[&limit=&skip=&type=]   where and how long one key is cached
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "frontend/response_builder.hpp"
+#include "readiness.hpp"
+#include "serving/gateway_service.hpp"
+#include "widget_gateway/http/request_handler.hpp"
+
+namespace wg::metrics {
+class Registry;
+}
+namespace wg::quota {
+class QuotaCounter;
+}
+namespace wg::cache {
+class RedisStore;
+}
+
+namespace wg::frontend {
+
+// What the admin listener (on the control thread) asks of the io workers, which own the
+// serving objects: each call runs on the workers' threads and completes back on the caller's.
+class Workers {
+ public:
+  virtual ~Workers() = default;
+  // Serves one request as the public listener would (on one of the workers).
+  virtual boost::asio::awaitable<Served> serve(const api::ApiRequest& request) = 0;
+  // The entry of `key` in the first worker's L1 that holds one; null when none does.
+  virtual boost::asio::awaitable<std::shared_ptr<const cache::Entry>> find_in_l1(
+      std::string key) = 0;
+  // Erases every L1 key starting with `prefix` (everything for ""), on every worker; completes
+  // when all have.
+  virtual boost::asio::awaitable<void> erase_from_l1(std::string prefix) = 0;
+};
+
+struct AdminDependencies {
+  const Readiness& readiness;
+  const metrics::Registry& registry;
+  const quota::QuotaCounter& quota;
+  Workers& workers;
+  cache::RedisStore& store;  // on a Redis connection of the control thread
+  Clock& clock;
+  std::function<bool(std::string_view)> widget_allowed;  // the public listener's widget policy
+};
+
+class AdminHandler final : public http::RequestHandler {
+ public:
+  // Widgets one warm call may name: it runs while the admin client waits.
+  static constexpr std::size_t kMaxWarmWidgets = 100;
+
+  AdminHandler(AdminDependencies deps, std::string token);
+
+  boost::asio::awaitable<http::Response> handle(const http::Request& request) override;
+  void set_token(std::string token);
+
+ private:
+  boost::asio::awaitable<http::Response> admin(const http::Request& request, std::string_view path);
+  http::Response quota_status() const;
+  boost::asio::awaitable<http::Response> purge(const http::Request& request, bool everything);
+  boost::asio::awaitable<http::Response> warm(const http::Request& request);
+  boost::asio::awaitable<http::Response> entry(const http::Request& request);
+
+  AdminDependencies deps_;
+  std::atomic<std::shared_ptr<const std::string>> token_;
+};
+
+// Compares a presented bearer token with the configured one in time independent of where
+// they differ.
+bool token_matches(std::string_view presented, std::string_view expected);
+
+}  // namespace wg::frontend

@@ -1,0 +1,250 @@
+#include "public_handler.hpp"
+
+#include "widget_gateway/api/validate.hpp"
+#include "widget_gateway/http/error_response.hpp"
+
+namespace wg::frontend {
+namespace asio = boost::asio;
+namespace bhttp = boost::beast::http;
+using bhttp::verb;
+
+namespace {
+
+constexpr std::string_view kApiMethods = "GET, HEAD, OPTIONS";
+constexpr std::string_view kHealthMethods = "GET, HEAD";
+
+bool is_get_or_head(verb method) {
+  return method == verb::get || method == verb::head;
+}
+
+std::string_view field(const http::Request& request, bhttp::field name) {
+  auto it = request.headers.find(name);
+  return it == request.headers.end() ? std::string_view() : std::string_view(it->value());
+}
+
+// Every X-Forwarded-For line, joined as one list.
+std::string forwarded_for(const http::Request& request) {
+  std::string joined;
+  auto [first, last] = request.headers.equal_range("X-Forwarded-For");
+  for (auto it = first; it != last; ++it) {
+    if (!joined.empty()) joined += ", ";
+    joined += std::string_view(it->value());
+  }
+  return joined;
+}
+
+// The per-IP limit for one request, asked only when it would go upstream.
+class IpAdmission final : public Admission {
+ public:
+  IpAdmission(edge::RateLimiter& limiter, boost::asio::ip::address client, Clock& clock)
+      : limiter_(limiter), client_(std::move(client)), clock_(clock) {}
+  bool admit(std::chrono::seconds& retry_after) override {
+    auto decision = limiter_.acquire(client_, clock_.steady_now());
+    retry_after = decision.retry_after;
+    return decision.allowed;
+  }
+
+ private:
+  edge::RateLimiter& limiter_;
+  boost::asio::ip::address client_;
+  Clock& clock_;
+};
+
+// The metrics' and access log's reading of an outcome: stale, local and derived answers are
+// told apart from plain hits (with the same precedence as Cache-Status' detail).
+metrics::CacheResult cache_result_of(const Served& served) {
+  using Detail = Outcome::Detail;
+  if (!served.ok()) return metrics::CacheResult::none;
+  switch (served.outcome.detail) {
+    case Detail::stale_while_revalidate:
+    case Detail::stale_if_error:
+    case Detail::quota_exhausted:
+    case Detail::quota_economy:
+      return metrics::CacheResult::stale;
+    case Detail::local:
+      return metrics::CacheResult::local;
+    case Detail::derived:
+      if (served.outcome.source == Outcome::Source::cache) return metrics::CacheResult::derived;
+      break;
+    case Detail::none:
+      break;
+  }
+  switch (served.outcome.source) {
+    case Outcome::Source::cache:
+      return metrics::CacheResult::hit;
+    case Outcome::Source::upstream:
+      return metrics::CacheResult::miss;
+    case Outcome::Source::collapsed:
+      return metrics::CacheResult::collapsed;
+  }
+  return metrics::CacheResult::none;
+}
+
+}  // namespace
+
+http::Response method_not_allowed(std::string_view allow) {
+  http::Response response = http::error_response(api::ErrorCode::method_not_allowed);
+  response.add_header("Allow", allow);
+  return response;
+}
+
+PublicHandler::PublicHandler(GatewayService& service, const Readiness& readiness, Clock& clock,
+                             const config::Config& config,
+                             std::shared_ptr<edge::RateLimiter> limiter,
+                             metrics::GatewayMetrics* metrics, accesslog::AccessLog* access_log)
+    : service_(service),
+      readiness_(readiness),
+      clock_(clock),
+      metrics_(metrics),
+      access_log_(access_log) {
+  update(config, std::move(limiter));
+}
+
+void PublicHandler::update(const config::Config& config,
+                           std::shared_ptr<edge::RateLimiter> limiter) {
+  auto as_seconds = [](config::Duration d) {
+    return std::chrono::duration_cast<std::chrono::seconds>(d);
+  };
+  settings_ = std::make_shared<const Settings>(
+      Settings{api::WidgetPolicy(config.access.widget_pattern, config.access.widgets),
+               ResponseOptions{as_seconds(config.cache.max_age_cap),
+                               as_seconds(config.cache.stale_while_revalidate),
+                               as_seconds(config.cache.stale_if_error)},
+               edge::CorsPolicy(config.cors.allowed_origins),
+               edge::TrustedProxies(config.access.trusted_proxies), std::move(limiter)});
+}
+
+asio::awaitable<http::Response> PublicHandler::handle(const http::Request& request) {
+  const SteadyTime started = clock_.steady_now();
+  // Kept for the whole request: an update() while it waits must not pull it away.
+  std::shared_ptr<const Settings> settings = settings_;
+  Observation observation;
+  api::RouteMatch match = api::match_route(request.target);
+  http::Response response;
+  switch (match.route) {
+    case api::Route::not_found:
+      response = http::error_response(api::ErrorCode::not_found);
+      break;
+    case api::Route::healthz:
+      response = is_get_or_head(request.method) ? local_json(200, "{\"status\":\"ok\"}")
+                                                : method_not_allowed(kHealthMethods);
+      break;
+    case api::Route::readyz:
+      response = is_get_or_head(request.method) ? readiness_.response()
+                                                : method_not_allowed(kHealthMethods);
+      break;
+    case api::Route::widget:
+    case api::Route::reviews:
+      response = co_await handle_api(request, match, *settings, observation);
+      break;
+  }
+  if (request.is_head() && response.body_mode == http::BodyMode::send) {
+    response.body_mode = http::BodyMode::length_only;
+  }
+  observe(request, match.route, response, observation, started);
+  co_return response;
+}
+
+void PublicHandler::observe(const http::Request& request, api::Route route,
+                            const http::Response& response, const Observation& observation,
+                            SteadyTime started) {
+  const double seconds = std::chrono::duration<double>(clock_.steady_now() - started).count();
+  metrics::Route metric_route = metrics::Route::other;
+  std::string_view route_name = "other";
+  switch (route) {
+    case api::Route::widget:
+      metric_route = metrics::Route::widget;
+      route_name = "widget";
+      break;
+    case api::Route::reviews:
+      metric_route = metrics::Route::reviews;
+      route_name = "reviews";
+      break;
+    case api::Route::healthz:
+      metric_route = metrics::Route::healthz;
+      route_name = "healthz";
+      break;
+    case api::Route::readyz:
+      metric_route = metrics::Route::readyz;
+      route_name = "readyz";
+      break;
+    case api::Route::not_found:
+      break;
+  }
+  if (metrics_) metrics_->request(metric_route, response.status, observation.cache, seconds);
+  if (access_log_ && access_log_->enabled()) {
+    std::string client = observation.client.empty() ? request.peer.to_string() : observation.client;
+    accesslog::Record record;
+    record.time = clock_.wall_now();
+    record.client = client;
+    record.method = request.method_text;
+    record.route = route_name;
+    record.widget = observation.widget;
+    record.status = response.status;
+    record.cache = metrics::to_string(observation.cache);
+    if (observation.upstream_ms >= 0) record.upstream_ms = observation.upstream_ms;
+    record.bytes = response.body_mode == http::BodyMode::send ? response.body.size() : 0;
+    record.duration_ms = seconds * 1000.0;
+    access_log_->write(record);
+  }
+}
+
+asio::awaitable<http::Response> PublicHandler::handle_api(const http::Request& request,
+                                                          const api::RouteMatch& match,
+                                                          const Settings& settings,
+                                                          Observation& observation) {
+  const api::Endpoint endpoint =
+      match.route == api::Route::widget ? api::Endpoint::widget : api::Endpoint::reviews;
+  const RequestView view = request_view(request);
+  auto with_cors = [&](http::Response response) {
+    settings.cors.add_response_headers(view.origin, response.headers);
+    if (settings.cors.vary_on_origin()) response.add_header("Vary", "Origin");
+    return response;
+  };
+
+  if (request.method == verb::options) {
+    if (!api::target_encoding_valid(match)) {
+      co_return with_cors(http::error_response(api::ErrorCode::bad_request, endpoint));
+    }
+    http::Response response;
+    response.status = 204;
+    response.body_mode = http::BodyMode::none;
+    response.add_header("Allow", kApiMethods);
+    settings.cors.add_preflight_headers(
+        view.origin, field(request, bhttp::field::access_control_request_method),
+        field(request, bhttp::field::access_control_request_headers), response.headers);
+    co_return response;
+  }
+  if (!is_get_or_head(request.method)) co_return with_cors(method_not_allowed(kApiMethods));
+
+  auto validated = api::validate_api_request(match, settings.policy);
+  if (auto* rejection = std::get_if<api::Rejection>(&validated)) {
+    co_return with_cors(http::error_response(rejection->code, endpoint, rejection->message));
+  }
+  const auto& api_request = std::get<api::ApiRequest>(validated);
+  observation.widget = match.raw_widget;
+
+  std::optional<IpAdmission> admission;
+  const bool logging = access_log_ && access_log_->enabled();
+  if (settings.limiter || logging) {
+    auto client = settings.proxies.client_address(request.peer, forwarded_for(request));
+    if (logging) observation.client = client.to_string();
+    if (settings.limiter) admission.emplace(*settings.limiter, client, clock_);
+  }
+  Served served;
+  FirstLook look;
+  if (std::optional<Served> hit = service_.serve_from_l1(api_request, look)) {
+    served = std::move(*hit);
+  } else {
+    Admission* asked = admission ? &*admission : nullptr;
+    served = co_await service_.serve(api_request, std::move(look), asked);
+  }
+  observation.cache = cache_result_of(served);
+  observation.upstream_ms = served.upstream_ms;
+  if (const StaleReason stale = served.outcome.stale(); stale != StaleReason::none && metrics_) {
+    metrics_->stale_served(detail_of(stale));
+  }
+  co_return build_response(served, endpoint, settings.response, view, settings.cors);
+}
+
+}  // namespace wg::frontend

@@ -1,0 +1,76 @@
+#pragma once
+// The public listener's routes: the two API endpoints (GET, HEAD, OPTIONS), /healthz and
+// /readyz. Checks run in the contract's order: route, method, query, widget id. Nothing else
+// is ever forwarded upstream.
+
+#include <atomic>
+#include <memory>
+
+#include "readiness.hpp"
+#include "response_builder.hpp"
+#include "serving/gateway_service.hpp"
+#include "widget_gateway/accesslog/access_log.hpp"
+#include "widget_gateway/api/route.hpp"
+#include "widget_gateway/api/widget_policy.hpp"
+#include "widget_gateway/edge/cors_policy.hpp"
+#include "widget_gateway/edge/rate_limiter.hpp"
+#include "widget_gateway/edge/trusted_proxies.hpp"
+#include "widget_gateway/http/request_handler.hpp"
+#include "widget_gateway/metrics/gateway_metrics.hpp"
+
+namespace wg::frontend {
+
+using serving::Admission;
+using serving::FirstLook;
+using serving::GatewayService;
+
+// One per io worker; handle() and update() run on that worker's thread only.
+class PublicHandler final : public http::RequestHandler {
+ public:
+  // `metrics` and `access_log` may be null (tests). `limiter` (null: no per-IP limit) is shared
+  // by every worker of the process, so a client's connections on different workers draw on one
+  // bucket.
+  PublicHandler(GatewayService& service, const Readiness& readiness, Clock& clock,
+                const config::Config& config, std::shared_ptr<edge::RateLimiter> limiter,
+                metrics::GatewayMetrics* metrics, accesslog::AccessLog* access_log);
+
+  boost::asio::awaitable<http::Response> handle(const http::Request& request) override;
+
+  // Applies reloadable settings (widget policy, CORS, rate limits, header options); requests
+  // in flight keep the settings they started with.
+  void update(const config::Config& config, std::shared_ptr<edge::RateLimiter> limiter);
+
+ private:
+  struct Settings {
+    api::WidgetPolicy policy;
+    ResponseOptions response;
+    edge::CorsPolicy cors;
+    edge::TrustedProxies proxies;
+    std::shared_ptr<edge::RateLimiter> limiter;  // null when per_ip_rate is 0
+  };
+  // What the access log and the metrics learn about one API request.
+  struct Observation {
+    metrics::CacheResult cache = metrics::CacheResult::none;
+    std::string_view widget;
+    double upstream_ms = -1;
+    std::string client;
+  };
+  boost::asio::awaitable<http::Response> handle_api(const http::Request& request,
+                                                    const api::RouteMatch& match,
+                                                    const Settings& settings,
+                                                    Observation& observation);
+  void observe(const http::Request& request, api::Route route, const http::Response& response,
+               const Observation& observation, SteadyTime started);
+
+  GatewayService& service_;
+  const Readiness& readiness_;
+  Clock& clock_;
+  metrics::GatewayMetrics* metrics_;
+  accesslog::AccessLog* access_log_;
+  std::shared_ptr<const Settings> settings_;
+};
+
+// 405 with the Allow header listing what the route accepts.
+http::Response method_not_allowed(std::string_view allow);
+
+}  // namespace wg::frontend

@@ -1,0 +1,172 @@
+#include "response_builder.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+#include "widget_gateway/edge/coding.hpp"
+#include "widget_gateway/edge/conditional.hpp"
+#include "widget_gateway/http/error_response.hpp"
+
+namespace wg::frontend {
+namespace bhttp = boost::beast::http;
+
+namespace {
+
+// Enough for the headers of a hit with CORS, so that building them allocates once.
+constexpr std::size_t kTypicalHeadBytes = 512;
+
+void append_number(std::string& out, long long value) {
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+  out.append(digits, end);
+}
+
+long long seconds_between(WallTime from, WallTime to) {
+  return std::chrono::duration_cast<std::chrono::seconds>(to - from).count();
+}
+
+std::string_view field(const http::Request& request, bhttp::field name) {
+  auto it = request.headers.find(name);
+  return it == request.headers.end() ? std::string_view() : std::string_view(it->value());
+}
+
+const std::string* variant_body(const cache::Entry& entry, edge::Coding coding) {
+  for (const auto& [token, body] : entry.variants) {
+    if (edge::coding_from_token(token) == coding) return &body;
+  }
+  return nullptr;
+}
+
+void add_vary(http::Response& response, const edge::CorsPolicy& cors, bool varies_on_coding) {
+  if (varies_on_coding && cors.vary_on_origin()) {
+    response.add_header("Vary", "Accept-Encoding, Origin");
+  } else if (varies_on_coding) {
+    response.add_header("Vary", "Accept-Encoding");
+  } else if (cors.vary_on_origin()) {
+    response.add_header("Vary", "Origin");
+  }
+}
+
+http::Response error_answer(const Served& served, api::ErrorCode code, unsigned status,
+                            api::Endpoint endpoint, const RequestView& request,
+                            const edge::CorsPolicy& cors) {
+  http::Response response = http::error_response(code, endpoint);
+  response.status = status;
+  if (code == api::ErrorCode::quota_exhausted || code == api::ErrorCode::rate_limited) {
+    response.add_header("Retry-After", std::to_string(served.retry_after.count()));
+  }
+  if (served.ok()) response.add_header("Cache-Status", cache_status(served));
+  cors.add_response_headers(request.origin, response.headers);
+  add_vary(response, cors, false);
+  return response;
+}
+
+}  // namespace
+
+RequestView request_view(const http::Request& request) {
+  return {field(request, bhttp::field::accept_encoding),
+          field(request, bhttp::field::if_none_match), field(request, bhttp::field::origin)};
+}
+
+long long max_age_seconds(const cache::Entry& entry, WallTime now, std::chrono::seconds cap) {
+  long long age = std::max(0LL, seconds_between(entry.stored_at, now));
+  long long remaining = std::max(0LL, seconds_between(now, entry.fresh_until));
+  return age + std::min<long long>(remaining, cap.count());
+}
+
+void append_cache_status(std::string& out, const Served& served) {
+  const Outcome& outcome = served.outcome;
+  const bool stale_if_error = outcome.detail == Outcome::Detail::stale_if_error;
+  out.append("widget-gateway; ");
+  const long long ttl = served.entry ? seconds_between(served.now, served.entry->fresh_until) : 0;
+  if (stale_if_error) {
+    out.append("fwd=stale; ttl=");
+  } else if (outcome.source == Outcome::Source::upstream) {
+    out.append(outcome.stored ? "fwd=uri-miss; stored; ttl=" : "fwd=uri-miss; ttl=");
+  } else {
+    out.append("hit; ttl=");
+  }
+  append_number(out, ttl);
+  if (!stale_if_error && outcome.source == Outcome::Source::collapsed) out.append("; collapsed");
+  if (outcome.detail != Outcome::Detail::none) {
+    out.append("; detail=").append(detail_of(outcome.detail));
+  }
+}
+
+std::string cache_status(const Served& served) {
+  std::string value;
+  append_cache_status(value, served);
+  return value;
+}
+
+http::Response build_response(const Served& served, api::Endpoint endpoint,
+                              const ResponseOptions& options, const RequestView& request,
+                              const edge::CorsPolicy& cors) {
+  if (!served.ok()) {
+    return error_answer(served, served.error, api::error_info(served.error, endpoint).status,
+                        endpoint, request, cors);
+  }
+  const cache::Entry& entry = *served.entry;
+  if (entry.status != 200) {
+    // A cached "unknown widget": the same error, with upstream's status.
+    return error_answer(served, api::ErrorCode::widget_not_found, entry.status, endpoint, request,
+                        cors);
+  }
+
+  const std::string* gzip = variant_body(entry, edge::Coding::gzip);
+  const std::string* br = variant_body(entry, edge::Coding::br);
+  edge::Coding coding =
+      edge::choose_coding(request.accept_encoding, gzip != nullptr, br != nullptr);
+  const edge::CodingSet listed =
+      request.if_none_match.empty()
+          ? edge::CodingSet{}
+          : edge::if_none_match_codings(request.if_none_match, entry.etag);
+  const bool not_modified = listed.any();
+  if (not_modified) {
+    // Name the coding the client holds, so that its cache can select that stored response.
+    coding = edge::coding_for_not_modified(listed, coding, request.accept_encoding, gzip != nullptr,
+                                           br != nullptr);
+  }
+  const std::string* body = coding == edge::Coding::br     ? br
+                            : coding == edge::Coding::gzip ? gzip
+                                                           : &entry.body;
+
+  http::Response response;
+  response.status = not_modified ? 304 : 200;
+  response.headers.reserve(kTypicalHeadBytes);
+  if (!not_modified) response.add_header("Content-Type", "application/json; charset=utf-8");
+  if (coding != edge::Coding::identity) {
+    response.add_header("Content-Encoding", edge::coding_token(coding));
+  }
+  std::string& headers = response.headers;
+  headers.append("ETag: ");
+  edge::append_etag_for_coding(headers, entry.etag, coding);
+  headers.append("\r\nCache-Control: public, max-age=");
+  append_number(headers, max_age_seconds(entry, served.now, options.max_age_cap));
+  if (options.stale_while_revalidate.count() > 0) {
+    headers.append(", stale-while-revalidate=");
+    append_number(headers, options.stale_while_revalidate.count());
+  }
+  if (options.stale_if_error.count() > 0) {
+    headers.append(", stale-if-error=");
+    append_number(headers, options.stale_if_error.count());
+  }
+  headers.append("\r\nAge: ");
+  append_number(headers, std::max(0LL, seconds_between(entry.stored_at, served.now)));
+  headers.append("\r\n");
+  add_vary(response, cors, true);
+  headers.append("Cache-Status: ");
+  append_cache_status(headers, served);
+  headers.append("\r\n");
+  cors.add_response_headers(request.origin, response.headers);
+
+  if (not_modified) {
+    response.body_mode = http::BodyMode::none;
+  } else {
+    response.body = *body;
+    response.body_owner = served.entry;
+  }
+  return response;
+}
+
+}  // namespace wg::frontend

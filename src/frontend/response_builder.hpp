@@ -1,0 +1,47 @@
+#pragma once
+// Turns a served cache entry (or a failure) into the HTTP answer: the upstream body bytes
+// unchanged (or its stored gzip/br variant), with the contract's caching headers: ETag per
+// coding, Cache-Control whose freshness for downstream caches ends when ours does (capped),
+// Age, Vary, Cache-Status (RFC 9211), CORS, and 304 for a matching If-None-Match.
+
+#include "serving/gateway_service.hpp"
+#include "widget_gateway/edge/cors_policy.hpp"
+#include "widget_gateway/http/request_handler.hpp"
+#include "widget_gateway/http/response.hpp"
+
+namespace wg::frontend {
+
+// What the serving core answers with, read here.
+using serving::Outcome;
+using serving::Served;
+using serving::StaleReason;
+
+struct ResponseOptions {
+  std::chrono::seconds max_age_cap{3600};
+  std::chrono::seconds stale_while_revalidate{0};
+  std::chrono::seconds stale_if_error{0};
+};
+
+// What of the request the answer depends on.
+struct RequestView {
+  std::string_view accept_encoding;
+  std::string_view if_none_match;
+  std::string_view origin;
+};
+RequestView request_view(const http::Request& request);
+
+http::Response build_response(const Served& served, api::Endpoint endpoint,
+                              const ResponseOptions& options, const RequestView& request,
+                              const edge::CorsPolicy& cors);
+
+// The Cache-Status field value (RFC 9211) for a served answer.
+std::string cache_status(const Served& served);
+// The same, appended to `out` (the hit path builds its headers in one buffer).
+void append_cache_status(std::string& out, const Served& served);
+
+// Cache-Control's max-age for an entry: Age plus what remains of our freshness, the latter
+// capped, so a downstream cache (which subtracts Age) keeps it exactly as long as we would,
+// or `cap` at most. A stale entry gets max-age equal to its age: stale downstream at once.
+long long max_age_seconds(const cache::Entry& entry, WallTime now, std::chrono::seconds cap);
+
+}  // namespace wg::frontend

@@ -1,0 +1,50 @@
+#include "cache_tier.hpp"
+
+#include "widget_gateway/metrics/gateway_metrics.hpp"
+
+namespace wg::serving {
+namespace asio = boost::asio;
+
+std::shared_ptr<const cache::Entry> CacheTier::find_local(const std::string& key) {
+  auto entry = l1_.get(key);
+  if (entry && clock_.wall_now() >= entry->stale_until) {
+    l1_.erase(key);
+    entry.reset();
+  }
+  if (metrics_) metrics_->cache_lookup(metrics::Tier::l1, entry != nullptr);
+  return entry;
+}
+
+asio::awaitable<Found> CacheTier::find(const std::string& key) {
+  if (auto entry = find_local(key)) co_return Found{std::move(entry), Tier::l1};
+  co_return co_await find_shared(key);
+}
+
+asio::awaitable<Found> CacheTier::find_shared(const std::string& key) {
+  cache::Lookup lookup = co_await l2_.get(key);
+  if (metrics_) {
+    metrics_->cache_lookup(metrics::Tier::l2, lookup.entry != nullptr);
+    if (lookup.ec) metrics_->redis_error();
+  }
+  if (!lookup.entry || clock_.wall_now() >= lookup.entry->stale_until) {
+    Found none;
+    none.shared_unavailable = static_cast<bool>(lookup.ec);
+    co_return none;
+  }
+  l1_.put(key, lookup.entry);
+  co_return Found{std::move(lookup.entry), Tier::l2};
+}
+
+asio::awaitable<bool> CacheTier::store(const std::string& key,
+                                       std::shared_ptr<const cache::Entry> entry) {
+  l1_.put(key, entry);
+  auto ec = co_await l2_.put(key, *entry);
+  if (ec && metrics_) metrics_->redis_error();
+  co_return !ec;
+}
+
+void CacheTier::store_local(const std::string& key, std::shared_ptr<const cache::Entry> entry) {
+  l1_.put(key, std::move(entry));
+}
+
+}  // namespace wg::serving

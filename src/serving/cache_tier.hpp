@@ -1,0 +1,67 @@
+#pragma once
+// The two cache tiers as one: the in-process L1 in front of the shared Redis L2. An L1 hit
+// costs no Redis round trip; an L2 hit fills L1; a store writes both. L1 never serves an entry
+// past its stale_until, which is when Redis itself lets it expire.
+
+#include <boost/asio/awaitable.hpp>
+#include <memory>
+#include <string>
+
+#include "widget_gateway/cache/entry.hpp"
+#include "widget_gateway/cache/l1_cache.hpp"
+#include "widget_gateway/cache/redis_store.hpp"
+#include "widget_gateway/common/clock.hpp"
+
+namespace wg::metrics {
+class GatewayMetrics;
+}
+
+namespace wg::serving {
+
+enum class Tier { none, l1, l2 };
+
+struct Found {
+  std::shared_ptr<const cache::Entry> entry;  // null: in neither tier (or past stale_until)
+  Tier tier = Tier::none;
+  bool shared_unavailable = false;  // Redis did not answer the lookup (not a miss)
+};
+
+// The L1 copies of the other io workers of this process: asked on a miss only while Redis
+// cannot be (each worker keeps its own copies, and Redis is how they normally fill).
+class SiblingCaches {
+ public:
+  virtual ~SiblingCaches() = default;
+  // A copy of its own (no memory shared with the owner) of the first other worker's entry for
+  // `key`; null when none holds one. Completes on the caller's executor.
+  virtual boost::asio::awaitable<std::shared_ptr<const cache::Entry>> find_copy(
+      std::string key, unsigned asking_worker) = 0;
+};
+
+class CacheTier {
+ public:
+  CacheTier(cache::L1Cache& l1, cache::RedisStore& l2, Clock& clock,
+            metrics::GatewayMetrics* metrics)
+      : l1_(l1), l2_(l2), clock_(clock), metrics_(metrics) {}
+
+  // L1 only: never waits. Null when absent or past stale_until.
+  std::shared_ptr<const cache::Entry> find_local(const std::string& key);
+  // L1, then L2 (filling L1).
+  boost::asio::awaitable<Found> find(const std::string& key);
+  // L2 only, e.g. to pick up what another instance stored while this one waited for it.
+  boost::asio::awaitable<Found> find_shared(const std::string& key);
+  // Writes L1, then L2. Returns whether L2 took it.
+  boost::asio::awaitable<bool> store(const std::string& key,
+                                     std::shared_ptr<const cache::Entry> entry);
+  // L1 only, for answers that are cheap to rebuild (derived pages, local answers).
+  void store_local(const std::string& key, std::shared_ptr<const cache::Entry> entry);
+
+  cache::L1Cache& l1() { return l1_; }
+
+ private:
+  cache::L1Cache& l1_;
+  cache::RedisStore& l2_;
+  Clock& clock_;
+  metrics::GatewayMetrics* metrics_;
+};
+
+}  // namespace wg::serving

@@ -1,0 +1,20 @@
+#pragma once
+
+#include <memory>
+#include <system_error>
+
+#include "widget_gateway/cache/entry.hpp"
+
+namespace wg::serving {
+
+// What one trip upstream produced.
+struct FetchOutcome {
+  // A storable answer: 200 data, or a negative entry (upstream's 404/400 for an unknown
+  // widget). Null when the trip failed.
+  std::shared_ptr<const cache::Entry> entry;
+  std::error_code error;    // why there is no entry: wg::errc upstream_*, quota_exhausted...
+  bool stored = false;      // the entry reached the shared cache
+  double upstream_ms = -1;  // how long the upstream exchange took; < 0 when none was made
+};
+
+}  // namespace wg::serving

@@ -1,0 +1,526 @@
+#include "gateway_service.hpp"
+
+#include <algorithm>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+
+#include "widget_gateway/api/keys.hpp"
+#include "widget_gateway/cache/early_refresh.hpp"
+#include "widget_gateway/cache/page_window.hpp"
+#include "widget_gateway/common/error.hpp"
+#include "widget_gateway/compress/compress.hpp"
+#include "widget_gateway/metrics/gateway_metrics.hpp"
+#include "widget_gateway/quota/pacing.hpp"
+#include "widget_gateway/quota/quota_counter.hpp"
+#include "widget_gateway/upstream/body_inspector.hpp"
+
+namespace wg::serving {
+namespace asio = boost::asio;
+
+namespace {
+
+constexpr std::size_t kMaxWaitersPerKey = 10000;
+constexpr std::size_t kMaxBackgroundRefreshes = 256;
+// XFetch's delta: roughly what a refresh costs. Hot keys get refreshed within the last few
+// multiples of it before they expire; cold keys practically never early.
+constexpr std::chrono::milliseconds kRefreshCost{2000};
+
+api::ErrorCode error_code_for(const std::error_code& ec) {
+  if (ec == errc::upstream_timeout) return api::ErrorCode::upstream_timeout;
+  if (ec == errc::quota_exhausted) return api::ErrorCode::quota_exhausted;
+  if (ec == errc::overloaded) return api::ErrorCode::service_unavailable;
+  return api::ErrorCode::upstream_error;
+}
+
+bool is_window_request(const api::ApiRequest& request) {
+  return request.query.limit == cache::kWindowSize && request.query.skip % cache::kWindowSize == 0;
+}
+
+// A window's elements: from the offsets recorded when it was fetched here, else parsed (a
+// window read from Redis, or stored by another instance).
+std::optional<std::vector<std::string_view>> window_elements(const cache::Entry& window) {
+  if (window.element_spans) {
+    if (auto elements = cache::elements_from_spans(window.body, *window.element_spans)) {
+      return elements;
+    }
+  }
+  auto summary = upstream::inspect_reviews_body(window.body);
+  if (!summary) return std::nullopt;
+  return std::move(summary->elements);
+}
+
+std::shared_ptr<const cache::Entry> make_local_entry(std::string body, const cache::Entry& basis,
+                                                     std::uint16_t status, WallTime now) {
+  auto entry = std::make_shared<cache::Entry>();
+  entry->status = status;
+  entry->stored_at = now;
+  entry->fresh_until = basis.fresh_until;
+  entry->stale_until = basis.fresh_until;  // a proof from fresh data only; no stale window
+  if (status == 200) entry->etag = cache::strong_etag(body);
+  entry->body = std::move(body);
+  return entry;
+}
+
+}  // namespace
+
+GatewayService::GatewayService(asio::any_io_executor background, ServiceDependencies deps,
+                               const config::Config& config)
+    : background_(std::move(background)), deps_(deps), coalescer_(kMaxWaitersPerKey) {
+  update(config);
+}
+
+void GatewayService::update(const config::Config& config) {
+  // A lock holder gives up after one full upstream exchange; a waiter in this process may wait
+  // for a leader that first waited for another instance's lock and then fetched itself.
+  auto lock_ttl =
+      config.upstream.connect_timeout + config.upstream.timeout + std::chrono::seconds(1);
+  auto wait = lock_ttl * 2 + config.redis.timeout * 4 + std::chrono::seconds(1);
+  Settings settings{FetchSettings{cache::TtlPolicy(config.cache),
+                                  config.cache.negative_ttl.count() > 0, std::chrono::seconds(60)},
+                    StaleWindows{config.cache.stale_while_revalidate, config.cache.stale_if_error},
+                    config.cache.derive_pages,
+                    config.quota.pacing,
+                    config.quota.economy_at,
+                    std::chrono::duration_cast<std::chrono::milliseconds>(wait),
+                    std::chrono::duration_cast<std::chrono::milliseconds>(lock_ttl)};
+  Settings for_windows = settings;
+  for_windows.fetch.compress = false;
+  settings.windows = std::make_shared<const Settings>(std::move(for_windows));
+  settings_ = std::make_shared<const Settings>(std::move(settings));
+}
+
+quota::Mode GatewayService::quota_mode(const Settings& settings) const {
+  quota::Snapshot snapshot = deps_.quota.snapshot();
+  if (snapshot.mode == quota::Mode::normal && settings.pacing && snapshot.limit > 0) {
+    auto period = quota::quota_period(deps_.clock.wall_now(), snapshot.utc_offset);
+    if (!quota::pacing_allows(snapshot.used, snapshot.limit, deps_.clock.wall_now(), period)) {
+      return quota::Mode::economy;
+    }
+  }
+  return snapshot.mode;
+}
+
+FirstLook GatewayService::first_look(const api::ApiRequest& request, const Settings& settings) {
+  using Shape = RequestFacts::Shape;
+  FirstLook look;
+  look.key = api::cache_key(request);
+  if (request.endpoint == api::Endpoint::widget) {
+    look.shape = Shape::widget;
+  } else {
+    look.shape =
+        settings.derive_pages && !is_window_request(request) ? Shape::derived : Shape::page;
+  }
+  look.own = deps_.cache.find_local(look.key);
+  return look;
+}
+
+namespace {
+
+RequestFacts facts_for(const FirstLook& look, WallTime now, const StaleWindows& windows) {
+  RequestFacts facts;
+  facts.shape = look.shape;
+  facts.now = now;
+  facts.windows = windows;
+  facts.own = look.own.get();
+  return facts;
+}
+
+Outcome::Detail kind_of(RequestFacts::Shape shape) {
+  return shape == RequestFacts::Shape::derived ? Outcome::Detail::derived : Outcome::Detail::none;
+}
+
+Served answer(std::shared_ptr<const cache::Entry> entry, Outcome outcome, WallTime now) {
+  Served served;
+  served.entry = std::move(entry);
+  served.outcome = outcome;
+  served.now = now;
+  return served;
+}
+
+}  // namespace
+
+bool GatewayService::early_draw(RequestFacts::Shape shape, const cache::Entry* own, WallTime now) {
+  // XFetch, for a fresh copy; derived pages are never refreshed early themselves.
+  return own != nullptr && now < own->fresh_until && shape != RequestFacts::Shape::derived &&
+         cache::should_refresh_early(now, own->fresh_until, kRefreshCost, 1.0,
+                                     deps_.random.uniform01());
+}
+
+std::optional<Served> GatewayService::serve_from_l1(const api::ApiRequest& request,
+                                                    FirstLook& look) {
+  const Settings& settings = *settings_;  // no reference count taken on the hit path
+  look = first_look(request, settings);
+  const WallTime now = deps_.clock.wall_now();
+  if (!look.own || now >= look.own->fresh_until) return std::nullopt;
+  RequestFacts facts = facts_for(look, now, settings.stale);
+  facts.early_draw = early_draw(look.shape, look.own.get(), now);
+  if (needs_quota_mode(facts)) facts.mode = quota_mode(settings);
+  const Step step = next_step(facts);
+  if (step.action == Step::Action::serve_own_refresh) {
+    refresh_in_background(request, look.key, settings_, look.own->stored_at);
+  } else if (step.action != Step::Action::serve_own) {
+    return std::nullopt;
+  }
+  return answer(look.own, {Outcome::Source::cache, false, kind_of(look.shape)}, now);
+}
+
+asio::awaitable<Served> GatewayService::serve(const api::ApiRequest& request,
+                                              Admission* admission) {
+  FirstLook look;
+  if (std::optional<Served> hit = serve_from_l1(request, look)) co_return std::move(*hit);
+  co_return co_await serve(request, std::move(look), admission);
+}
+
+asio::awaitable<Served> GatewayService::serve(const api::ApiRequest& request, FirstLook look,
+                                              Admission* admission) {
+  co_return co_await serve_key(request, std::move(look), settings_, admission);
+}
+
+asio::awaitable<Served> GatewayService::serve_key(const api::ApiRequest& request, FirstLook look,
+                                                  SettingsPtr settings, Admission* admission) {
+  using Action = Step::Action;
+  using Failure = RequestFacts::Failure;
+  const std::string key = look.key;
+  std::shared_ptr<const cache::Entry> own = std::move(look.own);
+  LocalProof proof;
+  Served failed;  // what a failure answers when nothing rescues it
+  // Results of the steps that wait, declared here and not in the loop's blocks: GCC 12
+  // mishandles block-scoped locals that live across a co_await inside a loop.
+  Found shared;
+  Served page;
+  Coalescer::Result fetched;
+  Served served;  // the answer
+
+  RequestFacts facts = facts_for(look, deps_.clock.wall_now(), settings->stale);
+  facts.own = own.get();
+  facts.early_draw = early_draw(look.shape, own.get(), facts.now);
+
+  // Each step either answers or adds a fact next_step() did not have, so the loop ends.
+  for (;;) {
+    if (needs_quota_mode(facts)) facts.mode = quota_mode(*settings);
+    const Step step = next_step(facts);
+    // An if-chain, not a switch: GCC 12 miscompiles co_await inside switch cases.
+    const Action action = step.action;
+    if (action == Action::serve_own || action == Action::serve_own_refresh) {
+      if (step.action == Action::serve_own_refresh) {
+        refresh_in_background(request, key, settings, own->stored_at);
+      }
+      served = answer(
+          own,
+          {Outcome::Source::cache, false, Outcome::detail_for(kind_of(look.shape), step.stale)},
+          facts.now);
+      served.upstream_error = failed.upstream_error;
+      served.upstream_ms = failed.upstream_ms;
+      co_return served;
+    } else if (action == Action::answer_local || action == Action::answer_local_refresh) {
+      if (step.action == Action::answer_local_refresh) {
+        // A stale proof is served like the stale widget data it comes from, and refreshing
+        // that data renews the proof: no upstream call for the page's window.
+        api::ApiRequest widget_request{api::Endpoint::widget, request.widget_id, {}};
+        refresh_in_background(widget_request, api::cache_key(widget_request), settings,
+                              proof.widget->stored_at);
+      } else if (step.stale == StaleReason::none && facts.failure == Failure::none) {
+        deps_.cache.store_local(key, proof.answer);  // a proof from fresh widget data
+      }
+      if (deps_.metrics) deps_.metrics->local_answer();
+      served = answer(
+          proof.answer,
+          {Outcome::Source::cache, false, Outcome::detail_for(Outcome::Detail::local, step.stale)},
+          facts.now);
+      served.upstream_error = failed.upstream_error;
+      co_return served;
+    } else if (action == Action::look_up_shared) {
+      shared = co_await deps_.cache.find_shared(key);
+      facts.own_looked = RequestFacts::Own::l1_and_l2;
+      if (shared.entry && (!own || shared.entry->stored_at > own->stored_at)) {
+        own = std::move(shared.entry);
+      }
+      facts.shared_unavailable = shared.shared_unavailable;
+      facts.own = own.get();
+      facts.now = deps_.clock.wall_now();
+      facts.early_draw = early_draw(look.shape, own.get(), facts.now);
+    } else if (action == Action::look_up_siblings) {
+      facts.siblings_looked = true;
+      if (deps_.siblings != nullptr) {
+        shared.entry = co_await deps_.siblings->find_copy(key, deps_.worker);
+        facts.now = deps_.clock.wall_now();
+        if (shared.entry && facts.now < shared.entry->stale_until) {
+          own = std::move(shared.entry);
+          deps_.cache.store_local(key, own);
+          facts.own = own.get();
+          facts.early_draw = early_draw(look.shape, own.get(), facts.now);
+        }
+      }
+    } else if (action == Action::look_up_proof) {
+      proof = co_await local_answer(request);
+      facts.proof_state = proof.answer ? RequestFacts::Proof::holds : RequestFacts::Proof::none;
+      facts.proof = proof.answer.get();
+      facts.proof_widget = proof.widget.get();
+      facts.now = deps_.clock.wall_now();
+    } else if (action == Action::derive) {
+      page = co_await derive(request, key, settings, admission);
+      if (page.ok()) co_return page;
+      failed = std::move(page);
+      facts.failure = failed.error == api::ErrorCode::quota_exhausted ? Failure::quota_exhausted
+                      : failed.error == api::ErrorCode::rate_limited  ? Failure::refused
+                                                                      : Failure::upstream;
+      facts.now = deps_.clock.wall_now();
+    } else if (action == Action::fetch) {
+      std::chrono::seconds retry_after{0};
+      if (admission != nullptr && !admission->admit(retry_after)) {
+        // This client has used its share of upstream requests.
+        failed.error = api::ErrorCode::rate_limited;
+        failed.retry_after = retry_after;
+        facts.failure = Failure::refused;
+        continue;
+      }
+      fetched = Coalescer::Result{};
+      if (auto refusal = deps_.fetcher.refusal()) {
+        // The circuit is open (or upstream's 429 back-off runs): the fetch would end in this
+        // error anyway, so neither the Redis lock nor its lookups are worth their round trips.
+        fetched.outcome.error = refusal;
+      } else {
+        // Computed before the co_await: GCC 12 evaluates both arms of a conditional inside a
+        // co_await expression.
+        const WallTime known = own ? own->stored_at : WallTime{};
+        fetched = co_await fetch_coalesced(request, key, settings, known);
+      }
+      // No reference into `fetched` here: GCC 12 loses references declared after a co_await
+      // inside a loop.
+      const bool collapsed = fetched.collapsed;
+      facts.now = deps_.clock.wall_now();
+      if (!collapsed) failed.upstream_ms = fetched.outcome.upstream_ms;
+      if (fetched.outcome.entry) {
+        served = answer(std::move(fetched.outcome.entry),
+                        {collapsed ? Outcome::Source::collapsed : Outcome::Source::upstream,
+                         fetched.outcome.stored, Outcome::Detail::none},
+                        facts.now);
+        served.upstream_ms = failed.upstream_ms;
+        co_return served;
+      }
+      failed.upstream_error = fetched.outcome.error;
+      failed.error = error_code_for(fetched.outcome.error);
+      if (fetched.outcome.error == errc::quota_exhausted) {
+        failed.retry_after = quota::seconds_until_reset(
+            facts.now, quota::quota_period(facts.now, deps_.quota.snapshot().utc_offset));
+        facts.failure = Failure::quota_exhausted;
+      } else {
+        facts.failure = Failure::upstream;
+      }
+      facts.fallback = step.fallback;
+    } else {  // Action::fail
+      failed.entry.reset();
+      failed.now = facts.now;
+      co_return failed;
+    }
+  }
+}
+
+asio::awaitable<GatewayService::LocalProof> GatewayService::local_answer(
+    const api::ApiRequest& request) {
+  api::ApiRequest widget_request{api::Endpoint::widget, request.widget_id, {}};
+  std::string widget_key = api::cache_key(widget_request);
+  Found widget = co_await deps_.cache.find(widget_key);
+  const WallTime now = deps_.clock.wall_now();
+  if (!widget.entry) co_return LocalProof{};
+  const WallTime stored_at = now < widget.entry->fresh_until ? now : widget.entry->stored_at;
+  if (widget.entry->status != 200) {
+    // Upstream said this widget does not exist: so do its reviews (400, as upstream answers).
+    auto answer = make_local_entry({}, *widget.entry, 400, stored_at);
+    co_return LocalProof{std::move(answer), std::move(widget.entry)};
+  }
+  auto summary = upstream::inspect_widget_body(widget.entry->body);
+  if (!summary || !cache::provably_empty(request.query, *summary)) co_return LocalProof{};
+  auto answer = make_local_entry("[]", *widget.entry, 200, stored_at);
+  co_return LocalProof{std::move(answer), std::move(widget.entry)};
+}
+
+asio::awaitable<Served> GatewayService::derive(const api::ApiRequest& request,
+                                               const std::string& key, const SettingsPtr& settings,
+                                               Admission* admission) {
+  // Each window is an ordinary cache key (limit=300, aligned skip): served in order.
+  const std::vector<std::uint64_t> starts =
+      cache::windows_for(request.query.skip, request.query.limit);
+  std::vector<Served> parts;
+  std::vector<std::pair<std::uint64_t, std::vector<std::string_view>>> windows;
+  std::shared_ptr<const cache::Entry> page;
+  bool reuse_page = false;
+  for (std::uint64_t start : starts) {
+    api::ApiRequest window = cache::window_request(request, start);
+    FirstLook look = first_look(window, *settings->windows);
+    look.shape = RequestFacts::Shape::window;
+    Served part = co_await serve_key(window, std::move(look), settings->windows, admission);
+    if (!part.ok()) co_return part;
+    if (part.entry->status != 200) co_return part;  // unknown widget
+    // The page may already have been cut from this very window: on an earlier request while
+    // the window is stale (the page is kept then too), or by a concurrent request that waited
+    // for the same window fetch. Parsing the window and compressing the page again for every
+    // such request is what saturated the CPU in outages and cold storms. A page carries its one
+    // window's times, so equal times mean the same window.
+    // Read again here, after the wait, not at the request's first look.
+    std::shared_ptr<const cache::Entry> cached =
+        starts.size() == 1 ? deps_.cache.l1().get(key) : nullptr;
+    if (cached && cached->stored_at == part.entry->stored_at &&
+        cached->fresh_until == part.entry->fresh_until &&
+        cached->stale_until == part.entry->stale_until) {
+      page = std::move(cached);
+      reuse_page = true;
+      parts.push_back(std::move(part));
+      break;
+    }
+    std::optional<std::vector<std::string_view>> elements = window_elements(*part.entry);
+    if (!elements) {
+      Served invalid;
+      invalid.error = api::ErrorCode::upstream_error;
+      invalid.now = part.now;
+      co_return invalid;
+    }
+    const bool last = elements->size() < cache::kWindowSize;
+    windows.emplace_back(start, std::move(*elements));
+    parts.push_back(std::move(part));
+    if (last) break;  // the list ends inside this window
+  }
+
+  // The page's outcome is its windows': fetched if any was, stale if any was.
+  Outcome outcome{Outcome::Source::cache, true, Outcome::Detail::derived};
+  StaleReason stale = StaleReason::none;
+  Served served;
+  for (const Served& part : parts) {
+    const Outcome::Source source = part.outcome.source;
+    if (source == Outcome::Source::upstream) outcome.source = Outcome::Source::upstream;
+    if (source == Outcome::Source::collapsed && outcome.source == Outcome::Source::cache) {
+      outcome.source = Outcome::Source::collapsed;
+    }
+    served.upstream_ms = std::max(served.upstream_ms, part.upstream_ms);
+    if (part.outcome.stale() != StaleReason::none && stale == StaleReason::none) {
+      stale = part.outcome.stale();
+      served.upstream_error = part.upstream_error;
+    }
+    outcome.stored = outcome.stored && (source == Outcome::Source::cache || part.outcome.stored);
+  }
+  outcome.detail = Outcome::detail_for(Outcome::Detail::derived, stale);
+
+  if (!reuse_page) {
+    auto body = cache::slice_page(request.query.skip, request.query.limit, windows);
+    if (!body) {
+      Served invalid;
+      invalid.error = api::ErrorCode::upstream_error;
+      invalid.now = deps_.clock.wall_now();
+      co_return invalid;
+    }
+    auto derived = std::make_shared<cache::Entry>();
+    derived->status = 200;
+    derived->stored_at = parts.front().entry->stored_at;
+    derived->fresh_until = parts.front().entry->fresh_until;
+    derived->stale_until = parts.front().entry->stale_until;
+    for (const Served& part : parts) {
+      derived->stored_at = std::min(derived->stored_at, part.entry->stored_at);
+      derived->fresh_until = std::min(derived->fresh_until, part.entry->fresh_until);
+      derived->stale_until = std::min(derived->stale_until, part.entry->stale_until);
+    }
+    derived->etag = cache::strong_etag(*body);
+    derived->variants = compress::make_variants(*body);
+    derived->body = std::move(*body);
+    // Kept even when cut from stale windows: it is served only while fresh, or again for
+    // the very same window (above), never past its windows' stale_until.
+    deps_.cache.store_local(key, derived);
+    if (deps_.metrics) deps_.metrics->derived_page();
+    page = std::move(derived);
+  }
+  served.entry = std::move(page);
+  served.outcome = outcome;
+  served.now = deps_.clock.wall_now();
+  co_return served;
+}
+
+asio::awaitable<Coalescer::Result> GatewayService::fetch_coalesced(const api::ApiRequest& request,
+                                                                   const std::string& key,
+                                                                   const SettingsPtr& settings,
+                                                                   WallTime known_stored_at) {
+  // Named, not a temporary in the co_await expression: GCC 12 destroys those twice.
+  Coalescer::Fetch fetch_once = [this, request, key, settings, known_stored_at]() {
+    return fetch_shared(request, key, settings, known_stored_at, false);
+  };
+  auto result = co_await coalescer_.run(key, fetch_once, settings->wait_timeout);
+  if (result.collapsed && deps_.metrics) deps_.metrics->coalesced_waiter();
+  co_return result;
+}
+
+asio::awaitable<FetchOutcome> GatewayService::fetch_shared(api::ApiRequest request, std::string key,
+                                                           SettingsPtr settings,
+                                                           WallTime known_stored_at,
+                                                           bool background) {
+  // A copy stored after this request looked (by a flight that ended just before this one
+  // began, here or on another instance) makes the trip unnecessary.
+  auto newer = [&](const std::shared_ptr<const cache::Entry>& entry) {
+    return entry && entry->stored_at > known_stored_at &&
+           deps_.clock.wall_now() < entry->fresh_until;
+  };
+  if (auto mine = deps_.cache.l1().get(key); newer(mine)) {
+    FetchOutcome outcome;
+    outcome.entry = std::move(mine);
+    outcome.stored = true;
+    co_return outcome;
+  }
+
+  const std::string lock_key = lock_key_for(key);
+  FetchLock::Held held;
+  // At most a few rounds of waiting for other instances; then fetch regardless, so a lost
+  // lock holder can delay this key but never starve it.
+  for (int round = 0; round < 3; ++round) {
+    held = co_await deps_.lock.try_acquire(lock_key, settings->lock_ttl);
+    if (held.acquired || !held.shared) break;
+    co_await deps_.lock.wait_released(lock_key, settings->lock_ttl);
+    Found theirs = co_await deps_.cache.find_shared(key);
+    if (newer(theirs.entry)) {
+      FetchOutcome outcome;
+      outcome.entry = std::move(theirs.entry);
+      outcome.stored = true;
+      co_return outcome;
+    }
+    if (background) co_return FetchOutcome{};  // the other instance's refresh failed: stay stale
+  }
+
+  if (held.acquired) {
+    // Checked again under the lock: another instance may have stored the key and released
+    // its lock between this request's lookup and this lock. One Redis read per upstream trip.
+    Found theirs = co_await deps_.cache.find_shared(key);
+    if (newer(theirs.entry)) {
+      co_await deps_.lock.release(lock_key, held.token);
+      FetchOutcome outcome;
+      outcome.entry = std::move(theirs.entry);
+      outcome.stored = true;
+      co_return outcome;
+    }
+  }
+
+  FetchOutcome outcome = co_await deps_.fetcher.fetch(request, settings->fetch);
+  if (outcome.entry && (outcome.entry->status == 200 || settings->fetch.cache_negative)) {
+    outcome.stored = co_await deps_.cache.store(key, outcome.entry);
+  }
+  if (held.acquired) co_await deps_.lock.release(lock_key, held.token);
+  co_return outcome;
+}
+
+void GatewayService::refresh_in_background(const api::ApiRequest& request, const std::string& key,
+                                           const SettingsPtr& settings, WallTime known_stored_at) {
+  // While the circuit is open (or upstream's 429 back-off runs) a refresh could only fail,
+  // after a Redis lock and a Redis read of the whole entry: on every request for a stale key
+  // during an outage. The stale copy is served without it; the first request after the
+  // pause refreshes (and becomes the half-open probe).
+  if (deps_.fetcher.refusal()) return;
+  if (refreshes_in_flight_.fetch_add(1) >= kMaxBackgroundRefreshes) {
+    refreshes_in_flight_.fetch_sub(1);
+    return;
+  }
+  auto refresh = [this, request, key, settings, known_stored_at]() -> asio::awaitable<void> {
+    Coalescer::Fetch fetch_once = [this, request, key, settings, known_stored_at]() {
+      return fetch_shared(request, key, settings, known_stored_at, true);
+    };
+    co_await coalescer_.run(key, fetch_once, settings->wait_timeout);
+    refreshes_in_flight_.fetch_sub(1);
+  };
+  asio::co_spawn(background_, refresh, asio::detached);
+}
+
+}  // namespace wg::serving

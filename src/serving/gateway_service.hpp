@@ -1,0 +1,142 @@
+#pragma once
+// The answer to one validated API request: gathers what serve_policy's next_step() asks for
+// (the L1 and Redis copies, the widget data's proof, a page's windows, an upstream fetch
+// coalesced in this worker and, through a Redis lock, across workers and instances) and does
+// what it says. The rules themselves live in serve_policy. Upstream failures are never cached.
+
+#include <atomic>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cache_tier.hpp"
+#include "coalescer.hpp"
+#include "fetch_lock.hpp"
+#include "serve_policy.hpp"
+#include "upstream_fetcher.hpp"
+#include "widget_gateway/api/errors.hpp"
+#include "widget_gateway/api/request.hpp"
+#include "widget_gateway/config/config.hpp"
+
+namespace wg::serving {
+
+struct Served {
+  std::shared_ptr<const cache::Entry> entry;  // null when `error` is set
+  Outcome outcome;                            // how `entry` was produced
+  std::error_code upstream_error;  // with a stale-if-error answer or an error: what failed
+  double upstream_ms = -1;         // this request's own upstream exchange; < 0 when none
+  api::ErrorCode error = api::ErrorCode::upstream_error;
+  std::chrono::seconds retry_after{0};  // for quota_exhausted and rate_limited
+  WallTime now{};
+  bool ok() const { return entry != nullptr; }
+};
+
+// What the synchronous first look at a request learned, for serve() to go on from: the key
+// is computed and L1 read once per request.
+struct FirstLook {
+  std::string key;
+  RequestFacts::Shape shape = RequestFacts::Shape::widget;
+  std::shared_ptr<const cache::Entry> own;  // the L1 copy (not past stale_until), or null
+};
+
+// Whether the client behind a request may cause an upstream request now (the per-IP limit).
+// Hits never ask.
+class Admission {
+ public:
+  virtual ~Admission() = default;
+  virtual bool admit(std::chrono::seconds& retry_after) = 0;
+};
+
+struct ServiceDependencies {
+  CacheTier& cache;
+  UpstreamFetcher& fetcher;
+  FetchLock& lock;
+  quota::QuotaCounter& quota;
+  Clock& clock;
+  RandomSource& random;
+  metrics::GatewayMetrics* metrics = nullptr;
+  SiblingCaches* siblings = nullptr;  // the process's other workers; null: none
+  unsigned worker = 0;                // this worker's index, for `siblings`
+};
+
+// Threads: one service per io worker; every member is called on that worker's thread.
+class GatewayService {
+ public:
+  GatewayService(boost::asio::any_io_executor background, ServiceDependencies deps,
+                 const config::Config& config);
+
+  // The hit path without a coroutine: the answer when a fresh L1 copy settles the request
+  // (no Redis, no quota, no lock); otherwise nullopt, and `look` holds what serve() goes on
+  // from.
+  std::optional<Served> serve_from_l1(const api::ApiRequest& request, FirstLook& look);
+
+  // Everything else. `admission` (may be null) is asked before this request would go
+  // upstream.
+  boost::asio::awaitable<Served> serve(const api::ApiRequest& request, FirstLook look,
+                                       Admission* admission = nullptr);
+  // Both steps, for callers without a hit path of their own (admin warm-up, tests).
+  boost::asio::awaitable<Served> serve(const api::ApiRequest& request,
+                                       Admission* admission = nullptr);
+
+  // Applies reloadable settings (TTL policy, stale windows, derivation). On the service's own
+  // thread (requests in flight keep the settings they started with).
+  void update(const config::Config& config);
+
+  std::size_t background_refreshes() const { return refreshes_in_flight_.load(); }
+
+ private:
+  struct Settings {
+    FetchSettings fetch;
+    StaleWindows stale;
+    bool derive_pages = true;
+    bool pacing = false;
+    double economy_at = 0.9;
+    std::chrono::milliseconds wait_timeout;
+    std::chrono::milliseconds lock_ttl;
+    // The same, for windows fetched to derive pages from (not compressed at store time).
+    std::shared_ptr<const Settings> windows;
+  };
+  using SettingsPtr = std::shared_ptr<const Settings>;
+
+  FirstLook first_look(const api::ApiRequest& request, const Settings& settings);
+  bool early_draw(RequestFacts::Shape shape, const cache::Entry* own, WallTime now);
+  // Carries out next_step() for one key until it answers.
+  boost::asio::awaitable<Served> serve_key(const api::ApiRequest& request, FirstLook look,
+                                           SettingsPtr settings, Admission* admission);
+  // The derive step: a page cut from its windows, each served as a key of its own; the page
+  // in L1 is reused while its window is unchanged. A failure comes back as the failed window's
+  // answer (no entry).
+  boost::asio::awaitable<Served> derive(const api::ApiRequest& request, const std::string& key,
+                                        const SettingsPtr& settings, Admission* admission);
+  // What the cached widget data (fresh or stale) proves about a reviews page: an answer that
+  // shares the widget data's freshness (a stale proof is as old as its data), with the widget
+  // entry it comes from; both null when nothing is proven.
+  struct LocalProof {
+    std::shared_ptr<const cache::Entry> answer;
+    std::shared_ptr<const cache::Entry> widget;
+  };
+  boost::asio::awaitable<LocalProof> local_answer(const api::ApiRequest& request);
+  // One fetch per key in this process; across instances through the Redis lock.
+  boost::asio::awaitable<Coalescer::Result> fetch_coalesced(const api::ApiRequest& request,
+                                                            const std::string& key,
+                                                            const SettingsPtr& settings,
+                                                            WallTime known_stored_at);
+  boost::asio::awaitable<FetchOutcome> fetch_shared(api::ApiRequest request, std::string key,
+                                                    SettingsPtr settings, WallTime known_stored_at,
+                                                    bool background);
+  void refresh_in_background(const api::ApiRequest& request, const std::string& key,
+                             const SettingsPtr& settings, WallTime known_stored_at);
+  quota::Mode quota_mode(const Settings& settings) const;
+  SettingsPtr settings() const { return settings_; }
+
+  boost::asio::any_io_executor background_;
+  ServiceDependencies deps_;
+  Coalescer coalescer_;
+  SettingsPtr settings_;  // replaced by update() on the service's thread only
+  std::atomic<std::size_t> refreshes_in_flight_{0};
+};
+
+}  // namespace wg::serving

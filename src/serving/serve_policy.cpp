@@ -1,0 +1,206 @@
+#include "serve_policy.hpp"
+
+#include <algorithm>
+
+namespace wg::serving {
+
+namespace {
+
+using Action = Step::Action;
+using Shape = RequestFacts::Shape;
+using Failure = RequestFacts::Failure;
+
+bool consults_proof(Shape shape) {
+  return shape == Shape::page || shape == Shape::derived;
+}
+
+bool fresh(const cache::Entry* entry, WallTime now) {
+  return entry != nullptr && now < entry->fresh_until;
+}
+
+// After a failed or refused fetch: the key's own stale copy, else (pages) the widget data's
+// proof within the same windows, else the error.
+Step after_failure(const RequestFacts& f) {
+  const bool quota = f.failure == Failure::quota_exhausted;
+  const StaleReason reason = quota ? StaleReason::quota_exhausted : StaleReason::if_error;
+  // A refused client gets any stale copy there is; a failed fetch the copy it was allowed to
+  // fall back on, and while the quota is spent, any copy short of stale_until.
+  // (A derived page has no copy of its own to fall back on: its windows fall back on theirs.)
+  const bool may_use_own = f.failure == Failure::refused || f.fallback || quota;
+  if (f.shape != Shape::derived && f.own != nullptr && f.now < f.own->stale_until && may_use_own) {
+    return {Action::serve_own, reason};
+  }
+  if (!consults_proof(f.shape)) return {Action::fail};
+  if (f.proof_state == RequestFacts::Proof::not_looked) return {Action::look_up_proof};
+  if (f.proof_state != RequestFacts::Proof::holds || f.proof->status != 200) return {Action::fail};
+  // The same windows as for a stale copy of the page itself.
+  const auto window =
+      quota ? std::max(f.windows.if_error, f.windows.while_revalidate) : f.windows.if_error;
+  if (f.now >= f.proof->fresh_until + window) return {Action::fail};
+  return {Action::answer_local, reason};
+}
+
+}  // namespace
+
+std::string_view detail_of(StaleReason reason) {
+  switch (reason) {
+    case StaleReason::none:
+      return "";
+    case StaleReason::while_revalidate:
+      return "stale-while-revalidate";
+    case StaleReason::if_error:
+      return "stale-if-error";
+    case StaleReason::quota_exhausted:
+      return "quota-exhausted";
+    case StaleReason::quota_economy:
+      return "quota-economy";
+  }
+  return "";
+}
+
+std::string_view detail_of(Outcome::Detail detail) {
+  switch (detail) {
+    case Outcome::Detail::none:
+      return "";
+    case Outcome::Detail::derived:
+      return "derived";
+    case Outcome::Detail::local:
+      return "local";
+    case Outcome::Detail::stale_while_revalidate:
+    case Outcome::Detail::stale_if_error:
+    case Outcome::Detail::quota_exhausted:
+    case Outcome::Detail::quota_economy:
+      break;
+  }
+  Outcome outcome;
+  outcome.detail = detail;
+  return detail_of(outcome.stale());
+}
+
+StaleReason Outcome::stale() const {
+  switch (detail) {
+    case Detail::stale_while_revalidate:
+      return StaleReason::while_revalidate;
+    case Detail::stale_if_error:
+      return StaleReason::if_error;
+    case Detail::quota_exhausted:
+      return StaleReason::quota_exhausted;
+    case Detail::quota_economy:
+      return StaleReason::quota_economy;
+    case Detail::none:
+    case Detail::derived:
+    case Detail::local:
+      break;
+  }
+  return StaleReason::none;
+}
+
+Outcome::Detail Outcome::detail_for(Detail kind, StaleReason stale) {
+  switch (stale) {
+    case StaleReason::none:
+      return kind;
+    case StaleReason::while_revalidate:
+      return Detail::stale_while_revalidate;
+    case StaleReason::if_error:
+      return Detail::stale_if_error;
+    case StaleReason::quota_exhausted:
+      return Detail::quota_exhausted;
+    case StaleReason::quota_economy:
+      return Detail::quota_economy;
+  }
+  return kind;
+}
+
+ServeDecision decide(const cache::Entry* entry, WallTime now, quota::Mode mode,
+                     const StaleWindows& windows, bool early_refresh) {
+  using DecisionAction = ServeDecision::Action;
+  if (entry == nullptr || now >= entry->stale_until)
+    return {DecisionAction::fetch, StaleReason::none, false};
+
+  if (now < entry->fresh_until) {
+    const bool refresh = early_refresh && mode == quota::Mode::normal;
+    return {refresh ? DecisionAction::serve_and_refresh : DecisionAction::serve, StaleReason::none,
+            false};
+  }
+  // Negative entries have no stale window (stale_until == fresh_until), so only data is here.
+  switch (mode) {
+    case quota::Mode::exhausted:
+      return {DecisionAction::serve, StaleReason::quota_exhausted, false};
+    case quota::Mode::economy:
+      return {DecisionAction::serve, StaleReason::quota_economy, false};
+    case quota::Mode::normal:
+      break;
+  }
+  if (now < entry->fresh_until + windows.while_revalidate) {
+    return {DecisionAction::serve_and_refresh, StaleReason::while_revalidate, false};
+  }
+  const bool rescue = now < entry->fresh_until + windows.if_error;
+  return {DecisionAction::fetch, StaleReason::none, rescue};
+}
+
+bool needs_quota_mode(const RequestFacts& f) {
+  if (f.own != nullptr) {
+    if (f.now >= f.own->fresh_until) return true;
+    if (f.early_draw && f.shape != Shape::derived) return true;
+  }
+  return f.proof_state == RequestFacts::Proof::holds && !fresh(f.proof_widget, f.now);
+}
+
+Step next_step(const RequestFacts& f) {
+  if (f.failure != Failure::none) return after_failure(f);
+
+  // A fresh copy in L1: the hit path. Derived pages are never refreshed early themselves
+  // (their windows are).
+  if (f.own_looked == RequestFacts::Own::l1 && fresh(f.own, f.now)) {
+    if (f.shape == Shape::derived || !f.early_draw) return {Action::serve_own};
+    const ServeDecision d = decide(f.own, f.now, f.mode, f.windows, true);
+    return {d.action == ServeDecision::Action::serve_and_refresh ? Action::serve_own_refresh
+                                                                 : Action::serve_own};
+  }
+
+  // What the cached widget data proves about a page, under the widget data's own rules.
+  if (consults_proof(f.shape)) {
+    if (f.proof_state == RequestFacts::Proof::not_looked) return {Action::look_up_proof};
+    if (f.proof_state == RequestFacts::Proof::holds) {
+      if (fresh(f.proof_widget, f.now)) return {Action::answer_local};
+      const ServeDecision d = decide(f.proof_widget, f.now, f.mode, f.windows, false);
+      if (d.action == ServeDecision::Action::serve) return {Action::answer_local, d.stale};
+      if (d.action == ServeDecision::Action::serve_and_refresh) {
+        return {Action::answer_local_refresh, d.stale};
+      }
+      // Too old to answer without asking: the page is fetched (the proof may still rescue it).
+    }
+  }
+  if (f.shape == Shape::derived) return {Action::derive};
+
+  if (f.own_looked == RequestFacts::Own::l1) {
+    if (f.own == nullptr) return {Action::look_up_shared};
+    // A stale copy about to be served while revalidating is not looked up again: the refresh
+    // reads Redis first (under the lock), and a read here would fetch the whole entry from
+    // Redis on every request for a stale key, which an outage with many stale keys cannot
+    // afford. Otherwise another instance may have refreshed it meanwhile.
+    const ServeDecision d = decide(f.own, f.now, f.mode, f.windows, false);
+    if (d.action == ServeDecision::Action::serve_and_refresh) {
+      return {Action::serve_own_refresh, d.stale};
+    }
+    return {Action::look_up_shared};
+  }
+
+  // Redis is down and this worker never saw the key: a sibling worker may have, which spares
+  // an upstream call (workers fill their L1s from Redis, not from one another).
+  if (f.own == nullptr && f.shared_unavailable && !f.siblings_looked) {
+    return {Action::look_up_siblings};
+  }
+  const ServeDecision d = decide(f.own, f.now, f.mode, f.windows, f.early_draw);
+  switch (d.action) {
+    case ServeDecision::Action::serve:
+      return {Action::serve_own, d.stale};
+    case ServeDecision::Action::serve_and_refresh:
+      return {Action::serve_own_refresh, d.stale};
+    case ServeDecision::Action::fetch:
+      break;
+  }
+  return {Action::fetch, StaleReason::none, d.fallback};
+}
+
+}  // namespace wg::serving

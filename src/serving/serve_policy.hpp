@@ -1,0 +1,155 @@
+#pragma once
+// How one API request is answered, as a pure function of what is known about it. The gateway
+// service gathers facts (L1, Redis, the widget data, a fetch's result), asks next_step() what
+// to do, does it, and asks again: every serving rule lives here and nowhere else.
+//
+// Rules for the key's own copy, in order:
+//   fresh                          serve; in normal mode maybe refresh early (XFetch)
+//   stale, quota exhausted         serve stale (no upstream call is possible)
+//   stale, quota economy           serve stale: freshness is extended up to stale_until
+//   stale, within swr window       serve stale now and refresh in the background
+//   stale, beyond swr              fetch; if upstream fails, serve stale (stale-if-error)
+//   nothing usable                 fetch; failures are errors
+// Around them, for reviews pages:
+//   answer locally                 cached widget data proves the page (an empty page past the
+//                                  end or for a platform the widget lacks; every page of an
+//                                  unknown widget), under the widget data's own rules above
+//   derive                         a page that is not window-shaped is cut from aligned
+//                                  300-review windows, each an ordinary key
+//   rescue                         a page whose fetch failed is still answered from stale
+//                                  widget data that proves it (stale-if-error, and while the
+//                                  quota is spent)
+//
+// Outcome is the one value that says how an answer was produced; the response (Cache-Status),
+// the metrics, the access log and the admin listener all read it.
+
+#include <chrono>
+#include <cstdint>
+#include <string_view>
+
+#include "widget_gateway/cache/entry.hpp"
+#include "widget_gateway/quota/quota_counter.hpp"
+
+namespace wg::serving {
+
+// Why a stale copy was served; each maps to a Cache-Status detail value.
+enum class StaleReason { none, while_revalidate, if_error, quota_exhausted, quota_economy };
+std::string_view detail_of(StaleReason reason);
+
+struct StaleWindows {
+  std::chrono::milliseconds while_revalidate{0};
+  std::chrono::milliseconds if_error{0};
+};
+
+// How an answer was produced (RFC 9211's fwd, stored and detail, in one value).
+struct Outcome {
+  enum class Source : std::uint8_t {
+    cache,      // nobody went upstream for it
+    upstream,   // fetched upstream by this request
+    collapsed,  // fetched by a concurrent request of this worker that this one waited for
+  };
+  // One value, as Cache-Status' detail: a stale reason wins over derived and local.
+  enum class Detail : std::uint8_t {
+    none,
+    derived,  // cut from review windows
+    local,    // proven by cached widget data, no upstream call
+    stale_while_revalidate,
+    stale_if_error,
+    quota_exhausted,
+    quota_economy,
+  };
+  Source source = Source::cache;
+  bool stored = false;  // a fetched entry reached the shared cache
+  Detail detail = Detail::none;
+
+  StaleReason stale() const;
+  // The detail for an answer built as `kind` (none, derived or local) and served for `stale`.
+  static Detail detail_for(Detail kind, StaleReason stale);
+  friend bool operator==(const Outcome&, const Outcome&) = default;
+};
+
+// Cache-Status' detail value ("derived", "local", "stale-while-revalidate", ...; "" for none).
+std::string_view detail_of(Outcome::Detail detail);
+
+// The rules for one stored copy, given the time and the quota mode.
+struct ServeDecision {
+  enum class Action {
+    serve,              // answer from the entry
+    serve_and_refresh,  // answer from the entry, refresh it in the background
+    fetch,              // go upstream now (coalesced); `fallback` says if the entry may rescue
+  };
+  Action action = Action::fetch;
+  StaleReason stale = StaleReason::none;  // for serve*: why the entry is served although stale
+  bool fallback = false;                  // for fetch: serve the entry if the fetch fails
+};
+// `early_refresh` is the XFetch draw for a fresh entry (ignored otherwise).
+ServeDecision decide(const cache::Entry* entry, WallTime now, quota::Mode mode,
+                     const StaleWindows& windows, bool early_refresh);
+
+// What the service knows about one request when it asks for the next step.
+struct RequestFacts {
+  enum class Shape : std::uint8_t {
+    widget,   // widget data
+    page,     // a reviews page answered as its own key (window-shaped, or derivation off)
+    derived,  // a reviews page cut from windows
+    window,   // a window fetched to derive a page from (the page consulted the proof already)
+  };
+  enum class Own : std::uint8_t { l1, l1_and_l2 };  // where the key's own copy was looked for
+  enum class Proof : std::uint8_t {
+    not_looked,  // the widget data was not consulted yet
+    none,        // it proves nothing about this page (or is not cached)
+    holds,       // `proof` answers the page; `proof_widget` is the widget data behind it
+  };
+  enum class Failure : std::uint8_t {
+    none,
+    refused,          // this client's share of upstream requests is used (admission)
+    upstream,         // the fetch (or a window's) failed
+    quota_exhausted,  // the fetch was refused by the quota
+  };
+
+  Shape shape = Shape::widget;
+  WallTime now{};
+  StaleWindows windows;
+  quota::Mode mode = quota::Mode::normal;  // filled only when needs_quota_mode() says so
+  bool early_draw = false;                 // XFetch drew an early refresh for a fresh copy
+
+  Own own_looked = Own::l1;
+  const cache::Entry* own = nullptr;  // the key's copy (not past stale_until), or null
+  bool shared_unavailable = false;    // the Redis lookup failed (Redis down), not a miss
+  bool siblings_looked = false;       // the other workers' L1 copies were asked
+
+  Proof proof_state = Proof::not_looked;
+  const cache::Entry* proof = nullptr;         // the local answer (200 [] or 400)
+  const cache::Entry* proof_widget = nullptr;  // the widget data it comes from
+
+  Failure failure = Failure::none;
+  bool fallback = false;  // the fetch that failed was allowed to fall back on the own copy
+};
+
+struct Step {
+  enum class Action : std::uint8_t {
+    serve_own,             // answer from the key's own copy
+    serve_own_refresh,     // the same, and refresh the key in the background
+    answer_local,          // answer from the proof (kept in L1 when the widget data is fresh)
+    answer_local_refresh,  // the same (stale proof), and refresh the widget data
+    look_up_shared,        // read the key from Redis (L2)
+    look_up_siblings,      // Redis is down: ask the process's other workers for their copy
+    look_up_proof,         // consult the cached widget data
+    derive,                // cut the page from its windows
+    fetch,                 // ask the client's admission, then go upstream (coalesced);
+                           // `fallback`: the own copy may rescue a failure
+    fail,                  // answer the failure as an error
+  };
+  Action action = Action::fail;
+  StaleReason stale = StaleReason::none;  // for serve_own*, answer_local*
+  bool fallback = false;                  // for fetch
+  friend bool operator==(const Step&, const Step&) = default;
+};
+
+// Whether next_step() needs `mode`: only for stale copies and early refreshes, so a fresh hit
+// never reads the quota.
+bool needs_quota_mode(const RequestFacts& facts);
+
+Step next_step(const RequestFacts& facts);
+
+}  // namespace wg::serving

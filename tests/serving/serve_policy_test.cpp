@@ -1,0 +1,308 @@
+#define BOOST_TEST_MODULE serve policy
+#include <boost/test/data/test_case.hpp>
+#include <boost/test/unit_test.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "serving/serve_policy.hpp"
+
+// Every serving rule, as a table: the facts a request has gathered so far, and the one step
+// next_step() must choose.
+
+namespace wg::serving {
+inline std::ostream& operator<<(std::ostream& os, const Step& step) {
+  return os << "Step{action " << static_cast<int>(step.action) << ", stale "
+            << static_cast<int>(step.stale) << ", fallback " << step.fallback << "}";
+}
+}  // namespace wg::serving
+
+namespace {
+
+using namespace wg;
+using namespace wg::serving;
+using namespace std::chrono_literals;
+using Action = Step::Action;
+using Shape = RequestFacts::Shape;
+using Own = RequestFacts::Own;
+using Proof = RequestFacts::Proof;
+using Failure = RequestFacts::Failure;
+
+const WallTime kNow = WallTime{} + 1000h;
+const StaleWindows kWindows{10min, 24h};
+
+// An entry that became stale `stale_for` ago (negative: fresh for that much longer); data
+// stays servable for two days past freshness (longer than stale-if-error).
+cache::Entry entry(std::chrono::milliseconds stale_for, std::uint16_t status = 200) {
+  cache::Entry e;
+  e.status = status;
+  e.stored_at = kNow - stale_for - 1h;
+  e.fresh_until = kNow - stale_for;
+  e.stale_until = status == 200 ? e.fresh_until + 48h : e.fresh_until;
+  return e;
+}
+
+const cache::Entry kFresh = entry(-30min);
+const cache::Entry kStaleInSwr = entry(5min);
+const cache::Entry kStaleInSie = entry(2h);
+const cache::Entry kStalePastSie = entry(25h - 1min);  // still before stale_until
+const cache::Entry kNegativeExpired = entry(1min, 404);
+const cache::Entry kEmptyPage = [] {
+  cache::Entry e = entry(-30min);
+  e.body = "[]";
+  return e;
+}();
+
+struct Row {
+  std::string name;
+  RequestFacts facts;
+  Step expected;
+};
+std::ostream& operator<<(std::ostream& os, const Row& row) {
+  return os << row.name;
+}
+
+RequestFacts facts(Shape shape, Own looked, const cache::Entry* own) {
+  RequestFacts f;
+  f.shape = shape;
+  f.now = kNow;
+  f.windows = kWindows;
+  f.own_looked = looked;
+  f.own = own;
+  return f;
+}
+
+RequestFacts unavailable(RequestFacts f) {
+  f.shared_unavailable = true;
+  return f;
+}
+RequestFacts siblings_asked(RequestFacts f) {
+  f.siblings_looked = true;
+  return f;
+}
+RequestFacts with_mode(RequestFacts f, quota::Mode mode) {
+  f.mode = mode;
+  return f;
+}
+RequestFacts early(RequestFacts f) {
+  f.early_draw = true;
+  return f;
+}
+// The widget data `widget` proves the page with `answer`.
+RequestFacts proven(RequestFacts f, const cache::Entry* widget, const cache::Entry* answer) {
+  f.proof_state = Proof::holds;
+  f.proof_widget = widget;
+  f.proof = answer;
+  return f;
+}
+RequestFacts unproven(RequestFacts f) {
+  f.proof_state = Proof::none;
+  return f;
+}
+RequestFacts failed(RequestFacts f, Failure failure, bool fallback = false) {
+  f.failure = failure;
+  f.fallback = fallback;
+  return f;
+}
+
+// A proof made from widget data `widget` shares its times.
+cache::Entry proof_of(const cache::Entry& widget, std::uint16_t status = 200) {
+  cache::Entry e = widget;
+  e.status = status;
+  e.body = status == 200 ? "[]" : "";
+  return e;
+}
+const cache::Entry kProofFresh = proof_of(kFresh);
+const cache::Entry kProofSwr = proof_of(kStaleInSwr);
+const cache::Entry kProofSie = proof_of(kStaleInSie);
+const cache::Entry kProofUnknown = proof_of(kFresh, 400);
+
+const std::vector<Row> kRows = {
+    // The key's own copy: fresh in L1 (the hit path).
+    {"fresh L1 copy: served", facts(Shape::widget, Own::l1, &kFresh), {Action::serve_own}},
+    {"fresh L1 copy, early draw: served and refreshed",
+     early(facts(Shape::widget, Own::l1, &kFresh)),
+     {Action::serve_own_refresh}},
+    {"fresh L1 copy, early draw in economy: served only",
+     with_mode(early(facts(Shape::widget, Own::l1, &kFresh)), quota::Mode::economy),
+     {Action::serve_own}},
+    {"fresh derived page, early draw: never refreshed itself",
+     early(facts(Shape::derived, Own::l1, &kFresh)),
+     {Action::serve_own}},
+    {"fresh L1 window-shaped page: served before any proof",
+     facts(Shape::page, Own::l1, &kFresh),
+     {Action::serve_own}},
+    // L1 has nothing usable: Redis next.
+    {"no L1 copy: look in Redis", facts(Shape::widget, Own::l1, nullptr), {Action::look_up_shared}},
+    {"stale L1 copy within swr: served stale, refreshed, Redis not read",
+     facts(Shape::widget, Own::l1, &kStaleInSwr),
+     {Action::serve_own_refresh, StaleReason::while_revalidate}},
+    {"stale L1 copy beyond swr: Redis may have a newer one",
+     facts(Shape::widget, Own::l1, &kStaleInSie),
+     {Action::look_up_shared}},
+    {"stale L1 copy, quota spent: Redis may have a newer one",
+     with_mode(facts(Shape::widget, Own::l1, &kStaleInSie), quota::Mode::exhausted),
+     {Action::look_up_shared}},
+    {"window (for a page): no proof consulted",
+     facts(Shape::window, Own::l1, nullptr),
+     {Action::look_up_shared}},
+    // After Redis.
+    {"nothing anywhere: fetch", facts(Shape::widget, Own::l1_and_l2, nullptr), {Action::fetch}},
+    {"fresh Redis copy: served",
+     facts(Shape::widget, Own::l1_and_l2, &kFresh),
+     {Action::serve_own}},
+    {"fresh Redis copy, early draw: served and refreshed",
+     early(facts(Shape::widget, Own::l1_and_l2, &kFresh)),
+     {Action::serve_own_refresh}},
+    {"stale within swr: served stale and refreshed",
+     facts(Shape::widget, Own::l1_and_l2, &kStaleInSwr),
+     {Action::serve_own_refresh, StaleReason::while_revalidate}},
+    {"stale beyond swr, within stale-if-error: fetch, may fall back",
+     facts(Shape::widget, Own::l1_and_l2, &kStaleInSie),
+     {Action::fetch, StaleReason::none, true}},
+    {"stale beyond stale-if-error: fetch, no fall-back",
+     facts(Shape::widget, Own::l1_and_l2, &kStalePastSie),
+     {Action::fetch}},
+    {"stale, quota economy: served stale, no refresh",
+     with_mode(facts(Shape::widget, Own::l1_and_l2, &kStaleInSie), quota::Mode::economy),
+     {Action::serve_own, StaleReason::quota_economy}},
+    {"stale, quota exhausted: served stale",
+     with_mode(facts(Shape::widget, Own::l1_and_l2, &kStalePastSie), quota::Mode::exhausted),
+     {Action::serve_own, StaleReason::quota_exhausted}},
+    {"Redis down, nothing in this worker: ask the other workers",
+     unavailable(facts(Shape::widget, Own::l1_and_l2, nullptr)),
+     {Action::look_up_siblings}},
+    {"Redis down, no worker has it: fetch",
+     siblings_asked(unavailable(facts(Shape::widget, Own::l1_and_l2, nullptr))),
+     {Action::fetch}},
+    {"Redis down, a stale copy here: its own rules, no sibling asked",
+     unavailable(facts(Shape::widget, Own::l1_and_l2, &kStaleInSie)),
+     {Action::fetch, StaleReason::none, true}},
+    {"expired negative entry: no stale window, fetch",
+     facts(Shape::widget, Own::l1_and_l2, &kNegativeExpired),
+     {Action::fetch}},
+    // Pages: the widget data's proof comes before the page's own lookups.
+    {"page without L1 copy: consult the widget data",
+     facts(Shape::page, Own::l1, nullptr),
+     {Action::look_up_proof}},
+    {"page with a stale L1 copy: consult the widget data",
+     facts(Shape::page, Own::l1, &kStaleInSwr),
+     {Action::look_up_proof}},
+    {"page, nothing proven: its own copy in Redis",
+     unproven(facts(Shape::page, Own::l1, nullptr)),
+     {Action::look_up_shared}},
+    {"page proven by fresh widget data: answered locally",
+     proven(facts(Shape::page, Own::l1, nullptr), &kFresh, &kProofFresh),
+     {Action::answer_local}},
+    {"page proven by unknown-widget data: answered locally (400)",
+     proven(facts(Shape::page, Own::l1, nullptr), &kFresh, &kProofUnknown),
+     {Action::answer_local}},
+    {"page proven by widget data within swr: stale proof, widget data refreshed",
+     proven(facts(Shape::page, Own::l1, nullptr), &kStaleInSwr, &kProofSwr),
+     {Action::answer_local_refresh, StaleReason::while_revalidate}},
+    {"page proven by widget data beyond swr: the page is asked for",
+     proven(facts(Shape::page, Own::l1, nullptr), &kStaleInSie, &kProofSie),
+     {Action::look_up_shared}},
+    {"page proven by stale widget data, quota exhausted: stale proof",
+     with_mode(proven(facts(Shape::page, Own::l1, nullptr), &kStaleInSie, &kProofSie),
+               quota::Mode::exhausted),
+     {Action::answer_local, StaleReason::quota_exhausted}},
+    {"derived page, nothing proven: derive",
+     unproven(facts(Shape::derived, Own::l1, nullptr)),
+     {Action::derive}},
+    {"derived page, stale L1 copy, nothing proven: derive (the copy is no answer)",
+     unproven(facts(Shape::derived, Own::l1, &kStaleInSwr)),
+     {Action::derive}},
+    {"derived page proven by fresh widget data: answered locally",
+     proven(facts(Shape::derived, Own::l1, nullptr), &kFresh, &kProofFresh),
+     {Action::answer_local}},
+    // Failures.
+    {"fetch failed, own copy within stale-if-error: served stale",
+     failed(facts(Shape::widget, Own::l1_and_l2, &kStaleInSie), Failure::upstream, true),
+     {Action::serve_own, StaleReason::if_error}},
+    {"fetch failed, no fall-back allowed: error",
+     failed(facts(Shape::widget, Own::l1_and_l2, &kStalePastSie), Failure::upstream),
+     {Action::fail}},
+    {"fetch failed, nothing cached: error",
+     failed(facts(Shape::widget, Own::l1_and_l2, nullptr), Failure::upstream),
+     {Action::fail}},
+    {"quota refused the fetch: any copy short of stale_until",
+     failed(facts(Shape::widget, Own::l1_and_l2, &kStalePastSie), Failure::quota_exhausted),
+     {Action::serve_own, StaleReason::quota_exhausted}},
+    {"client refused: any stale copy, as stale-if-error",
+     failed(facts(Shape::widget, Own::l1_and_l2, &kStalePastSie), Failure::refused),
+     {Action::serve_own, StaleReason::if_error}},
+    {"client refused, nothing cached: error",
+     failed(facts(Shape::widget, Own::l1_and_l2, nullptr), Failure::refused),
+     {Action::fail}},
+    {"page fetch failed: rescued by widget data within stale-if-error",
+     failed(proven(facts(Shape::page, Own::l1_and_l2, nullptr), &kStaleInSie, &kProofSie),
+            Failure::upstream),
+     {Action::answer_local, StaleReason::if_error}},
+    {"page fetch failed: an unknown-widget proof rescues nothing",
+     failed(proven(facts(Shape::page, Own::l1_and_l2, nullptr), &kFresh, &kProofUnknown),
+            Failure::upstream),
+     {Action::fail}},
+    {"page fetch failed, proof not consulted yet: consult it",
+     failed(facts(Shape::page, Own::l1_and_l2, nullptr), Failure::upstream),
+     {Action::look_up_proof}},
+    {"derived page's window failed: no own copy to fall back on, proof rescues",
+     failed(proven(facts(Shape::derived, Own::l1, &kStaleInSwr), &kStaleInSie, &kProofSie),
+            Failure::refused),
+     {Action::answer_local, StaleReason::if_error}},
+    {"derived page's window failed, nothing proven: error",
+     failed(unproven(facts(Shape::derived, Own::l1, &kStaleInSwr)), Failure::quota_exhausted),
+     {Action::fail}},
+    {"window failed: no proof of its own, error",
+     failed(facts(Shape::window, Own::l1_and_l2, nullptr), Failure::upstream),
+     {Action::fail}},
+};
+
+}  // namespace
+
+BOOST_DATA_TEST_CASE(next_step_follows_the_rules, boost::unit_test::data::make(kRows), row) {
+  BOOST_TEST(next_step(row.facts) == row.expected);
+}
+
+BOOST_AUTO_TEST_CASE(a_spent_quota_rescues_pages_for_as_long_as_the_longer_stale_window) {
+  // stale-if-error off, stale-while-revalidate 10 min: a page whose widget data went stale 5
+  // minutes ago is rescued while the quota is spent, not after an upstream error.
+  RequestFacts f = proven(facts(Shape::page, Own::l1_and_l2, nullptr), &kStaleInSwr, &kProofSwr);
+  f.windows = {10min, 0ms};
+  BOOST_TEST(next_step(failed(f, Failure::quota_exhausted)) ==
+             (Step{Action::answer_local, StaleReason::quota_exhausted}));
+  BOOST_TEST(next_step(failed(f, Failure::upstream)) == Step{Action::fail});
+}
+
+BOOST_AUTO_TEST_CASE(the_quota_is_read_only_for_stale_copies_and_early_refreshes) {
+  BOOST_TEST(!needs_quota_mode(facts(Shape::widget, Own::l1, &kFresh)));
+  BOOST_TEST(!needs_quota_mode(facts(Shape::widget, Own::l1, nullptr)));
+  BOOST_TEST(needs_quota_mode(early(facts(Shape::widget, Own::l1, &kFresh))));
+  BOOST_TEST(!needs_quota_mode(early(facts(Shape::derived, Own::l1, &kFresh))));
+  BOOST_TEST(needs_quota_mode(facts(Shape::widget, Own::l1_and_l2, &kStaleInSwr)));
+  BOOST_TEST(
+      !needs_quota_mode(proven(facts(Shape::page, Own::l1, nullptr), &kFresh, &kProofFresh)));
+  BOOST_TEST(
+      needs_quota_mode(proven(facts(Shape::page, Own::l1, nullptr), &kStaleInSwr, &kProofSwr)));
+}
+
+BOOST_AUTO_TEST_CASE(outcome_detail_holds_one_value_and_stale_wins) {
+  using Detail = Outcome::Detail;
+  BOOST_TEST((Outcome::detail_for(Detail::derived, StaleReason::none) == Detail::derived));
+  BOOST_TEST((Outcome::detail_for(Detail::local, StaleReason::if_error) == Detail::stale_if_error));
+  BOOST_TEST((Outcome::detail_for(Detail::derived, StaleReason::while_revalidate) ==
+              Detail::stale_while_revalidate));
+  BOOST_TEST(
+      (Outcome::detail_for(Detail::none, StaleReason::quota_economy) == Detail::quota_economy));
+  for (StaleReason reason :
+       {StaleReason::none, StaleReason::while_revalidate, StaleReason::if_error,
+        StaleReason::quota_exhausted, StaleReason::quota_economy}) {
+    Outcome outcome;
+    outcome.detail = Outcome::detail_for(Detail::local, reason);
+    BOOST_TEST((outcome.stale() == reason));
+    if (reason != StaleReason::none) BOOST_TEST(detail_of(outcome.detail) == detail_of(reason));
+  }
+  BOOST_TEST(detail_of(Detail::derived) == "derived");
+  BOOST_TEST(detail_of(Detail::local) == "local");
+  BOOST_TEST(detail_of(Detail::quota_exhausted) == "quota-exhausted");
+}

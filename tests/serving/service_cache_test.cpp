@@ -1,0 +1,296 @@
+#define BOOST_TEST_MODULE gateway service
+#include <boost/test/unit_test.hpp>
+
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "frontend/response_builder.hpp"
+#include "service_fixture.hpp"
+#include "widget_gateway/api/keys.hpp"
+#include "widget_gateway/common/error.hpp"
+
+using namespace wg;
+using namespace wg::serving;
+using namespace wg::serving::test;
+
+namespace {
+
+std::optional<api::Platform> platform_of(std::size_t stub_index) {
+  return api::parse_platform(stub::kPlatforms[stub_index]);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_miss_is_stored_and_the_next_request_is_an_l1_hit_without_redis) {
+  ServiceFixture f;
+  Served first = f.serve(f.widget(0));
+  BOOST_REQUIRE(first.ok());
+  BOOST_TEST(first.outcome.source == Outcome::Source::upstream);
+  BOOST_TEST(first.outcome.stored);
+  BOOST_TEST(first.entry->body == f.stub().dataset().rendered(0)->body());
+  BOOST_TEST(cache_status(first) == "widget-gateway; fwd=uri-miss; stored; ttl=3600");
+  BOOST_TEST(f.upstream_calls() == 1u);
+
+  const std::uint64_t before = redis_commands(f.redis_server);
+  f.clock.advance(10min);
+  Served second = f.serve(f.widget(0));
+  BOOST_TEST(redis_commands(f.redis_server) == before);  // an L1 hit costs no Redis round trip
+  BOOST_REQUIRE(second.ok());
+  BOOST_TEST(second.outcome.source == Outcome::Source::cache);
+  BOOST_TEST(second.entry == first.entry);
+  BOOST_TEST(cache_status(second) == "widget-gateway; hit; ttl=3000");
+
+  // And it needs no Redis at all.
+  f.redis_server.stop();
+  Served third = f.serve(f.widget(0));
+  BOOST_REQUIRE(third.ok());
+  BOOST_TEST(third.outcome.source == Outcome::Source::cache);
+  BOOST_TEST(f.upstream_calls() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(an_l2_hit_fills_l1) {
+  ServiceFixture f;
+  BOOST_REQUIRE(f.serve(f.widget(0)).ok());
+  f.main().l1.clear();
+  Served from_redis = f.serve(f.widget(0));
+  BOOST_REQUIRE(from_redis.ok());
+  BOOST_TEST(from_redis.outcome.source == Outcome::Source::cache);
+  const std::uint64_t before = redis_commands(f.redis_server);
+  BOOST_TEST(f.serve(f.widget(0)).outcome.source == Outcome::Source::cache);
+  BOOST_TEST(redis_commands(f.redis_server) == before);
+  BOOST_TEST(f.upstream_calls() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(hundred_concurrent_requests_on_one_cold_key_make_one_upstream_call) {
+  ServiceFixture f;
+  f.faults().set_latency(300ms);  // the requests really overlap the one fetch
+  auto results = f.serve_concurrently(f.widget(3), 100);
+  int misses = 0, collapsed = 0;
+  for (const Served& served : results) {
+    BOOST_REQUIRE(served.ok());
+    BOOST_TEST(served.entry->body == results.front().entry->body);
+    misses += served.outcome.source == Outcome::Source::upstream;
+    collapsed += served.outcome.source == Outcome::Source::collapsed;
+  }
+  BOOST_TEST(f.upstream_calls() == 1u);
+  BOOST_TEST(misses == 1);
+  BOOST_TEST(collapsed + misses == 100);  // nobody found it cached: they all waited
+}
+
+BOOST_AUTO_TEST_CASE(hundred_concurrent_requests_split_over_two_instances_make_one_call) {
+  ServiceFixture f;
+  Instance& other = f.add_instance();  // own L1 and coalescer, same Redis and upstream
+  f.faults().set_latency(300ms);
+  std::vector<std::future<Served>> futures;
+  for (int i = 0; i < 100; ++i) {
+    futures.push_back(f.start_serve(f.widget(4), i % 2 ? &other : nullptr));
+  }
+  for (auto& future : futures) {
+    Served served = ServiceFixture::wait(future);
+    BOOST_REQUIRE(served.ok());
+    BOOST_TEST(served.entry->status == 200);
+  }
+  BOOST_TEST(f.upstream_calls() == 1u);
+  // The lock is released once the entry is stored.
+  BOOST_TEST(f.redis_server.command({"EXISTS", lock_key_for(api::cache_key(f.widget(4)))}) == "0");
+}
+
+BOOST_AUTO_TEST_CASE(forty_pages_of_a_700_review_widget_cost_three_upstream_calls) {
+  ServiceFixture f;
+  auto rendered = f.stub().dataset().rendered(0);
+  BOOST_REQUIRE_EQUAL(rendered->review_count(), 700u);
+
+  std::set<std::pair<std::uint32_t, std::uint64_t>> pairs{
+      {1, 0},     {20, 0},   {300, 1},   {299, 1},  {1, 699},
+      {300, 400}, {50, 280}, {300, 599}, {10, 695}, {7, 3}};
+  std::mt19937 draw(42);
+  while (pairs.size() < 40) {
+    const auto limit = static_cast<std::uint32_t>(1 + draw() % 300);
+    const std::uint64_t skip = draw() % 700;
+    if (limit == 300 && skip % 300 == 0) continue;  // a window itself is no derivation
+    pairs.emplace(limit, skip);
+  }
+  for (const auto& [limit, skip] : pairs) {
+    BOOST_TEST_CONTEXT("limit=" << limit << " skip=" << skip) {
+      Served served = f.serve(f.reviews(0, limit, skip));
+      BOOST_REQUIRE(served.ok());
+      BOOST_TEST((served.outcome.detail == Outcome::Detail::derived));
+      BOOST_TEST(served.entry->status == 200);
+      BOOST_TEST(served.entry->body == rendered->page(skip, limit));
+    }
+  }
+  BOOST_TEST(f.upstream_reviews_calls() == 3u);  // windows 0, 300 and 600
+  BOOST_TEST(f.upstream_calls() == 3u);
+
+  // Windows fetched here carry their elements' offsets, so pages are cut without parsing
+  // 150 KB again; another instance reads the windows from Redis (no offsets there), parses
+  // them and cuts the same bytes.
+  auto window = f.main().l1.get(api::cache_key(f.reviews(0, 300, 0)));
+  BOOST_REQUIRE(window);
+  BOOST_REQUIRE(window->element_spans.has_value());
+  BOOST_TEST(window->element_spans->size() == 300u);
+  Instance& other = f.add_instance();
+  Served elsewhere = f.serve(f.reviews(0, 17, 290), &other);
+  BOOST_REQUIRE(elsewhere.ok());
+  BOOST_TEST(elsewhere.entry->body == rendered->page(290, 17));
+  BOOST_TEST(f.upstream_calls() == 3u);
+
+  // A derived page is answered as upstream answers it, byte for byte, type filter included.
+  const auto platform = f.stub().dataset().plan(0).platforms.front();
+  const std::size_t of_type = platform.second;
+  Served typed = f.serve(f.reviews(0, 25, of_type > 30 ? 5 : 0, platform_of(platform.first)));
+  BOOST_REQUIRE(typed.ok());
+  BOOST_TEST(typed.entry->body == rendered->page(of_type > 30 ? 5 : 0, 25, platform.first));
+}
+
+BOOST_AUTO_TEST_CASE(provably_empty_pages_are_answered_locally) {
+  ServiceFixture f;
+  BOOST_REQUIRE(f.serve(f.widget(0)).ok());  // the widget data is the proof
+  BOOST_REQUIRE(f.serve(f.widget(1)).ok());  // widget 1: no reviews, no sources
+  const auto calls = f.upstream_calls();
+  BOOST_REQUIRE_EQUAL(calls, 2u);
+
+  const auto& plan = f.stub().dataset().plan(0);
+  std::optional<std::size_t> missing_platform;
+  for (std::size_t p = 0; p < stub::kPlatformCount && !missing_platform; ++p) {
+    bool linked = false;
+    for (const auto& [index, count] : plan.platforms) linked = linked || index == p;
+    if (!linked) missing_platform = p;
+  }
+  BOOST_REQUIRE(missing_platform.has_value());
+
+  std::vector<api::ApiRequest> empty_pages{
+      f.reviews(0, 10, 700),
+      f.reviews(0, 1, 1000000000),
+      f.reviews(0, 300, 900),  // window-shaped, still provably empty
+      f.reviews(0, 20, 0, platform_of(*missing_platform)),
+      f.reviews(1, 20, 0),
+      f.reviews(1, 300, 0),
+  };
+  for (const auto& request : empty_pages) {
+    BOOST_TEST_CONTEXT(api::cache_key(request)) {
+      Served served = f.serve(request);
+      BOOST_REQUIRE(served.ok());
+      BOOST_TEST((served.outcome.detail == Outcome::Detail::local));
+      BOOST_TEST(served.entry->status == 200);
+      BOOST_TEST(served.entry->body == "[]");
+      BOOST_TEST(cache_status(served).find("detail=local") != std::string::npos);
+    }
+  }
+  BOOST_TEST(f.upstream_calls() == calls);
+}
+
+BOOST_AUTO_TEST_CASE(unknown_widgets_are_cached_negatively_for_negative_ttl) {
+  ServiceFixture f;
+  const std::string unknown = "ffffffffffffffffffffffff";
+  BOOST_REQUIRE(!f.stub().dataset().find(unknown).has_value());
+
+  Served first = f.serve(f.widget_id(unknown));
+  BOOST_REQUIRE(first.ok());
+  BOOST_TEST(first.entry->status == 404);
+  BOOST_TEST(f.upstream_calls() == 1u);
+
+  f.clock.advance(4min);
+  Served second = f.serve(f.widget_id(unknown));
+  BOOST_REQUIRE(second.ok());
+  BOOST_TEST(second.outcome.source == Outcome::Source::cache);
+  BOOST_TEST(second.entry->status == 404);
+  // Its reviews are known to be unknown too: 400, as upstream answers, without asking.
+  api::ApiRequest reviews{api::Endpoint::reviews, unknown, {20, 0, std::nullopt}};
+  Served local = f.serve(reviews);
+  BOOST_REQUIRE(local.ok());
+  BOOST_TEST(local.entry->status == 400);
+  BOOST_TEST(f.upstream_calls() == 1u);
+
+  // Also from Redis alone.
+  f.main().l1.clear();
+  BOOST_TEST(f.serve(f.widget_id(unknown)).entry->status == 404);
+  BOOST_TEST(f.upstream_calls() == 1u);
+
+  // negative_ttl (5min) over: asked again, and no stale window for a negative answer.
+  f.clock.advance(2min);
+  f.faults().set(stub::FaultMode::status500, 1, stub::FaultEndpoint::any);
+  Served expired = f.serve(f.widget_id(unknown));
+  BOOST_TEST(!expired.ok());
+  BOOST_TEST(expired.error == api::ErrorCode::upstream_error);
+  BOOST_TEST(f.upstream_calls() == 2u);
+  Served again = f.serve(f.widget_id(unknown));
+  BOOST_REQUIRE(again.ok());
+  BOOST_TEST(again.entry->status == 404);
+  BOOST_TEST(again.outcome.source == Outcome::Source::upstream);
+  BOOST_TEST(f.upstream_calls() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(upstream_failures_are_never_cached) {
+  ServiceFixture f;
+  f.faults().set(stub::FaultMode::status500, 1, stub::FaultEndpoint::any);
+  Served failed = f.serve(f.widget(0));
+  BOOST_TEST(!failed.ok());
+  BOOST_TEST(failed.upstream_error == make_error_code(errc::upstream_bad_status));
+  const std::string key = api::cache_key(f.widget(0));  // outlives the coroutine below
+  auto [ec, physical] =
+      f.run<std::pair<std::error_code, std::string>>([&] { return f.main().store.physical(key); });
+  BOOST_REQUIRE(!ec);
+  BOOST_TEST(f.redis_server.command({"EXISTS", physical}) == "0");
+  Served next = f.serve(f.widget(0));
+  BOOST_REQUIRE(next.ok());
+  BOOST_TEST(next.outcome.source == Outcome::Source::upstream);
+  BOOST_TEST(f.upstream_calls() == 2u);
+}
+
+// The synchronous first look of a request (the public listener's hit path), on the io thread
+// that owns the service.
+std::optional<Served> from_l1(ServiceFixture& f, const api::ApiRequest& request) {
+  return f.run<std::optional<Served>>([&]() -> boost::asio::awaitable<std::optional<Served>> {
+    FirstLook look;
+    co_return f.service().serve_from_l1(request, look);
+  });
+}
+
+BOOST_AUTO_TEST_CASE(fresh_l1_copies_are_served_without_a_coroutine_and_without_redis) {
+  ServiceFixture f;
+  BOOST_TEST(!from_l1(f, f.widget(0)).has_value());  // nothing cached yet
+  Served first = f.serve(f.widget(0));
+  BOOST_REQUIRE(first.ok());
+  Served page = f.serve(f.reviews(0, 10));
+  BOOST_REQUIRE(page.ok());
+  BOOST_TEST((page.outcome.detail == Outcome::Detail::derived));
+
+  const std::uint64_t before = redis_commands(f.redis_server);
+  f.clock.advance(10min);
+  std::optional<Served> fast = from_l1(f, f.widget(0));
+  BOOST_REQUIRE(fast.has_value());
+  BOOST_TEST(fast->outcome.source == Outcome::Source::cache);
+  BOOST_TEST(fast->entry == first.entry);
+  BOOST_TEST(cache_status(*fast) == "widget-gateway; hit; ttl=3000");
+  // A derived page is answered the same way, and says so.
+  std::optional<Served> fast_page = from_l1(f, f.reviews(0, 10));
+  BOOST_REQUIRE(fast_page.has_value());
+  BOOST_TEST(fast_page->entry == page.entry);
+  BOOST_TEST(cache_status(*fast_page) == "widget-gateway; hit; ttl=3000; detail=derived");
+  BOOST_TEST(redis_commands(f.redis_server) == before);
+  BOOST_TEST(f.upstream_calls() == 2u);  // the widget and one window
+
+  // Past freshness it steps aside: serve() decides about stale copies.
+  f.clock.advance(1h);
+  BOOST_TEST(!from_l1(f, f.widget(0)).has_value());
+  BOOST_TEST(!from_l1(f, f.reviews(0, 10)).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(fresh_l1_copy_near_its_end_is_served_and_refreshed_early) {
+  ServiceFixture f;
+  Served first = f.serve(f.widget(0));
+  BOOST_REQUIRE(first.ok());
+  BOOST_TEST(f.upstream_calls() == 1u);
+  // 30 s of freshness left; a draw of 1e-9 gives XFetch a head start of about 41 s.
+  f.clock.advance(3600s - 30s);
+  f.random.set(1e-9);
+  std::optional<Served> fast = from_l1(f, f.widget(0));
+  BOOST_REQUIRE(fast.has_value());
+  BOOST_TEST(fast->outcome.source == Outcome::Source::cache);
+  BOOST_TEST(fast->entry == first.entry);
+  BOOST_TEST(fast->outcome.stale() == StaleReason::none);
+  BOOST_TEST(f.refreshes_done());
+  BOOST_TEST(f.upstream_calls() == 2u);  // one background refresh
+}

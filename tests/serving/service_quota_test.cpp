@@ -1,0 +1,181 @@
+// The monthly quota as the service lives it: economy and exhausted modes at their thresholds,
+// counting through a Redis outage, and month boundaries in a non-zero utc_offset.
+#include <boost/test/unit_test.hpp>
+
+#include "frontend/response_builder.hpp"
+#include "service_fixture.hpp"
+#include "widget_gateway/common/error.hpp"
+#include "widget_gateway/quota/quota_period.hpp"
+
+using namespace wg;
+using namespace wg::serving;
+using namespace wg::serving::test;
+
+namespace {
+
+long long unix_seconds(WallTime t) {
+  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+}
+
+std::string month_key(int year, unsigned month) {
+  char text[32];
+  std::snprintf(text, sizeof text, "wg:quota:{%04d-%02u}", year, month);
+  return text;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(quota_modes)
+
+BOOST_AUTO_TEST_CASE(economy_and_exhausted_modes_switch_at_the_configured_thresholds) {
+  ServiceFixture f([](config::Config& c) {
+    c.quota.monthly_limit = 10;
+    c.quota.economy_at = 0.5;
+  });
+  auto mode = [&] { return f.main().quota.snapshot().mode; };
+
+  BOOST_REQUIRE(f.serve(f.widget(0)).ok());
+  BOOST_REQUIRE(f.serve(f.widget(1)).ok());
+  f.clock.advance(2h);  // widgets 0 and 1: past stale-while-revalidate
+  BOOST_REQUIRE(f.serve(f.widget(2)).ok());
+  BOOST_REQUIRE(f.serve(f.widget(3)).ok());
+  BOOST_TEST(f.main().quota.snapshot().used == 4u);
+  BOOST_TEST((mode() == quota::Mode::normal));  // 4/10 < 0.5
+
+  // Normal: an expired entry goes upstream.
+  Served refreshed = f.serve(f.widget(0));
+  BOOST_REQUIRE(refreshed.ok());
+  BOOST_TEST(refreshed.outcome.source == Outcome::Source::upstream);
+  BOOST_TEST(f.upstream_calls() == 5u);
+  BOOST_TEST((mode() == quota::Mode::economy));  // 5/10 >= 0.5
+
+  // Economy: stale entries are served without upstream calls...
+  Served economy = f.serve(f.widget(1));
+  BOOST_REQUIRE(economy.ok());
+  BOOST_TEST(economy.outcome.stale() == StaleReason::quota_economy);
+  BOOST_TEST(cache_status(economy).find("detail=quota-economy") != std::string::npos);
+  BOOST_TEST(f.upstream_calls() == 5u);
+  // ...cold misses still go upstream...
+  Served cold = f.serve(f.widget(4));
+  BOOST_REQUIRE(cold.ok());
+  BOOST_TEST(cold.outcome.source == Outcome::Source::upstream);
+  BOOST_TEST(f.upstream_calls() == 6u);
+  // ...and entries inside stale-while-revalidate are not refreshed in the background.
+  f.clock.advance(1h + 1min);  // widget 4 (and 0) now inside their swr window
+  Served no_refresh = f.serve(f.widget(4));
+  BOOST_REQUIRE(no_refresh.ok());
+  BOOST_TEST(no_refresh.outcome.stale() == StaleReason::quota_economy);
+  BOOST_TEST(f.service().background_refreshes() == 0u);
+  BOOST_TEST(f.upstream_calls() == 6u);
+
+  for (std::size_t i = 5; i < 9; ++i) BOOST_REQUIRE(f.serve(f.widget(i)).ok());
+  BOOST_TEST(f.main().quota.snapshot().used == 10u);
+  BOOST_TEST((mode() == quota::Mode::exhausted));
+  const auto calls = f.upstream_calls();
+  BOOST_TEST(calls == 10u);
+
+  // Exhausted: no upstream call at all; stale served, a cold miss is quota_exhausted.
+  Served stale = f.serve(f.widget(1));
+  BOOST_REQUIRE(stale.ok());
+  BOOST_TEST(stale.outcome.stale() == StaleReason::quota_exhausted);
+  BOOST_TEST(cache_status(stale).find("detail=quota-exhausted") != std::string::npos);
+  Served fresh = f.serve(f.widget(8));
+  BOOST_REQUIRE(fresh.ok());
+  BOOST_TEST(fresh.outcome.stale() == StaleReason::none);
+  Served refused = f.serve(f.widget(9));
+  BOOST_TEST(!refused.ok());
+  BOOST_TEST(refused.error == api::ErrorCode::quota_exhausted);
+  const auto period = quota::quota_period(f.clock.wall_now(), f.config.quota.utc_offset);
+  BOOST_TEST(
+      refused.retry_after.count() ==
+      std::chrono::ceil<std::chrono::seconds>(period.resets_at - f.clock.wall_now()).count());
+  Served derived = f.serve(f.reviews(0, 20, 10));
+  BOOST_TEST(!derived.ok());
+  BOOST_TEST(derived.error == api::ErrorCode::quota_exhausted);
+  BOOST_TEST(f.upstream_calls() == calls);
+  BOOST_TEST(f.redis_server.command({"GET", quota::quota_key(period)}) == "10");
+}
+
+BOOST_AUTO_TEST_CASE(requests_counted_during_a_redis_outage_reach_redis_when_it_is_back) {
+  ServiceFixture f;
+  const auto key =
+      quota::quota_key(quota::quota_period(f.clock.wall_now(), f.config.quota.utc_offset));
+  BOOST_REQUIRE(f.serve(f.widget(0)).ok());
+  BOOST_TEST(f.redis_server.command({"GET", key}) == "1");
+
+  f.redis_server.stop();
+  BOOST_REQUIRE(ServiceFixture::eventually([&] { return !f.main().redis.connected(); }));
+  for (std::size_t i = 1; i <= 3; ++i) {
+    Served served = f.serve(f.widget(i));
+    BOOST_REQUIRE(served.ok());
+    BOOST_TEST(!served.outcome.stored);
+  }
+  BOOST_TEST(f.serve(f.widget(0)).outcome.source == Outcome::Source::cache);  // L1
+  BOOST_TEST(f.main().quota.snapshot().used == 4u);
+  BOOST_TEST(f.main().quota.snapshot().counted_locally);
+
+  // The new redis-server starts empty (no persistence): afterwards it holds exactly what was
+  // counted in process during the outage.
+  f.redis_server.start();
+  BOOST_REQUIRE(ServiceFixture::eventually([&] { return f.main().redis.connected(); }));
+  std::string counter;
+  const bool reconciled = ServiceFixture::eventually([&] {
+    counter = f.redis_server.command({"GET", key});
+    return counter == "3";
+  });
+  BOOST_REQUIRE_MESSAGE(reconciled, "counter " << counter);
+  BOOST_REQUIRE(
+      ServiceFixture::eventually([&] { return !f.main().quota.snapshot().counted_locally; }));
+  BOOST_TEST(f.main().quota.snapshot().used == 3u);
+}
+
+// The counter of each month, at the last second of its last day and the first second of the
+// next month, in a positive and a negative offset. Every boundary lies in the future: Redis
+// expires keys by its own (real) clock.
+BOOST_AUTO_TEST_CASE(month_boundaries_for_28_29_30_and_31_day_months_in_non_zero_offsets) {
+  struct Month {
+    int year;
+    unsigned month;
+    unsigned days;
+  };
+  // No two cases share a counter (a month and the month after it).
+  const Month months[] = {
+      {2027, 2, 28}, {2028, 2, 29}, {2027, 4, 30}, {2027, 7, 31}, {2027, 12, 31}};
+  for (int offset_minutes : {180, -300}) {
+    const std::chrono::minutes offset(offset_minutes);
+    ServiceFixture f([&](config::Config& c) { c.quota.utc_offset = offset; });
+    std::size_t widget = 0;
+    for (const Month& m : months) {
+      BOOST_TEST_CONTEXT(m.year << "-" << m.month << " offset " << offset_minutes << "min") {
+        const int next_year = m.month == 12 ? m.year + 1 : m.year;
+        const unsigned next_month = m.month == 12 ? 1 : m.month + 1;
+        const WallTime resets_at = local_time(next_year, next_month, 1, 0, 0, 0, offset);
+        const std::string this_key = month_key(m.year, m.month);
+        const std::string next_key = month_key(next_year, next_month);
+
+        // The first second of the last day, then its last second: still this month.
+        f.clock.set_wall(local_time(m.year, m.month, m.days, 0, 0, 0, offset));
+        BOOST_REQUIRE(f.serve(f.widget(widget++)).ok());
+        f.clock.set_wall(local_time(m.year, m.month, m.days, 23, 59, 59, offset));
+        BOOST_REQUIRE(f.serve(f.widget(widget++)).ok());
+        BOOST_TEST(f.redis_server.command({"GET", this_key}) == "2");
+        BOOST_TEST((f.main().quota.snapshot().resets_at == resets_at));
+        // It expires after the month, never on its last day.
+        const long long expires = std::stoll(f.redis_server.command({"EXPIRETIME", this_key}));
+        BOOST_TEST(expires == unix_seconds(resets_at + std::chrono::days(7)));
+        BOOST_TEST(expires > unix_seconds(f.clock.wall_now()) + 7 * 86400);
+
+        // One second later: a new month, a new counter starting from 0.
+        f.clock.advance(1s);
+        BOOST_TEST(f.main().quota.snapshot().used == 0u);
+        BOOST_REQUIRE(f.serve(f.widget(widget++)).ok());
+        BOOST_TEST(f.redis_server.command({"GET", next_key}) == "1");
+        BOOST_TEST(f.redis_server.command({"GET", this_key}) == "2");
+        BOOST_TEST(f.main().quota.snapshot().used == 1u);
+        BOOST_TEST(std::stoll(f.redis_server.command({"TTL", this_key})) > 0);
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
