@@ -1,19 +1,37 @@
 #include "widget_gateway/compress/compress.hpp"
 
+#include <algorithm>
+
 namespace wg::compress {
+
+bool CompressionBudget::take(std::size_t bytes, std::chrono::steady_clock::time_point now) {
+  if (last_ != std::chrono::steady_clock::time_point{} && now > last_) {
+    tokens_ =
+        std::min(burst_, tokens_ + rate_ * std::chrono::duration<double>(now - last_).count());
+  }
+  last_ = now;
+  const auto need = static_cast<double>(bytes);
+  if (tokens_ < need) return false;
+  tokens_ -= need;
+  return true;
+}
+
+std::optional<std::string> encode(std::string_view token, std::string_view body) {
+  std::optional<std::string> encoded;
+  if (token == "br") encoded = brotli_compress(body);
+  if (token == "gzip") encoded = gzip_compress(body);
+  if (!encoded || encoded->size() >= body.size()) return std::nullopt;
+  encoded->shrink_to_fit();  // the encoders' worst-case buffer would double the charge
+  return encoded;
+}
 
 EncodedVariants make_variants(std::string_view body, std::size_t min_size) {
   EncodedVariants variants;
   if (body.size() < min_size) return variants;
   // The encoders write into a buffer sized for the worst case (about the body's size); a cached
   // variant keeps only its bytes, or every entry would hold two body-sized spare buffers.
-  if (auto br = brotli_compress(body); br && br->size() < body.size()) {
-    br->shrink_to_fit();
-    variants.emplace_back("br", std::move(*br));
-  }
-  if (auto gz = gzip_compress(body); gz && gz->size() < body.size()) {
-    gz->shrink_to_fit();
-    variants.emplace_back("gzip", std::move(*gz));
+  for (std::string_view token : {"br", "gzip"}) {
+    if (auto encoded = encode(token, body)) variants.emplace_back(token, std::move(*encoded));
   }
   variants.shrink_to_fit();
   return variants;

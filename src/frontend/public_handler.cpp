@@ -1,6 +1,7 @@
 #include "public_handler.hpp"
 
 #include "widget_gateway/api/validate.hpp"
+#include "widget_gateway/edge/coding.hpp"
 #include "widget_gateway/http/error_response.hpp"
 
 namespace wg::frontend {
@@ -237,7 +238,13 @@ asio::awaitable<http::Response> PublicHandler::handle_api(const http::Request& r
     served = std::move(*hit);
   } else {
     Admission* asked = admission ? &*admission : nullptr;
-    served = co_await service_.serve(api_request, std::move(look), asked);
+    served = co_await service_.serve(api_request, look, asked);
+  }
+  if (served.ok() && served.entry->compress_on_demand) {
+    const edge::Coding wanted = edge::choose_coding(view.accept_encoding, true, true);
+    if (wanted != edge::Coding::identity) {
+      service_.add_coding(look.key, served.entry, edge::coding_token(wanted));
+    }
   }
   observation.cache = cache_result_of(served);
   observation.upstream_ms = served.upstream_ms;

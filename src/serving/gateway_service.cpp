@@ -36,9 +36,12 @@ bool is_window_request(const api::ApiRequest& request) {
   return request.query.limit == cache::kWindowSize && request.query.skip % cache::kWindowSize == 0;
 }
 
-// A window's elements: from the offsets recorded when it was fetched here, else parsed (a
-// window read from Redis, or stored by another instance).
-std::optional<std::vector<std::string_view>> window_elements(const cache::Entry& window) {
+// A window's elements: from the offsets recorded when it was fetched or first parsed here,
+// else parsed (a window read from Redis, or stored by another instance), and the offsets kept
+// on the entry (this worker's own) for the next page cut from it. `parsed` says whether it was.
+std::optional<std::vector<std::string_view>> window_elements(const cache::Entry& window,
+                                                             bool& parsed) {
+  parsed = false;
   if (window.element_spans) {
     if (auto elements = cache::elements_from_spans(window.body, *window.element_spans)) {
       return elements;
@@ -46,6 +49,14 @@ std::optional<std::vector<std::string_view>> window_elements(const cache::Entry&
   }
   auto summary = upstream::inspect_reviews_body(window.body);
   if (!summary) return std::nullopt;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> spans;
+  spans.reserve(summary->elements.size());
+  for (std::string_view element : summary->elements) {
+    spans.emplace_back(static_cast<std::uint32_t>(element.data() - window.body.data()),
+                       static_cast<std::uint32_t>(element.size()));
+  }
+  window.element_spans = std::move(spans);
+  parsed = true;
   return std::move(summary->elements);
 }
 
@@ -65,7 +76,10 @@ std::shared_ptr<const cache::Entry> make_local_entry(std::string body, const cac
 
 GatewayService::GatewayService(asio::any_io_executor background, ServiceDependencies deps,
                                const config::Config& config)
-    : background_(std::move(background)), deps_(deps), coalescer_(kMaxWaitersPerKey) {
+    : background_(std::move(background)),
+      deps_(deps),
+      coalescer_(kMaxWaitersPerKey),
+      on_demand_(compress::kOnDemandBytesPerSecond, compress::kOnDemandBurstBytes) {
   update(config);
 }
 
@@ -138,6 +152,21 @@ Served answer(std::shared_ptr<const cache::Entry> entry, Outcome outcome, WallTi
 }
 
 }  // namespace
+
+void GatewayService::add_coding(const std::string& key,
+                                const std::shared_ptr<const cache::Entry>& entry,
+                                std::string_view coding) {
+  if (!entry->compress_on_demand || entry->variants.size() >= entry->variants.capacity()) return;
+  for (const auto& [token, bytes] : entry->variants) {
+    if (token == coding) return;
+  }
+  if (entry->body.size() < compress::kMinCompressBytes) return;
+  if (!on_demand_.take(entry->body.size(), deps_.clock.steady_now())) return;
+  auto encoded = compress::encode(coding, entry->body);
+  if (!encoded) return;
+  entry->variants.emplace_back(std::string(coding), std::move(*encoded));
+  deps_.cache.store_local(key, entry);  // charged again, with the variant
+}
 
 bool GatewayService::early_draw(RequestFacts::Shape shape, const cache::Entry* own, WallTime now) {
   // XFetch, for a fresh copy; derived pages are never refreshed early themselves.
@@ -349,6 +378,7 @@ asio::awaitable<Served> GatewayService::derive(const api::ApiRequest& request,
     api::ApiRequest window = cache::window_request(request, start);
     FirstLook look = first_look(window, *settings->windows);
     look.shape = RequestFacts::Shape::window;
+    const std::string window_key = look.key;
     Served part = co_await serve_key(window, std::move(look), settings->windows, admission);
     if (!part.ok()) co_return part;
     if (part.entry->status != 200) co_return part;  // unknown widget
@@ -368,7 +398,9 @@ asio::awaitable<Served> GatewayService::derive(const api::ApiRequest& request,
       parts.push_back(std::move(part));
       break;
     }
-    std::optional<std::vector<std::string_view>> elements = window_elements(*part.entry);
+    bool parsed = false;
+    std::optional<std::vector<std::string_view>> elements = window_elements(*part.entry, parsed);
+    if (parsed) deps_.cache.store_local(window_key, part.entry);  // charged with its offsets
     if (!elements) {
       Served invalid;
       invalid.error = api::ErrorCode::upstream_error;
@@ -419,7 +451,10 @@ asio::awaitable<Served> GatewayService::derive(const api::ApiRequest& request,
       derived->stale_until = std::min(derived->stale_until, part.entry->stale_until);
     }
     derived->etag = cache::strong_etag(*body);
-    derived->variants = compress::make_variants(*body);
+    // Compressed when a client first accepts a coding for it (add_coding), not here: most
+    // pages cut on a miss are asked for once, and many clients take identity.
+    derived->compress_on_demand = true;
+    derived->variants.reserve(2);
     derived->body = std::move(*body);
     // Kept even when cut from stale windows: it is served only while fresh, or again for
     // the very same window (above), never past its windows' stale_until.

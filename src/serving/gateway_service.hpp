@@ -19,6 +19,7 @@
 #include "upstream_fetcher.hpp"
 #include "widget_gateway/api/errors.hpp"
 #include "widget_gateway/api/request.hpp"
+#include "widget_gateway/compress/compress.hpp"
 #include "widget_gateway/config/config.hpp"
 
 namespace wg::serving {
@@ -81,6 +82,12 @@ class GatewayService {
   boost::asio::awaitable<Served> serve(const api::ApiRequest& request,
                                        Admission* admission = nullptr);
 
+  // For an entry compressed on demand (a derived page, see cache::Entry): adds the `coding`
+  // ("br" or "gzip") variant the client asked for, within this worker's compression budget;
+  // otherwise nothing (the answer then goes out in a coding the entry has, or identity).
+  void add_coding(const std::string& key, const std::shared_ptr<const cache::Entry>& entry,
+                  std::string_view coding);
+
   // Applies reloadable settings (TTL policy, stale windows, derivation). On the service's own
   // thread (requests in flight keep the settings they started with).
   void update(const config::Config& config);
@@ -137,6 +144,7 @@ class GatewayService {
   Coalescer coalescer_;
   SettingsPtr settings_;  // replaced by update() on the service's thread only
   std::atomic<std::size_t> refreshes_in_flight_{0};
+  compress::CompressionBudget on_demand_;
 };
 
 }  // namespace wg::serving

@@ -146,7 +146,9 @@ BOOST_AUTO_TEST_CASE(variants_for_a_large_body) {
   // A cached variant holds its bytes, not the encoder's worst-case buffer (about the body's
   // size): L1 charges capacity, and every entry would otherwise carry two spare bodies.
   for (const auto& [coding, bytes] : variants) {
-    BOOST_TEST_CONTEXT(coding) { BOOST_TEST(bytes.capacity() < body.size() / 4); }
+    BOOST_TEST_CONTEXT(coding) {
+      BOOST_TEST(bytes.capacity() < body.size() / 4);
+    }
   }
 }
 
@@ -163,4 +165,30 @@ BOOST_AUTO_TEST_CASE(small_bodies_stay_uncompressed) {
 BOOST_AUTO_TEST_CASE(incompressible_bodies_get_no_variant) {
   // Random bytes grow under both codings, so neither is stored.
   BOOST_TEST(make_variants(random_bytes(4096)).empty());
+}
+
+BOOST_AUTO_TEST_CASE(encode_makes_one_coding_only_when_it_pays) {
+  const std::string body(4096, 'a');
+  auto br = encode("br", body);
+  auto gz = encode("gzip", body);
+  BOOST_REQUIRE(br.has_value());
+  BOOST_REQUIRE(gz.has_value());
+  BOOST_TEST(brotli_decompress(*br).value_or("") == body);
+  BOOST_TEST(gzip_decompress(*gz).value_or("") == body);
+  BOOST_TEST(!encode("zstd", body).has_value());
+  BOOST_TEST(!encode("br", random_bytes(4096)).has_value());  // it would grow
+}
+
+BOOST_AUTO_TEST_CASE(on_demand_budget_is_a_token_bucket_of_input_bytes) {
+  using namespace std::chrono_literals;
+  const auto t0 = std::chrono::steady_clock::time_point{} + 1h;
+  CompressionBudget budget(1000, 3000);  // 1000 bytes/s, burst 3000
+  BOOST_TEST(budget.take(2000, t0));
+  BOOST_TEST(budget.take(1000, t0));
+  BOOST_TEST(!budget.take(1, t0));            // the burst is spent
+  BOOST_TEST(!budget.take(600, t0 + 500ms));  // 500 bytes came back
+  BOOST_TEST(budget.take(500, t0 + 500ms));
+  BOOST_TEST(budget.take(3000, t0 + 1h));  // refills up to the burst, no further
+  BOOST_TEST(!budget.take(1, t0 + 1h));
+  BOOST_TEST(!budget.take(4000, t0 + 2h));  // larger than the burst: never
 }

@@ -135,6 +135,11 @@ BOOST_AUTO_TEST_CASE(forty_pages_of_a_700_review_widget_cost_three_upstream_call
   BOOST_REQUIRE(elsewhere.ok());
   BOOST_TEST(elsewhere.entry->body == rendered->page(290, 17));
   BOOST_TEST(f.upstream_calls() == 3u);
+  // ... and keeps the offsets it found on its own copy, for the next page it cuts.
+  auto read_window = other.l1.get(api::cache_key(f.reviews(0, 300, 0)));
+  BOOST_REQUIRE(read_window);
+  BOOST_REQUIRE(read_window->element_spans.has_value());
+  BOOST_TEST(read_window->element_spans->size() == 300u);
 
   // A derived page is answered as upstream answers it, byte for byte, type filter included.
   const auto platform = f.stub().dataset().plan(0).platforms.front();
@@ -293,4 +298,50 @@ BOOST_AUTO_TEST_CASE(fresh_l1_copy_near_its_end_is_served_and_refreshed_early) {
   BOOST_TEST(fast->outcome.stale() == StaleReason::none);
   BOOST_TEST(f.refreshes_done());
   BOOST_TEST(f.upstream_calls() == 2u);  // one background refresh
+}
+
+BOOST_AUTO_TEST_CASE(derived_pages_are_compressed_on_demand_once_per_coding) {
+  ServiceFixture f;
+  const api::ApiRequest request = f.reviews(0, 40);
+  Served page = f.serve(request);
+  BOOST_REQUIRE(page.ok());
+  BOOST_REQUIRE((page.outcome.detail == Outcome::Detail::derived));
+  // Cut on a miss, not compressed: most such pages are asked for once, many in identity.
+  BOOST_TEST(page.entry->compress_on_demand);
+  BOOST_TEST(page.entry->variants.empty());
+  const std::string key = api::cache_key(request);
+  const std::size_t charged = f.main().l1.bytes();
+
+  auto add = [&](std::string_view coding) {
+    f.run<bool>([&]() -> boost::asio::awaitable<bool> {
+      f.service().add_coding(key, page.entry, coding);
+      co_return true;
+    });
+  };
+  add("br");
+  BOOST_REQUIRE_EQUAL(page.entry->variants.size(), 1u);
+  BOOST_TEST(page.entry->variants[0].first == "br");
+  BOOST_TEST(compress::brotli_decompress(page.entry->variants[0].second).value_or("") ==
+             page.entry->body);
+  const char* br_bytes = page.entry->variants[0].second.data();
+  add("br");  // once per coding
+  BOOST_TEST(page.entry->variants.size() == 1u);
+  add("gzip");
+  BOOST_REQUIRE_EQUAL(page.entry->variants.size(), 2u);
+  BOOST_TEST(page.entry->variants[1].first == "gzip");
+  // The br bytes an answer in flight may be sending did not move.
+  BOOST_TEST(page.entry->variants[0].second.data() == br_bytes);
+  // L1 charges the page again with what it now holds.
+  BOOST_TEST(f.main().l1.bytes() > charged);
+
+  // Entries fetched from upstream carry their codings from the fetch; nothing is added.
+  Served widget = f.serve(f.widget(0));
+  BOOST_REQUIRE(widget.ok());
+  BOOST_TEST(!widget.entry->compress_on_demand);
+  const auto before = widget.entry->variants;
+  f.run<bool>([&]() -> boost::asio::awaitable<bool> {
+    f.service().add_coding(api::cache_key(f.widget(0)), widget.entry, "br");
+    co_return true;
+  });
+  BOOST_TEST((widget.entry->variants == before));
 }

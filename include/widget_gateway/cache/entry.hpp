@@ -31,14 +31,20 @@ struct Entry {
   WallTime stored_at{};        // millisecond precision once encoded
   WallTime fresh_until{};
   WallTime stale_until{};
-  std::string etag;                                           // strong, with quotes
-  std::string body;                                           // upstream bytes, unchanged
-  std::vector<std::pair<std::string, std::string>> variants;  // content-coding -> encoded body
+  std::string etag;  // strong, with quotes
+  std::string body;  // upstream bytes, unchanged
+  // content-coding -> encoded body. Mutable for pages made in process (derived pages): those
+  // are compressed on demand, by the one io worker that holds them (entries are never shared
+  // between workers), at most once per coding, into capacity reserved up front, so a variant
+  // is added without moving the ones answers in flight are sending.
+  mutable std::vector<std::pair<std::string, std::string>> variants;
+  bool compress_on_demand = false;  // variants are added on demand (see above)
   // Where each element of a reviews array body lies in `body` (offset, length), when known:
-  // set when the body is validated at fetch time, so pages derived from this window do not
-  // parse 150 KB again. Derived data: not stored in Redis (an entry read from there has
-  // none) and not part of equality.
-  std::optional<std::vector<std::pair<std::uint32_t, std::uint32_t>>> element_spans;
+  // set when the body is validated at fetch time, or by the worker that owns the entry the
+  // first time it parses a window read from Redis, so pages derived from this window do not
+  // parse 150 KB again. Derived data: not stored in Redis (an entry read from there has none)
+  // and not part of equality.
+  mutable std::optional<std::vector<std::pair<std::uint32_t, std::uint32_t>>> element_spans;
 
   friend bool operator==(const Entry& a, const Entry& b) {
     return a.status == b.status && a.stored_at == b.stored_at && a.fresh_until == b.fresh_until &&
