@@ -123,9 +123,13 @@ http::Response build_response(const Served& served, api::Endpoint endpoint,
           : edge::if_none_match_codings(request.if_none_match, entry.etag);
   const bool not_modified = listed.any();
   if (not_modified) {
-    // Name the coding the client holds, so that its cache can select that stored response.
-    coding = edge::coding_for_not_modified(listed, coding, request.accept_encoding, gzip != nullptr,
-                                           br != nullptr);
+    // Name the coding the client holds, so that its cache can select that stored response. A
+    // 304 carries no bytes: a coding this worker would make on demand counts as one it has
+    // (another worker may have served it), so every worker answers alike.
+    const bool on_demand = entry.compress_on_demand;
+    coding =
+        edge::coding_for_not_modified(listed, coding, request.accept_encoding,
+                                      gzip != nullptr || on_demand, br != nullptr || on_demand);
   }
   const std::string* body = coding == edge::Coding::br     ? br
                             : coding == edge::Coding::gzip ? gzip

@@ -11,13 +11,18 @@ namespace asio = boost::asio;
 namespace {
 
 // KEYS[1] counter; ARGV[1] limit (0 = none); ARGV[2] expiry (unix seconds).
-// Returns {allowed, used}. Refuses without counting once the limit is reached.
+// Returns {allowed, used}. Refuses without counting once the limit is reached (the script is
+// atomic, so the increment taken back is never seen). One command inside in the usual case
+// (Redis counts those too): the expiry is set by whoever creates the month's key (this script
+// or the reconcile one), not on every request.
 constexpr std::string_view kAcquireScript = R"lua(
 local limit = tonumber(ARGV[1])
-local used = tonumber(redis.call('GET', KEYS[1]) or '0')
-if limit > 0 and used >= limit then return {0, used} end
-used = redis.call('INCR', KEYS[1])
-redis.call('EXPIREAT', KEYS[1], ARGV[2])
+local used = redis.call('INCR', KEYS[1])
+if used == 1 then redis.call('EXPIREAT', KEYS[1], ARGV[2]) end
+if limit > 0 and used > limit then
+  redis.call('DECR', KEYS[1])
+  return {0, used - 1}
+end
 return {1, used}
 )lua";
 

@@ -1,7 +1,13 @@
 #pragma once
-// Cross-instance coalescing: a short Redis lock per cache key ("SET key token NX PX ttl"), so
-// that of all the gateway instances sharing a Redis only one fetches a cold or expired key;
-// the others wait for the entry it stores. The lock expires by itself if its holder dies.
+// Cross-instance (and cross-worker) coalescing: a short Redis lock per cache key ("SET key
+// token NX PX ttl"), so that of all the gateway instances sharing a Redis only one fetches a
+// cold or expired key; the others wait for the entry it stores. The lock expires by itself if
+// its holder dies.
+//
+// After a successful fetch the holder leaves the value "done" in the lock for a moment
+// (kDoneFor) instead of deleting it: a request whose lookup missed just before the entry was
+// stored then fails to take the lock and reads the entry, instead of fetching again. That
+// closes the race without a Redis read under the lock on every upstream trip.
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
@@ -19,24 +25,37 @@ class FetchLock {
  public:
   FetchLock(redis::Client& redis, RandomSource& random) : redis_(redis), random_(random) {}
 
+  // How long "done" stays: it must outlast the gap between a request's lookup and its lock
+  // attempt (a few Redis round trips), and stay short next to any entry's freshness.
+  static constexpr std::chrono::milliseconds kDoneFor{2000};
+
   struct Held {
     bool acquired = false;  // this caller holds the lock and must fetch
     bool shared = false;    // Redis answered: false means no cross-instance coordination
+    bool done = false;      // not acquired: a fetch of this key has just been stored
     std::string token;      // to release only our own lock
   };
-  // One attempt. Without Redis, {acquired=false, shared=false}: fetch without coordination.
+  // One attempt (one command: SET ... NX GET, or SET NX then GET on a Redis before 7.0).
+  // Without Redis, {acquired=false, shared=false}: fetch without coordination.
   boost::asio::awaitable<Held> try_acquire(const std::string& lock_key,
                                            std::chrono::milliseconds ttl);
-  // Deletes the lock if it is still ours.
+  // Takes a lock that says "done" (a fetch this caller already knows the result of, or one
+  // whose entry is gone since: a purge): acquired unless someone took it first.
+  boost::asio::awaitable<Held> take_over_done(const std::string& lock_key,
+                                              std::chrono::milliseconds ttl);
+  // The fetch was stored: marks the lock "done" for kDoneFor (whoever holds it now).
+  boost::asio::awaitable<void> mark_done(const std::string& lock_key);
+  // The fetch failed: deletes the lock if it is still ours, so waiters try themselves.
   boost::asio::awaitable<void> release(const std::string& lock_key, const std::string& token);
-  // Waits (polling with a growing interval) until the lock is gone or `max_wait` passed.
-  // Returns false on timeout, or when Redis became unreachable.
+  // Waits (polling with a growing interval) until the lock is gone or "done", or `max_wait`
+  // passed. Returns false on timeout, or when Redis became unreachable.
   boost::asio::awaitable<bool> wait_released(const std::string& lock_key,
                                              std::chrono::milliseconds max_wait);
 
  private:
   redis::Client& redis_;
   RandomSource& random_;
+  bool set_nx_get_ = true;  // cleared when Redis (before 7.0) refuses SET with NX and GET
 };
 
 // The lock's key for a cache key: same hash tag, so it lives on the same cluster slot.

@@ -505,35 +505,39 @@ asio::awaitable<FetchOutcome> GatewayService::fetch_shared(api::ApiRequest reque
   for (int round = 0; round < 3; ++round) {
     held = co_await deps_.lock.try_acquire(lock_key, settings->lock_ttl);
     if (held.acquired || !held.shared) break;
-    co_await deps_.lock.wait_released(lock_key, settings->lock_ttl);
+    // Someone is fetching: wait until they are done. "done" already: their entry is stored
+    // (this request's lookup came just before it).
+    if (!held.done) co_await deps_.lock.wait_released(lock_key, settings->lock_ttl);
     Found theirs = co_await deps_.cache.find_shared(key);
     if (newer(theirs.entry)) {
       FetchOutcome outcome;
       outcome.entry = std::move(theirs.entry);
       outcome.stored = true;
       co_return outcome;
+    }
+    if (held.done) {
+      // "done" with nothing newer in Redis: a fetch this request already knows the result of
+      // (a copy that has gone stale since, with short TTLs), or whose entry was purged since.
+      held = co_await deps_.lock.take_over_done(lock_key, settings->lock_ttl);
+      if (held.acquired || !held.shared) break;
+      continue;
     }
     if (background) co_return FetchOutcome{};  // the other instance's refresh failed: stay stale
   }
 
-  if (held.acquired) {
-    // Checked again under the lock: another instance may have stored the key and released
-    // its lock between this request's lookup and this lock. One Redis read per upstream trip.
-    Found theirs = co_await deps_.cache.find_shared(key);
-    if (newer(theirs.entry)) {
-      co_await deps_.lock.release(lock_key, held.token);
-      FetchOutcome outcome;
-      outcome.entry = std::move(theirs.entry);
-      outcome.stored = true;
-      co_return outcome;
-    }
-  }
-
+  // No read under the lock: a fetch stored since this request's lookup would have left "done"
+  // in the lock (see FetchLock), and this request would not hold it.
   FetchOutcome outcome = co_await deps_.fetcher.fetch(request, settings->fetch);
   if (outcome.entry && (outcome.entry->status == 200 || settings->fetch.cache_negative)) {
     outcome.stored = co_await deps_.cache.store(key, outcome.entry);
   }
-  if (held.acquired) co_await deps_.lock.release(lock_key, held.token);
+  if (held.acquired) {
+    if (outcome.stored) {
+      co_await deps_.lock.mark_done(lock_key);
+    } else {
+      co_await deps_.lock.release(lock_key, held.token);
+    }
+  }
   co_return outcome;
 }
 

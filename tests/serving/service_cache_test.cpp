@@ -92,8 +92,13 @@ BOOST_AUTO_TEST_CASE(hundred_concurrent_requests_split_over_two_instances_make_o
     BOOST_TEST(served.entry->status == 200);
   }
   BOOST_TEST(f.upstream_calls() == 1u);
-  // The lock is released once the entry is stored.
-  BOOST_TEST(f.redis_server.command({"EXISTS", lock_key_for(api::cache_key(f.widget(4)))}) == "0");
+  // Once the entry is stored, the lock says so for a moment (a late lookup reads the entry
+  // instead of fetching again), and then expires.
+  const std::string lock = lock_key_for(api::cache_key(f.widget(4)));
+  BOOST_TEST(f.redis_server.command({"GET", lock}) == "done");
+  const long long left = std::stoll(f.redis_server.command({"PTTL", lock}));
+  BOOST_TEST(left > 0);
+  BOOST_TEST(left <= FetchLock::kDoneFor.count());
 }
 
 BOOST_AUTO_TEST_CASE(forty_pages_of_a_700_review_widget_cost_three_upstream_calls) {
@@ -344,4 +349,50 @@ BOOST_AUTO_TEST_CASE(derived_pages_are_compressed_on_demand_once_per_coding) {
     co_return true;
   });
   BOOST_TEST((widget.entry->variants == before));
+}
+
+BOOST_AUTO_TEST_CASE(a_fetch_lock_remembers_a_stored_fetch_for_a_moment) {
+  ServiceFixture f;
+  FetchLock& lock = f.main().lock;
+  const std::string key = "wg:{lock-test}:w:lock";
+  auto attempt = [&] {
+    return f.run<FetchLock::Held>([&]() -> boost::asio::awaitable<FetchLock::Held> {
+      co_return co_await lock.try_acquire(key, 5s);
+    });
+  };
+  FetchLock::Held first = attempt();
+  BOOST_TEST(first.acquired);
+  FetchLock::Held busy = attempt();  // held, fetching
+  BOOST_TEST((!busy.acquired && busy.shared && !busy.done));
+
+  // Stored: a request whose lookup missed just before fails to lock and is told to read.
+  f.run<bool>([&]() -> boost::asio::awaitable<bool> {
+    co_await lock.mark_done(key);
+    co_return true;
+  });
+  FetchLock::Held late = attempt();
+  BOOST_TEST((!late.acquired && late.done));
+  BOOST_TEST(f.run<bool>([&]() -> boost::asio::awaitable<bool> {
+    co_return co_await lock.wait_released(key, 1s);  // "done" counts as released
+  }));
+  // A caller that knows that fetch's result takes the lock over; then it is held again.
+  FetchLock::Held taken = f.run<FetchLock::Held>([&]() -> boost::asio::awaitable<FetchLock::Held> {
+    co_return co_await lock.take_over_done(key, 5s);
+  });
+  BOOST_TEST(taken.acquired);
+  FetchLock::Held again = f.run<FetchLock::Held>([&]() -> boost::asio::awaitable<FetchLock::Held> {
+    co_return co_await lock.take_over_done(key, 5s);
+  });
+  BOOST_TEST(!again.acquired);  // not "done" any more: someone holds it
+  // A failed fetch deletes its own lock only.
+  f.run<bool>([&]() -> boost::asio::awaitable<bool> {
+    co_await lock.release(key, "0123456789abcdef");  // not the holder's token
+    co_return true;
+  });
+  BOOST_TEST(!attempt().acquired);
+  f.run<bool>([&]() -> boost::asio::awaitable<bool> {
+    co_await lock.release(key, taken.token);
+    co_return true;
+  });
+  BOOST_TEST(attempt().acquired);
 }
