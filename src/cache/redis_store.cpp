@@ -58,6 +58,24 @@ asio::awaitable<std::pair<std::error_code, std::string>> RedisStore::physical(
   co_return std::pair{std::error_code{}, physical_key(*parts, *global, *widget)};
 }
 
+namespace {
+
+// One value of a GET or MGET reply as a lookup result.
+void decode_into(Lookup& lookup, const redis::Reply& reply, const std::string& key) {
+  if (reply.type == redis::Reply::Type::string) {
+    if (auto entry = decode_entry(reply.str)) {
+      lookup.entry = std::make_shared<const Entry>(std::move(*entry));
+    } else {
+      // Written by an incompatible version or corrupted: a miss, and the fetch overwrites it.
+      log::warn("cache_entry_undecodable", {{"key", key}});
+    }
+  } else if (reply.type == redis::Reply::Type::error) {
+    lookup.ec = make_error_code(errc::redis_error);
+  }
+}
+
+}  // namespace
+
 asio::awaitable<Lookup> RedisStore::get(const std::string& key) {
   Lookup lookup;
   auto [key_ec, physical_key] = co_await physical(key);
@@ -72,17 +90,33 @@ asio::awaitable<Lookup> RedisStore::get(const std::string& key) {
     lookup.ec = ec;
     co_return lookup;
   }
-  if (reply.type == redis::Reply::Type::string) {
-    if (auto entry = decode_entry(reply.str)) {
-      lookup.entry = std::make_shared<const Entry>(std::move(*entry));
-    } else {
-      // Written by an incompatible version or corrupted: a miss, and the fetch overwrites it.
-      log::warn("cache_entry_undecodable", {{"key", key}});
-    }
-  } else if (reply.type == redis::Reply::Type::error) {
-    lookup.ec = make_error_code(errc::redis_error);
-  }
+  decode_into(lookup, reply, key);
   co_return lookup;
+}
+
+asio::awaitable<std::pair<Lookup, Lookup>> RedisStore::get_pair(const std::string& first,
+                                                                const std::string& second) {
+  std::pair<Lookup, Lookup> found;
+  auto [first_ec, first_physical] = co_await physical(first);
+  auto [second_ec, second_physical] = co_await physical(second);  // generations known by now
+  if (first_ec || second_ec) {
+    found.first.ec = found.second.ec = first_ec ? first_ec : second_ec;
+    co_return found;
+  }
+  found.first.physical_key = first_physical;
+  found.second.physical_key = second_physical;
+  std::vector<std::string> args{"MGET", std::move(first_physical), std::move(second_physical)};
+  auto [ec, reply] = co_await redis_.command(std::move(args));
+  if (!ec && (reply.type != redis::Reply::Type::array || reply.elements.size() != 2)) {
+    ec = make_error_code(errc::redis_error);
+  }
+  if (ec) {
+    found.first.ec = found.second.ec = ec;
+    co_return found;
+  }
+  decode_into(found.first, reply.elements[0], first);
+  decode_into(found.second, reply.elements[1], second);
+  co_return found;
 }
 
 asio::awaitable<std::error_code> RedisStore::put(const std::string& key, const Entry& entry) {

@@ -131,13 +131,17 @@ asio::awaitable<QuotaCounter::Grant> QuotaCounter::acquire(redis::Client& redis)
 }
 
 asio::awaitable<void> QuotaCounter::reconcile(redis::Client& redis) {
+  // One reconcile at a time (every worker's connection calls it when it comes back): the
+  // counts are taken out of `pending` only once Redis has them, so the view never dips below
+  // what was spent, and a second reconcile must not add them again meanwhile.
   std::map<std::string, Pending> pending;
   {
     std::lock_guard lock(mutex_);
-    pending.swap(local_.pending);
+    if (reconciling_) co_return;
+    reconciling_ = true;
+    pending = local_.pending;
   }
-  for (auto it = pending.begin(); it != pending.end();) {
-    const Pending& p = it->second;
+  for (const auto& [month, p] : pending) {
     std::vector<std::string> args{"EVAL",
                                   std::string(kAddScript),
                                   "1",
@@ -145,27 +149,24 @@ asio::awaitable<void> QuotaCounter::reconcile(redis::Client& redis) {
                                   std::to_string(p.count),
                                   unix_seconds(quota_key_expiry(p.period))};
     auto [ec, reply] = co_await redis.command(std::move(args));
-    if (ec || reply.type != redis::Reply::Type::integer) {
-      ++it;  // kept for the next reconnect
-      continue;
-    }
+    if (ec || reply.type != redis::Reply::Type::integer) continue;  // kept for the next time
     {
       std::lock_guard lock(mutex_);
+      auto it = local_.pending.find(month);
+      if (it != local_.pending.end()) {
+        it->second.count -= std::min(it->second.count, p.count);
+        if (it->second.count == 0) local_.pending.erase(it);
+      }
       if (local_.month == p.period.month || local_.month.empty()) {
         local_.month = p.period.month;
         local_.redis_used = static_cast<std::uint64_t>(reply.integer);
       }
     }
     log::info("quota_reconciled", {{"month", p.period.month}, {"added", p.count}});
-    it = pending.erase(it);
   }
-  if (!pending.empty()) {
+  {
     std::lock_guard lock(mutex_);
-    for (auto& [month, p] : pending) {
-      Pending& kept = local_.pending[month];
-      kept.period = p.period;
-      kept.count += p.count;
-    }
+    reconciling_ = false;
   }
 
   // Refresh the view of the shared counter: other instances kept counting meanwhile.

@@ -22,17 +22,34 @@ asio::awaitable<Found> CacheTier::find(const std::string& key) {
 
 asio::awaitable<Found> CacheTier::find_shared(const std::string& key) {
   cache::Lookup lookup = co_await l2_.get(key);
+  co_return take_shared(key, lookup);
+}
+
+asio::awaitable<std::pair<Found, Found>> CacheTier::find_pair(const std::string& key,
+                                                              const std::string& also) {
+  std::pair<Found, Found> found;
+  if (auto entry = find_local(key)) {
+    found.first = Found{std::move(entry), Tier::l1};
+    co_return found;
+  }
+  std::pair<cache::Lookup, cache::Lookup> both = co_await l2_.get_pair(key, also);
+  found.first = take_shared(key, both.first);
+  found.second = take_shared(also, both.second);
+  co_return found;
+}
+
+Found CacheTier::take_shared(const std::string& key, cache::Lookup& lookup) {
   if (metrics_) {
     metrics_->cache_lookup(metrics::Tier::l2, lookup.entry != nullptr);
     if (lookup.ec) metrics_->redis_error();
   }
-  if (!lookup.entry || clock_.wall_now() >= lookup.entry->stale_until) {
-    Found none;
-    none.shared_unavailable = static_cast<bool>(lookup.ec);
-    co_return none;
-  }
+  Found found;
+  found.shared_unavailable = static_cast<bool>(lookup.ec);
+  if (!lookup.entry || clock_.wall_now() >= lookup.entry->stale_until) return found;
   l1_.put(key, lookup.entry);
-  co_return Found{std::move(lookup.entry), Tier::l2};
+  found.entry = std::move(lookup.entry);
+  found.tier = Tier::l2;
+  return found;
 }
 
 asio::awaitable<bool> CacheTier::store(const std::string& key,

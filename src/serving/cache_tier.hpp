@@ -47,6 +47,10 @@ class CacheTier {
   std::shared_ptr<const cache::Entry> find_local(const std::string& key);
   // L1, then L2 (filling L1).
   boost::asio::awaitable<Found> find(const std::string& key);
+  // `key` as find() does; when L1 misses it, `also` (a key of the same widget, not in L1 yet)
+  // comes from Redis in the same command and fills L1 too. The second value is `also`'s.
+  boost::asio::awaitable<std::pair<Found, Found>> find_pair(const std::string& key,
+                                                            const std::string& also);
   // L2 only, e.g. to pick up what another instance stored while this one waited for it.
   boost::asio::awaitable<Found> find_shared(const std::string& key);
   // Writes L1, then L2. Returns whether L2 took it.
@@ -58,6 +62,9 @@ class CacheTier {
   cache::L1Cache& l1() { return l1_; }
 
  private:
+  // A Redis lookup's result as found (metrics counted, L1 filled).
+  Found take_shared(const std::string& key, cache::Lookup& lookup);
+
   cache::L1Cache& l1_;
   cache::RedisStore& l2_;
   Clock& clock_;

@@ -136,6 +136,7 @@ RequestFacts facts_for(const FirstLook& look, WallTime now, const StaleWindows& 
   facts.now = now;
   facts.windows = windows;
   facts.own = look.own.get();
+  if (!look.own && look.shared_missed) facts.own_looked = RequestFacts::Own::l1_and_l2;
   return facts;
 }
 
@@ -281,13 +282,33 @@ asio::awaitable<Served> GatewayService::serve_key(const api::ApiRequest& request
         }
       }
     } else if (action == Action::look_up_proof) {
-      proof = co_await local_answer(request);
+      // When the widget data has to come from Redis, what the page needs next comes along in
+      // the same command: the page's own key (a page answered as its own key, not in L1), or
+      // its first window (a derived page; into L1, where derive() looks first).
+      std::string also;
+      if (look.shape == RequestFacts::Shape::page && !own) also = key;
+      if (look.shape == RequestFacts::Shape::derived) {
+        also = api::cache_key(cache::window_request(
+            request, cache::windows_for(request.query.skip, request.query.limit).front()));
+      }
+      proof = co_await local_answer(request, std::move(also));
       facts.proof_state = proof.answer ? RequestFacts::Proof::holds : RequestFacts::Proof::none;
       facts.proof = proof.answer.get();
       facts.proof_widget = proof.widget.get();
       facts.now = deps_.clock.wall_now();
+      if (look.shape == RequestFacts::Shape::page && !own && proof.also.tier != Tier::none) {
+        own = std::move(proof.also.entry);  // read from Redis along with the widget data
+        facts.own = own.get();
+        facts.own_looked = RequestFacts::Own::l1_and_l2;
+        facts.early_draw = early_draw(look.shape, own.get(), facts.now);
+      } else if (look.shape == RequestFacts::Shape::page && !own && proof.also_read) {
+        facts.own_looked = RequestFacts::Own::l1_and_l2;  // not in Redis either (or Redis down)
+        facts.shared_unavailable = proof.also.shared_unavailable;
+      }
     } else if (action == Action::derive) {
-      page = co_await derive(request, key, settings, admission);
+      const bool first_window_missed =
+          proof.also_read && !proof.also.entry && !proof.also.shared_unavailable;
+      page = co_await derive(request, key, settings, admission, first_window_missed);
       if (page.ok()) co_return page;
       failed = std::move(page);
       facts.failure = failed.error == api::ErrorCode::quota_exhausted ? Failure::quota_exhausted
@@ -346,27 +367,39 @@ asio::awaitable<Served> GatewayService::serve_key(const api::ApiRequest& request
 }
 
 asio::awaitable<GatewayService::LocalProof> GatewayService::local_answer(
-    const api::ApiRequest& request) {
+    const api::ApiRequest& request, std::string also) {
   api::ApiRequest widget_request{api::Endpoint::widget, request.widget_id, {}};
   std::string widget_key = api::cache_key(widget_request);
-  Found widget = co_await deps_.cache.find(widget_key);
+  Found widget;
+  LocalProof proof;
+  if (also.empty()) {
+    widget = co_await deps_.cache.find(widget_key);
+  } else {
+    std::pair<Found, Found> both = co_await deps_.cache.find_pair(widget_key, also);
+    widget = std::move(both.first);
+    // Read along only when the widget data itself came from (or was missing in) Redis.
+    proof.also_read = both.first.tier != Tier::l1;
+    proof.also = std::move(both.second);
+  }
   const WallTime now = deps_.clock.wall_now();
-  if (!widget.entry) co_return LocalProof{};
+  if (!widget.entry) co_return proof;
   const WallTime stored_at = now < widget.entry->fresh_until ? now : widget.entry->stored_at;
   if (widget.entry->status != 200) {
     // Upstream said this widget does not exist: so do its reviews (400, as upstream answers).
-    auto answer = make_local_entry({}, *widget.entry, 400, stored_at);
-    co_return LocalProof{std::move(answer), std::move(widget.entry)};
+    proof.answer = make_local_entry({}, *widget.entry, 400, stored_at);
+    proof.widget = std::move(widget.entry);
+    co_return proof;
   }
   auto summary = upstream::inspect_widget_body(widget.entry->body);
-  if (!summary || !cache::provably_empty(request.query, *summary)) co_return LocalProof{};
-  auto answer = make_local_entry("[]", *widget.entry, 200, stored_at);
-  co_return LocalProof{std::move(answer), std::move(widget.entry)};
+  if (!summary || !cache::provably_empty(request.query, *summary)) co_return proof;
+  proof.answer = make_local_entry("[]", *widget.entry, 200, stored_at);
+  proof.widget = std::move(widget.entry);
+  co_return proof;
 }
 
 asio::awaitable<Served> GatewayService::derive(const api::ApiRequest& request,
                                                const std::string& key, const SettingsPtr& settings,
-                                               Admission* admission) {
+                                               Admission* admission, bool first_window_missed) {
   // Each window is an ordinary cache key (limit=300, aligned skip): served in order.
   const std::vector<std::uint64_t> starts =
       cache::windows_for(request.query.skip, request.query.limit);
@@ -378,6 +411,7 @@ asio::awaitable<Served> GatewayService::derive(const api::ApiRequest& request,
     api::ApiRequest window = cache::window_request(request, start);
     FirstLook look = first_look(window, *settings->windows);
     look.shape = RequestFacts::Shape::window;
+    look.shared_missed = first_window_missed && start == starts.front();
     const std::string window_key = look.key;
     Served part = co_await serve_key(window, std::move(look), settings->windows, admission);
     if (!part.ok()) co_return part;

@@ -41,6 +41,7 @@ struct FirstLook {
   std::string key;
   RequestFacts::Shape shape = RequestFacts::Shape::widget;
   std::shared_ptr<const cache::Entry> own;  // the L1 copy (not past stale_until), or null
+  bool shared_missed = false;  // Redis was just asked for this key too, and had nothing
 };
 
 // Whether the client behind a request may cause an upstream request now (the per-IP limit).
@@ -116,16 +117,25 @@ class GatewayService {
   // The derive step: a page cut from its windows, each served as a key of its own; the page
   // in L1 is reused while its window is unchanged. A failure comes back as the failed window's
   // answer (no entry).
+  // `first_window_missed`: Redis was just asked for the first window (with the widget data)
+  // and had nothing.
   boost::asio::awaitable<Served> derive(const api::ApiRequest& request, const std::string& key,
-                                        const SettingsPtr& settings, Admission* admission);
+                                        const SettingsPtr& settings, Admission* admission,
+                                        bool first_window_missed = false);
   // What the cached widget data (fresh or stale) proves about a reviews page: an answer that
   // shares the widget data's freshness (a stale proof is as old as its data), with the widget
   // entry it comes from; both null when nothing is proven.
   struct LocalProof {
     std::shared_ptr<const cache::Entry> answer;
     std::shared_ptr<const cache::Entry> widget;
+    // `also`, when it was read from Redis along with the widget data (also_read).
+    Found also;
+    bool also_read = false;
   };
-  boost::asio::awaitable<LocalProof> local_answer(const api::ApiRequest& request);
+  // `also`: a key of the same widget to read in the same Redis command, when the widget data
+  // is not in L1 ("" for none).
+  boost::asio::awaitable<LocalProof> local_answer(const api::ApiRequest& request,
+                                                  std::string also = {});
   // One fetch per key in this process; across instances through the Redis lock.
   boost::asio::awaitable<Coalescer::Result> fetch_coalesced(const api::ApiRequest& request,
                                                             const std::string& key,

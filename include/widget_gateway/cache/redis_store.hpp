@@ -30,6 +30,10 @@ class RedisStore {
       : redis_(redis), generations_(generations) {}
 
   boost::asio::awaitable<Lookup> get(const std::string& key);
+  // Two keys of one widget (one hash tag, so one cluster slot) in one MGET: what a page miss
+  // needs (the widget data and the page's window) in one round trip and one command.
+  boost::asio::awaitable<std::pair<Lookup, Lookup>> get_pair(const std::string& first,
+                                                             const std::string& second);
   // Stores `entry` until its stale_until. Returns the Redis outcome; callers usually only
   // count failures, since a failed store only costs a later miss.
   boost::asio::awaitable<std::error_code> put(const std::string& key, const Entry& entry);

@@ -77,6 +77,7 @@ class QuotaCounter {
   config::QuotaConfig config_;
   Local local_;
   Mode last_mode_ = Mode::normal;  // for the quota_mode event on every change
+  bool reconciling_ = false;       // a reconcile() is adding `pending` to Redis
 
   // Whether traffic moved the quota into another mode (logged by the caller, after unlocking).
   struct ModeChange {
