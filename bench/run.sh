@@ -14,10 +14,9 @@ set -Eeuo pipefail  # -E: the ERR trap below also reports failures inside functi
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH_DIR="$ROOT/bench"
 ALL_SCENARIOS=(hot-hits hot-hits-256 large-page zipf-site zipf-site-redis-only memory-10k cold-storm
-  cache-busters upstream-outage redis-outage)
-# Swept over thread counts; not part of `all` (it runs the gateway and nginx with several threads,
-# pinned differently, and adds a few minutes).
-SWEEP_SCENARIOS=(scaling)
+  cache-busters upstream-outage redis-outage scaling)
+# `scaling` (and any scaling-*) is swept over thread counts: the gateway and nginx with 1..N
+# threads, pinned differently.
 
 usage() {
   cat <<'EOF'
@@ -108,7 +107,7 @@ elif [[ -f $SCENARIO_ARG ]]; then
 elif [[ -f $BENCH_DIR/scenarios/$SCENARIO_ARG.toml ]]; then
   SCENARIO_FILES+=("$BENCH_DIR/scenarios/$SCENARIO_ARG.toml")
 else
-  die "no scenario $SCENARIO_ARG (have: ${ALL_SCENARIOS[*]} ${SWEEP_SCENARIOS[*]})"
+  die "no scenario $SCENARIO_ARG (have: ${ALL_SCENARIOS[*]})"
 fi
 
 if [[ -n $SYSTEMS_ARG ]]; then
