@@ -53,7 +53,9 @@ class Worker {
  private:
   unsigned index_;
   unsigned workers_;
-  boost::asio::io_context ioc_{1};
+  // One thread runs it, and only that thread touches the worker's sockets: the reactor skips
+  // its per-socket locks (other threads still post to it, under the scheduler's lock).
+  boost::asio::io_context ioc_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
   ServingCore core_;
   PublicHandler handler_;
   http::HttpServer server_;
