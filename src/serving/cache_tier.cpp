@@ -32,6 +32,13 @@ asio::awaitable<std::pair<Found, Found>> CacheTier::find_pair(const std::string&
     found.first = Found{std::move(entry), Tier::l1};
     co_return found;
   }
+  if (auto held = l1_.get(also)) {
+    // Already here: reading it again would replace this worker's copy (and what it learned,
+    // such as a window's element offsets) with a fresh decode of the same bytes.
+    found.first = co_await find_shared(key);
+    found.second = Found{std::move(held), Tier::l1};
+    co_return found;
+  }
   std::pair<cache::Lookup, cache::Lookup> both = co_await l2_.get_pair(key, also);
   found.first = take_shared(key, both.first);
   found.second = take_shared(also, both.second);

@@ -47,8 +47,9 @@ class CacheTier {
   std::shared_ptr<const cache::Entry> find_local(const std::string& key);
   // L1, then L2 (filling L1).
   boost::asio::awaitable<Found> find(const std::string& key);
-  // `key` as find() does; when L1 misses it, `also` (a key of the same widget, not in L1 yet)
-  // comes from Redis in the same command and fills L1 too. The second value is `also`'s.
+  // `key` as find() does; when L1 misses it and `also` (a key of the same widget) is not in L1
+  // either, `also` comes from Redis in the same command and fills L1 too. The second value is
+  // `also`'s (tier l1 when it was in L1 already).
   boost::asio::awaitable<std::pair<Found, Found>> find_pair(const std::string& key,
                                                             const std::string& also);
   // L2 only, e.g. to pick up what another instance stored while this one waited for it.

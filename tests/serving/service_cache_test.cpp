@@ -396,3 +396,20 @@ BOOST_AUTO_TEST_CASE(a_fetch_lock_remembers_a_stored_fetch_for_a_moment) {
   });
   BOOST_TEST(attempt().acquired);
 }
+
+BOOST_AUTO_TEST_CASE(a_window_in_l1_is_not_read_again_with_the_widget_data) {
+  ServiceFixture f;
+  // Pages only: the widget data is never cached, so every page's proof lookup goes to Redis,
+  // and the first window must not come along again once it is in L1.
+  BOOST_REQUIRE(f.serve(f.reviews(0, 10)).ok());
+  const std::string window_key = api::cache_key(f.reviews(0, 300, 0));
+  auto window = f.main().l1.get(window_key);
+  BOOST_REQUIRE(window);
+  const std::uint64_t before = redis_commands(f.redis_server);
+  Served other_page = f.serve(f.reviews(0, 20, 40));
+  BOOST_REQUIRE(other_page.ok());
+  BOOST_TEST((f.main().l1.get(window_key) == window));  // the same copy, offsets and all
+  // The widget data's lookup (one GET: it is not cached) and nothing for the window.
+  BOOST_TEST(redis_commands(f.redis_server) - before == 1u);
+  BOOST_TEST(f.upstream_calls() == 1u);
+}
