@@ -145,9 +145,14 @@ std::optional<Entry> decode_entry(std::string_view bytes) {
 }
 
 std::string strong_etag(std::string_view body) {
+  // Fetched once: with OpenSSL 3, EVP_sha256() inside EVP_Digest looks the algorithm up in the
+  // provider on every call; every derived page is hashed. Thread-safe: a static's
+  // initialization, and EVP_Digest keeps its state in a context of its own.
+  static EVP_MD* const sha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
   std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
   unsigned int length = 0;
-  if (EVP_Digest(body.data(), body.size(), digest.data(), &length, EVP_sha256(), nullptr) != 1 ||
+  if (sha256 == nullptr ||
+      EVP_Digest(body.data(), body.size(), digest.data(), &length, sha256, nullptr) != 1 ||
       length < 8) {
     // Only fails when OpenSSL itself is broken; that is a bug, not an input error.
     throw std::runtime_error("SHA-256 unavailable");
