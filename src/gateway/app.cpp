@@ -62,6 +62,15 @@ asio::ip::tcp::endpoint listen_endpoint(const config::HostPort& where) {
   return {asio::ip::make_address(host), where.port};
 }
 
+// On the worker's thread: drops the L1 keys starting with `prefix`, or everything for "".
+void erase_in(serving::ServingCore& core, const std::string& prefix) {
+  if (prefix.empty()) {
+    core.l1.clear();
+  } else {
+    core.l1.erase_prefix(prefix);
+  }
+}
+
 // The per-IP limiter every worker shares; kept across reloads that leave its shape alone, so
 // a reload does not refill every client's bucket.
 class SharedLimiter {
@@ -287,13 +296,7 @@ class Gateway final : private Workers, private SiblingCaches {
   // Posts the erasure to every worker; "" clears.
   void erase_everywhere(const std::string& prefix) {
     for (auto& worker : workers_) {
-      asio::post(worker->executor(), [&core = worker->core(), prefix] {
-        if (prefix.empty()) {
-          core.l1.clear();
-        } else {
-          core.l1.erase_prefix(prefix);
-        }
-      });
+      asio::post(worker->executor(), [&core = worker->core(), prefix] { erase_in(core, prefix); });
     }
   }
 
@@ -339,11 +342,7 @@ class Gateway final : private Workers, private SiblingCaches {
   asio::awaitable<void> erase_from_l1(std::string prefix) override {
     for (auto& worker : workers_) {
       auto on_worker = [&core = worker->core(), prefix]() -> asio::awaitable<void> {
-        if (prefix.empty()) {
-          core.l1.clear();
-        } else {
-          core.l1.erase_prefix(prefix);
-        }
+        erase_in(core, prefix);
         co_return;
       };
       co_await asio::co_spawn(worker->executor(), on_worker, asio::use_awaitable);
