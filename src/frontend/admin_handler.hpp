@@ -38,7 +38,7 @@ class Workers {
   virtual ~Workers() = default;
   // Serves one request as the public listener would (on one of the workers).
   virtual boost::asio::awaitable<Served> serve(const api::ApiRequest& request) = 0;
-  // The entry of `key` in the first worker's L1 that holds one; null when none does.
+  // A copy of the entry of `key` in the first worker's L1 that holds one; null when none does.
   virtual boost::asio::awaitable<std::shared_ptr<const cache::Entry>> find_in_l1(
       std::string key) = 0;
   // Erases every L1 key starting with `prefix` (everything for ""), on every worker; completes

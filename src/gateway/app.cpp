@@ -309,24 +309,24 @@ class Gateway final : private Workers, private SiblingCaches {
     co_return co_await asio::co_spawn(worker.executor(), on_worker, asio::use_awaitable);
   }
 
+  // Admin's view of a key in L1: a copy, so the control thread shares no memory with a worker
+  // (whose entry may still gain a compressed variant).
   asio::awaitable<std::shared_ptr<const cache::Entry>> find_in_l1(std::string key) override {
-    for (auto& worker : workers_) {
-      auto on_worker = [&core = worker->core(),
-                        key]() -> asio::awaitable<std::shared_ptr<const cache::Entry>> {
-        co_return core.l1.get(key);
-      };
-      auto entry = co_await asio::co_spawn(worker->executor(), on_worker, asio::use_awaitable);
-      if (entry) co_return entry;
-    }
-    co_return nullptr;
+    co_return co_await copy_from_l1(std::move(key), workers_.size());
   }
 
   // SiblingCaches, for the workers (while Redis is down).
   asio::awaitable<std::shared_ptr<const cache::Entry>> find_copy(std::string key,
                                                                  unsigned asking) override {
+    co_return co_await copy_from_l1(std::move(key), asking);
+  }
+
+  // A copy, made on its owner's thread, of the first worker's L1 entry for `key` (worker `skip`
+  // not asked); null when none holds one.
+  asio::awaitable<std::shared_ptr<const cache::Entry>> copy_from_l1(std::string key,
+                                                                    std::size_t skip) {
     for (std::size_t i = 0; i < workers_.size(); ++i) {
-      if (i == asking) continue;
-      // Copied on the owner's thread: the asker gets an entry no other thread refers to.
+      if (i == skip) continue;
       auto on_worker = [&core = workers_[i]->core(),
                         key]() -> asio::awaitable<std::shared_ptr<const cache::Entry>> {
         std::shared_ptr<const cache::Entry> copy;

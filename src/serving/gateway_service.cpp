@@ -211,6 +211,8 @@ asio::awaitable<Served> GatewayService::serve_key(const api::ApiRequest& request
   using Action = Step::Action;
   using Failure = RequestFacts::Failure;
   const std::string key = look.key;
+  // The facts are taken from `look` before its copy moves out of it.
+  RequestFacts facts = facts_for(look, deps_.clock.wall_now(), settings->stale);
   std::shared_ptr<const cache::Entry> own = std::move(look.own);
   LocalProof proof;
   Served failed;  // what a failure answers when nothing rescues it
@@ -221,8 +223,6 @@ asio::awaitable<Served> GatewayService::serve_key(const api::ApiRequest& request
   Coalescer::Result fetched;
   Served served;  // the answer
 
-  RequestFacts facts = facts_for(look, deps_.clock.wall_now(), settings->stale);
-  facts.own = own.get();
   facts.early_draw = early_draw(look.shape, own.get(), facts.now);
 
   // Each step either answers or adds a fact next_step() did not have, so the loop ends.
