@@ -240,7 +240,11 @@ asio::awaitable<http::Response> PublicHandler::handle_api(const http::Request& r
     Admission* asked = admission ? &*admission : nullptr;
     served = co_await service_.serve(api_request, look, asked);
   }
-  if (served.ok() && served.entry->compress_on_demand) {
+  // Only while the page still lacks a coding: its hits then skip parsing Accept-Encoding here
+  // (the response builder parses it anyway).
+  const cache::Entry* entry = served.entry.get();
+  if (entry != nullptr && entry->compress_on_demand &&
+      entry->variants.size() < entry->variants.capacity()) {
     const edge::Coding wanted = edge::choose_coding(view.accept_encoding, true, true);
     if (wanted != edge::Coding::identity) {
       service_.add_coding(look.key, served.entry, edge::coding_token(wanted));

@@ -78,7 +78,7 @@ class SharedLimiter {
   std::shared_ptr<edge::RateLimiter> for_config(const config::Config& config) {
     const std::pair<double, std::uint32_t> shape{config.access.per_ip_rate,
                                                  config.access.per_ip_burst};
-    if (shape != shape_ || (!limiter_ && shape.first > 0)) {
+    if (shape != shape_) {
       limiter_ = shape.first > 0 ? std::make_shared<edge::RateLimiter>(shape.first, shape.second)
                                  : nullptr;
       shape_ = shape;
