@@ -246,6 +246,8 @@ const KeySpec kKeys[] = {
     WG_KEY(DurationCodec, upstream, connect_timeout),
     WG_KEY(DurationCodec, upstream, timeout),
     WG_KEY(IntCodec<std::size_t>, upstream, pool_size),
+    WG_KEY(IntCodec<std::size_t>, upstream, max_in_flight),
+    WG_KEY(IntCodec<std::size_t>, upstream, max_queued),
     WG_KEY(StringCodec, upstream, ca_file),
     WG_KEY(ByteSizeCodec, upstream, max_body_bytes),
     WG_KEY(IntCodec<unsigned>, upstream, circuit_failures),
@@ -272,6 +274,8 @@ const KeySpec kKeys[] = {
     WG_KEY(UtcOffsetCodec, quota, utc_offset),
     WG_KEY(NumberCodec, quota, economy_at),
     WG_KEY(BoolCodec, quota, pacing),
+    WG_KEY(NumberCodec, quota, unknown_share),
+    WG_KEY(StringCodec, quota, state_file),
 
     WG_KEY(StringListCodec, cors, allowed_origins),
 
@@ -280,6 +284,8 @@ const KeySpec kKeys[] = {
     WG_KEY(NumberCodec, access, per_ip_rate),
     WG_KEY(IntCodec<std::uint32_t>, access, per_ip_burst),
     WG_KEY(StringListCodec, access, trusted_proxies),
+    WG_KEY(NumberCodec, access, unknown_per_ip_rate),
+    WG_KEY(IntCodec<std::uint32_t>, access, unknown_per_ip_burst),
 
     WG_KEY(HostPortCodec, admin, listen),
     WG_KEY(StringCodec, admin, token),

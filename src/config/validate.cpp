@@ -144,6 +144,13 @@ void check_access(const AccessConfig& access) {
   if (access.per_ip_rate > 0 && access.per_ip_burst < 1) {
     fail("access.per_ip_burst", "must be at least 1 when access.per_ip_rate is set");
   }
+  if (!std::isfinite(access.unknown_per_ip_rate) || access.unknown_per_ip_rate < 0 ||
+      access.unknown_per_ip_rate > 1e6) {
+    fail("access.unknown_per_ip_rate", "must be between 0 (off) and 1000000 lookups per second");
+  }
+  if (access.unknown_per_ip_rate > 0 && access.unknown_per_ip_burst < 1) {
+    fail("access.unknown_per_ip_burst", "must be at least 1 when access.unknown_per_ip_rate is set");
+  }
   for (const auto& cidr : access.trusted_proxies) {
     if (!parse_cidr(cidr)) {
       fail("access.trusted_proxies",
@@ -175,6 +182,8 @@ void validate(const Config& c) {
   check_positive("upstream.connect_timeout", c.upstream.connect_timeout, kMaxTimeout);
   check_positive("upstream.timeout", c.upstream.timeout, kMaxTimeout);
   check_range<std::size_t>("upstream.pool_size", c.upstream.pool_size, 1, 100'000);
+  check_range<std::size_t>("upstream.max_in_flight", c.upstream.max_in_flight, 1, 100'000);
+  check_range<std::size_t>("upstream.max_queued", c.upstream.max_queued, 0, 1'000'000);
   if (!c.upstream.ca_file.empty()) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(c.upstream.ca_file, ec)) {
@@ -218,6 +227,9 @@ void validate(const Config& c) {
               Duration(std::chrono::hours(18)));
   if (!(c.quota.economy_at > 0 && c.quota.economy_at <= 1)) {
     fail("quota.economy_at", "must be a share in (0, 1], e.g. 0.9");
+  }
+  if (!(c.quota.unknown_share >= 0 && c.quota.unknown_share <= 1)) {
+    fail("quota.unknown_share", "must be a share in [0, 1], e.g. 0.05");
   }
   if (c.quota.monthly_limit > static_cast<std::uint64_t>(INT64_MAX)) {
     fail("quota.monthly_limit", "too large");

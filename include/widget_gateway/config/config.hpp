@@ -40,6 +40,8 @@ struct UpstreamConfig {
   Duration connect_timeout = std::chrono::seconds(2);
   Duration timeout = std::chrono::seconds(10);  // whole exchange once connected
   std::size_t pool_size = 64;                   // idle keep-alive connections kept
+  std::size_t max_in_flight = 64;  // concurrent upstream requests of the instance
+  std::size_t max_queued = 256;    // requests waiting for one of those; more get 503 at once
   std::string ca_file;                          // extra trusted CAs; empty = system store only
   std::size_t max_body_bytes = 16 * 1024 * 1024;
   unsigned circuit_failures = 5;  // consecutive failures that open the circuit (>= 2)
@@ -81,6 +83,8 @@ struct QuotaConfig {
   std::chrono::minutes utc_offset{3 * 60};
   double economy_at = 0.9;
   bool pacing = false;
+  double unknown_share = 0.05;  // of monthly_limit, for ids upstream does not know
+  std::string state_file;       // where a stop during a Redis outage leaves its lease; "" = none
   friend bool operator==(const QuotaConfig&, const QuotaConfig&) = default;
 };
 
@@ -95,6 +99,8 @@ struct AccessConfig {
   double per_ip_rate = 0;            // requests/s that may go upstream per client; 0 = off
   std::uint32_t per_ip_burst = 0;
   std::vector<std::string> trusted_proxies;  // CIDRs whose X-Forwarded-For is believed
+  double unknown_per_ip_rate = 0.2;  // lookups/s of not-yet-known ids per client; 0 = off
+  std::uint32_t unknown_per_ip_burst = 10;
   friend bool operator==(const AccessConfig&, const AccessConfig&) = default;
 };
 
