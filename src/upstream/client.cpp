@@ -107,8 +107,8 @@ class Client::Impl {
   struct Exchange {
     std::error_code ec;
     Response response;
-    bool write_failed = false;  // nothing of the response was read; the request may be lost
-    bool keep_alive = false;    // the connection may carry another request
+    bool unsent = false;      // the write failed having sent nothing: upstream cannot have it
+    bool keep_alive = false;  // the connection may carry another request
   };
 
   Request make_request(const std::string& path_and_query) const;
@@ -237,7 +237,10 @@ asio::awaitable<Client::Impl::Exchange> Client::Impl::exchange(Stream& stream,
   auto [write_ec, written] = co_await http::async_write(stream, request, use_tuple);
   if (write_ec) {
     out.ec = map_write_error(write_ec);
-    out.write_failed = write_ec != beast::error::timeout;
+    // Only zero bytes proves upstream lacks the request. (TLS counts a failed piece as zero:
+    // its record did not get out whole, so upstream cannot decrypt it; pieces sent before it
+    // count.) A deadline is never retried: it bounds the whole get().
+    out.unsent = written == 0 && write_ec != beast::error::timeout;
     co_return out;
   }
 
@@ -253,6 +256,9 @@ asio::awaitable<Client::Impl::Exchange> Client::Impl::exchange(Stream& stream,
   // Leftover bytes after a complete response mean the peer is out of step: do not reuse.
   out.keep_alive = parser.keep_alive() && connection.buffer().size() == 0;
   out.response.status = parser.get().result_int();
+  if (auto it = parser.get().find(http::field::retry_after); it != parser.get().end()) {
+    out.response.retry_after = std::string(it->value());
+  }
   out.response.body = std::move(parser.get().body());
   co_return out;
 }
@@ -309,9 +315,9 @@ asio::awaitable<Result> Client::Impl::get(std::string path_and_query) {
     } else {
       exchanged = co_await exchange(connection->tcp(), *connection, request);
     }
-    if (exchanged.write_failed && reused && !found_closed) {
-      // The pooled connection died while idle and the peek did not see it yet. The request
-      // did not get through, so one more try, on a fresh connection.
+    if (exchanged.unsent && reused && !found_closed) {
+      // The pooled connection died while idle and the peek did not see it yet. Not one byte
+      // of the request left, so one more try, on a fresh connection.
       found_closed = true;
       connection.reset();
       continue;

@@ -248,6 +248,52 @@ BOOST_AUTO_TEST_CASE(idle_connection_closed_by_upstream_is_replaced_by_one_retry
   BOOST_TEST(stats.requests_sent == 2u);
 }
 
+BOOST_AUTO_TEST_CASE(written_request_on_a_pooled_connection_is_never_sent_again) {
+  TestServer server(first_then(ok(), with_mode(Mode::close_without_answer)));
+  Client client(ioc.get_executor(), config_for(http_url(server)), clock);
+
+  BOOST_TEST(!fetch(ioc, client).ec);
+  const Result second = fetch(ioc, client);
+  BOOST_TEST((second.ec == errc::upstream_closed));
+  BOOST_TEST(second.reused_connection);
+  BOOST_TEST(server.requests().size() == 2u);
+  BOOST_TEST(server.accepted() == 1u);
+  BOOST_TEST(client.stats().retries == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(write_that_failed_after_sending_bytes_is_not_retried) {
+  // The server refuses the oversized head after reading its first bytes and closes with the
+  // rest unread (a reset): the client's write fails part way, on a pooled connection. The
+  // request is larger than both sides' socket buffers, so it cannot all be written before.
+  TestServer server(always(ok()));
+  Client client(ioc.get_executor(), config_for(http_url(server)), clock);
+  BOOST_TEST(!fetch(ioc, client).ec);
+
+  const Result huge = fetch(ioc, client, "/huge?pad=" + std::string(12 << 20, 'x'));
+  BOOST_TEST((huge.ec == errc::upstream_closed), huge.ec.message());
+  BOOST_TEST(huge.reused_connection);
+  BOOST_TEST(server.accepted() == 1u);  // no second connection carried it again
+  const auto stats = client.stats();
+  BOOST_TEST(stats.retries == 0u);
+  BOOST_TEST(stats.requests_sent == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(retry_after_is_passed_through_verbatim) {
+  ScriptedReply limited = ok(R"({"message":"slow down"})");
+  limited.status = 429;
+  limited.headers = {{"Retry-After", "Wed, 21 Oct 2015 07:28:00 GMT"}};
+  TestServer server(first_then(limited, ok()));
+  Client client(ioc.get_executor(), config_for(http_url(server)), clock);
+
+  const Result first = fetch(ioc, client);
+  BOOST_TEST(!first.ec);
+  BOOST_TEST(first.response.status == 429u);
+  BOOST_TEST(first.response.retry_after == "Wed, 21 Oct 2015 07:28:00 GMT");
+  const Result second = fetch(ioc, client);
+  BOOST_TEST(second.response.status == 200u);
+  BOOST_TEST(second.response.retry_after.empty());
+}
+
 BOOST_AUTO_TEST_CASE(close_idle_drops_pooled_connections) {
   TestServer server(always(ok()));
   Client client(ioc.get_executor(), config_for(http_url(server)), clock);

@@ -103,6 +103,7 @@ struct TestServer::State {
           http::response<http::string_body> response{static_cast<http::status>(reply.status), 11};
           response.set(http::field::content_type, "application/json");
           response.keep_alive(!reply.connection_close);
+          for (const auto& [name, value] : reply.headers) response.insert(name, value);
           response.body() = reply.body;
           response.prepare_payload();
           auto [write_ec, written] = co_await http::async_write(stream, response, use_tuple);

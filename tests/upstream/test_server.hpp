@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace wg::test {
@@ -36,6 +37,7 @@ struct ScriptedReply {
   unsigned status = 200;
   std::string body = "{}";
   bool connection_close = false;  // send "Connection: close" and close after the response
+  std::vector<std::pair<std::string, std::string>> headers;  // extra response headers
 };
 
 class TestServer {

@@ -20,6 +20,9 @@ namespace wg::upstream {
 struct Response {
   unsigned status = 0;
   std::string body;
+  // Upstream's Retry-After value as sent (empty when absent), for callers that honour it on
+  // 429/503; upstream::parse_retry_after reads it.
+  std::string retry_after;
 };
 
 struct Result {
@@ -45,8 +48,13 @@ class Client {
   // GET <base path><path_and_query>; `path_and_query` starts with '/', e.g.
   // "/api/v1/widgets/widget/ID/remote". Thread-safe: may run on many strands and threads at
   // once. Resumes on the caller's executor. Bounded by connect_timeout (resolve, connect, TLS
-  // handshake) plus timeout (write + read). Retries at most once, and only when a pooled
-  // connection turned out closed before the request was written.
+  // handshake) plus timeout (write + read).
+  //
+  // A request is never sent twice: once any byte of it has left, upstream may have it. So get()
+  // retries at most once, on a fresh connection, and only when a pooled connection was found
+  // dead before the request could leave: the idle check saw it closed, or the write on it
+  // failed having transferred zero bytes. A write that failed after sending anything, a write
+  // deadline and every read failure are final.
   boost::asio::awaitable<Result> get(std::string path_and_query);
 
   // Drops pooled idle connections (shutdown, tests). Safe at any time.
