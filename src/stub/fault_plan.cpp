@@ -1,12 +1,15 @@
 #include "stub/fault_plan.hpp"
 
+#include <algorithm>
 #include <array>
+#include <charconv>
+#include <cstdint>
 #include <utility>
 
 namespace wg::stub {
 namespace {
 
-constexpr std::array<std::pair<FaultMode, std::string_view>, 8> kModes = {{
+constexpr std::array<std::pair<FaultMode, std::string_view>, 10> kModes = {{
     {FaultMode::none, "none"},
     {FaultMode::status500, "status500"},
     {FaultMode::status503, "status503"},
@@ -15,6 +18,8 @@ constexpr std::array<std::pair<FaultMode, std::string_view>, 8> kModes = {{
     {FaultMode::truncate, "truncate"},
     {FaultMode::invalid_json, "invalid_json"},
     {FaultMode::close, "close"},
+    {FaultMode::widget_no_total, "widget_no_total"},
+    {FaultMode::widget_bad_total, "widget_bad_total"},
 }};
 
 constexpr std::array<std::pair<FaultEndpoint, std::string_view>, 3> kEndpoints = {{
@@ -23,7 +28,38 @@ constexpr std::array<std::pair<FaultEndpoint, std::string_view>, 3> kEndpoints =
     {FaultEndpoint::reviews, "reviews"},
 }};
 
+constexpr std::string_view kDatePrefix = "date:";
+
 }  // namespace
+
+std::optional<RetryAfter> parse_retry_after(std::string_view text) {
+  if (text.starts_with(kDatePrefix)) {
+    text.remove_prefix(kDatePrefix.size());
+    std::int64_t offset = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), offset);
+    if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+    if (offset > kMaxRetryAfterDateOffset.count() || offset < -kMaxRetryAfterDateOffset.count()) {
+      return std::nullopt;
+    }
+    return RetryAfter{{}, std::chrono::seconds(offset)};
+  }
+  // Control characters would break the response head (CR LF) or make an invalid field value.
+  const bool printable = std::all_of(text.begin(), text.end(), [](unsigned char c) {
+    return c == '\t' || (c >= 0x20 && c != 0x7f);
+  });
+  if (text.empty() || !printable) return std::nullopt;
+  return RetryAfter{std::string(text), std::nullopt};
+}
+
+std::string to_string(const RetryAfter& retry_after) {
+  if (retry_after.date) return std::string(kDatePrefix) + std::to_string(retry_after.date->count());
+  return retry_after.verbatim;
+}
+
+bool takes_retry_after(FaultMode mode) {
+  return mode == FaultMode::status500 || mode == FaultMode::status503 ||
+         mode == FaultMode::status429;
+}
 
 std::optional<FaultMode> parse_fault_mode(std::string_view text) {
   for (const auto& [mode, name] : kModes) {
@@ -53,12 +89,13 @@ std::string_view to_string(FaultEndpoint endpoint) {
   return "any";
 }
 
-void FaultPlan::set(FaultMode mode, std::optional<std::uint64_t> count, FaultEndpoint endpoint) {
+void FaultPlan::set(FaultMode mode, std::optional<std::uint64_t> count, FaultEndpoint endpoint,
+                    std::optional<RetryAfter> retry_after) {
   std::lock_guard lock(mutex_);
   if (mode == FaultMode::none || (count && *count == 0)) {
     plan_ = Snapshot{};
   } else {
-    plan_ = Snapshot{mode, count, endpoint};
+    plan_ = Snapshot{mode, count, endpoint, std::move(retry_after)};
   }
 }
 
@@ -70,13 +107,13 @@ void FaultPlan::reset() {
   latency_ms_.store(0);
 }
 
-FaultMode FaultPlan::take(FaultEndpoint endpoint) {
+FaultPlan::Fault FaultPlan::take(FaultEndpoint endpoint) {
   std::lock_guard lock(mutex_);
-  if (plan_.mode == FaultMode::none) return FaultMode::none;
-  if (plan_.endpoint != FaultEndpoint::any && plan_.endpoint != endpoint) return FaultMode::none;
-  const FaultMode mode = plan_.mode;
+  if (plan_.mode == FaultMode::none) return {};
+  if (plan_.endpoint != FaultEndpoint::any && plan_.endpoint != endpoint) return {};
+  Fault fault{plan_.mode, plan_.retry_after};
   if (plan_.remaining && --*plan_.remaining == 0) plan_ = Snapshot{};
-  return mode;
+  return fault;
 }
 
 FaultPlan::Snapshot FaultPlan::snapshot() const {

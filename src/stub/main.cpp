@@ -30,7 +30,8 @@ constexpr std::string_view kUsage =
     "  --tls-key FILE       PEM private key\n"
     "  --help               show this help\n"
     "Test controls: GET /__stub/stats, POST /__stub/reset, POST /__stub/fault?mode=M&count=N&\n"
-    "endpoint=widget|reviews|any, POST /__stub/latency?ms=N, GET /__stub/widgets?limit=N\n";
+    "endpoint=widget|reviews|any&retry_after=V, POST /__stub/latency?ms=N,\n"
+    "GET /__stub/widgets?limit=N\n";
 
 template <class T>
 std::optional<T> parse_number(std::string_view text) {

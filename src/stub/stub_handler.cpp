@@ -51,6 +51,33 @@ StubReply method_not_allowed(std::string_view allow) {
 constexpr std::string_view kNotJson =
     "<!DOCTYPE html><html><body><h1>Service temporarily unavailable</h1></body></html>";
 
+// The widget body with its totalReviewAmount member dropped (`total` nullopt) or given another
+// value. The dataset writes that member once, compact and followed by a comma; a quote inside
+// a string is escaped, so the raw key cannot match anywhere else.
+std::string with_total(std::string body, std::optional<std::string_view> total) {
+  constexpr std::string_view kKey = "\"totalReviewAmount\":";
+  const std::size_t start = body.find(kKey);
+  if (start == std::string::npos) return body;  // not the dataset's shape: a bug
+  const std::size_t value = start + kKey.size();
+  const std::size_t comma = body.find(',', value);
+  if (comma == std::string::npos) return body;
+  if (total) {
+    body.replace(value, comma - value, *total);
+  } else {
+    body.erase(start, comma + 1 - start);
+  }
+  return body;
+}
+
+// Sets the Retry-After a status fault was given in place of its default.
+void apply_retry_after(StubReply& reply, const RetryAfter& retry_after) {
+  if (retry_after.date) {
+    reply.retry_after_date = retry_after.date;
+  } else {
+    reply.headers.emplace_back("Retry-After", retry_after.verbatim);
+  }
+}
+
 enum class ApiRoute { widget, reviews };
 
 struct ApiPath {
@@ -107,8 +134,11 @@ StubReply StubHandler::handle(http::verb method, std::string_view target) {
   // Every request on an API path counts, whatever happens to it next.
   (api->route == ApiRoute::widget ? widget_ : reviews_).fetch_add(1, std::memory_order_relaxed);
   const auto delay = faults_.latency();
-  const FaultMode fault =
+  const FaultPlan::Fault taken =
       faults_.take(api->route == ApiRoute::widget ? FaultEndpoint::widget : FaultEndpoint::reviews);
+  const FaultMode fault = taken.mode;
+  const bool bad_widget =
+      fault == FaultMode::widget_no_total || fault == FaultMode::widget_bad_total;
 
   StubReply reply;
   switch (fault) {
@@ -120,7 +150,7 @@ StubReply StubHandler::handle(http::verb method, std::string_view target) {
       break;
     case FaultMode::status429:
       reply = error_reply(http::status::too_many_requests, "Too many requests");
-      reply.headers.emplace_back("Retry-After", "1");
+      if (!taken.retry_after) reply.headers.emplace_back("Retry-After", "1");
       break;
     case FaultMode::invalid_json:
       reply.body = kNotJson;
@@ -128,6 +158,13 @@ StubReply StubHandler::handle(http::verb method, std::string_view target) {
     case FaultMode::hang:
     case FaultMode::close:
       break;  // nothing is sent
+    case FaultMode::widget_no_total:
+    case FaultMode::widget_bad_total:
+      if (api->route == ApiRoute::reviews) {
+        reply.body = kNotJson;
+        break;
+      }
+      [[fallthrough]];  // the normal reply, its widget body altered below
     case FaultMode::none:
     case FaultMode::truncate:  // the normal reply, cut short by the I/O shell
       if (method != http::verb::get && method != http::verb::head) {
@@ -139,6 +176,12 @@ StubReply StubHandler::handle(http::verb method, std::string_view target) {
       }
       break;
   }
+  if (bad_widget && api->route == ApiRoute::widget && reply.status == http::status::ok) {
+    std::optional<std::string_view> total;  // none at all, or a string where a count belongs
+    if (fault == FaultMode::widget_bad_total) total = "\"12\"";
+    reply.body = with_total(std::move(reply.body), total);
+  }
+  if (taken.retry_after) apply_retry_after(reply, *taken.retry_after);
   reply.fault = fault;
   reply.delay = delay;
   return reply;
@@ -209,13 +252,31 @@ StubReply StubHandler::control(http::verb method, std::string_view path, std::st
       endpoint = parse_fault_endpoint(*endpoint_text);
     if (!endpoint)
       return error_reply(http::status::bad_request, "endpoint must be widget, reviews or any");
-    faults_.set(*mode, count, *endpoint);
+    std::optional<RetryAfter> retry_after;
+    if (const auto retry_after_text = param(url, "retry_after")) {
+      if (!takes_retry_after(*mode)) {
+        return error_reply(http::status::bad_request,
+                           "retry_after goes only with status500, status503 or status429");
+      }
+      retry_after = parse_retry_after(*retry_after_text);
+      if (!retry_after) {
+        return error_reply(http::status::bad_request,
+                           "retry_after must be date:SECONDS or a header value");
+      }
+    }
+    faults_.set(*mode, count, *endpoint, std::move(retry_after));
     const auto plan = faults_.snapshot();
     std::string body = "{\"mode\":";
     json::append_string(body, to_string(plan.mode));
     body += ",\"remaining\":" + (plan.remaining ? std::to_string(*plan.remaining) : "null");
     body += ",\"endpoint\":";
     json::append_string(body, to_string(plan.endpoint));
+    body += ",\"retryAfter\":";
+    if (plan.retry_after) {
+      json::append_string(body, to_string(*plan.retry_after));
+    } else {
+      body += "null";
+    }
     body.push_back('}');
     return json_reply(std::move(body));
   }

@@ -10,13 +10,16 @@
 //   400). The first occurrence of a repeated parameter wins.
 // - Error bodies: {"statusCode":N,"message":"...","error":"<reason phrase>"}.
 // - Any request whose path is an API path is counted and may be faulted, whatever its method;
-//   the method check (GET/HEAD, else 405) comes after the fault.
+//   the method check (GET/HEAD, else 405) comes after the fault. widget_no_total and
+//   widget_bad_total alter the normal reply's widget body (a 405 or an unknown id's 404 stays
+//   as it is); on the reviews endpoint they act as invalid_json.
 // - Other paths -> 404 (not counted). Test controls live under /__stub/ and are never counted,
 //   delayed or faulted.
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -39,9 +42,13 @@ struct StubStats {
 
 struct StubReply {
   boost::beast::http::status status = boost::beast::http::status::ok;
-  std::string body;  // always JSON unless fault == invalid_json
+  // Always JSON unless fault == invalid_json (or a widget_* fault on the reviews endpoint).
+  std::string body;
   // Extra response headers (e.g. Allow, Retry-After).
   std::vector<std::pair<std::string_view, std::string>> headers;
+  // Retry-After as an IMF-fixdate this long after the response's Date. The I/O shell writes
+  // both from one reading of its clock, so they differ by exactly this much.
+  std::optional<std::chrono::seconds> retry_after_date;
   // What the I/O shell does instead of (or on the way to) sending the reply.
   FaultMode fault = FaultMode::none;
   std::chrono::milliseconds delay{0};  // wait this long before acting

@@ -76,11 +76,10 @@ class SessionRegistry {
   std::unordered_map<std::uint64_t, std::weak_ptr<SessionBase>> sessions_;
 };
 
-// RFC 9110 IMF-fixdate for the Date header.
-std::string http_date() {
-  const std::time_t now = std::time(nullptr);
+// RFC 9110 IMF-fixdate, for Date and Retry-After.
+std::string http_date(std::time_t when) {
   std::tm tm{};
-  gmtime_r(&now, &tm);
+  gmtime_r(&when, &tm);
   char buf[40];
   const auto n = std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S GMT", &tm);
   return std::string(buf, n);
@@ -212,9 +211,13 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   template <class Body>
   void fill_headers(http::response<Body>& response, const StubReply& reply, bool keep_alive) {
     response.set(http::field::server, "widget-upstream-stub");
-    response.set(http::field::date, http_date());
+    const std::time_t now = std::time(nullptr);  // one reading for Date and a Retry-After date
+    response.set(http::field::date, http_date(now));
     response.set(http::field::content_type, "application/json; charset=utf-8");
     for (const auto& [name, value] : reply.headers) response.set(name, value);
+    if (reply.retry_after_date) {
+      response.set(http::field::retry_after, http_date(now + reply.retry_after_date->count()));
+    }
     response.keep_alive(keep_alive);
   }
 

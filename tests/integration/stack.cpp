@@ -94,9 +94,25 @@ void Stub::reset() {
   control("POST", "/__stub/reset");
 }
 
-void Stub::fault(const std::string& mode, int count, const std::string& endpoint) {
+void Stub::fault(const std::string& mode, int count, const std::string& endpoint,
+                 const std::string& retry_after) {
   std::string target = "/__stub/fault?mode=" + mode + "&endpoint=" + endpoint;
   if (count >= 0) target += "&count=" + std::to_string(count);
+  if (!retry_after.empty()) {
+    // Percent-encoded whole: an HTTP-date holds spaces, commas and colons.
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    target += "&retry_after=";
+    for (unsigned char c : retry_after) {
+      const bool unreserved = (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') ||
+                              (c >= 'a' && c <= 'z') || c == '-' || c == '.' || c == '_' ||
+                              c == '~';
+      if (unreserved) {
+        target.push_back(static_cast<char>(c));
+      } else {
+        target += {'%', kHex[c >> 4], kHex[c & 0xf]};
+      }
+    }
+  }
   control("POST", target);
 }
 

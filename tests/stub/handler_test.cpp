@@ -53,7 +53,7 @@ BOOST_AUTO_TEST_SUITE(fault_plan)
 
 BOOST_AUTO_TEST_CASE(parses_names) {
   for (auto name : {"none", "status500", "status503", "status429", "hang", "truncate",
-                    "invalid_json", "close"}) {
+                    "invalid_json", "close", "widget_no_total", "widget_bad_total"}) {
     const auto mode = wg::stub::parse_fault_mode(name);
     BOOST_TEST_REQUIRE(mode.has_value(), name);
     BOOST_TEST(wg::stub::to_string(*mode) == name);
@@ -67,30 +67,81 @@ BOOST_AUTO_TEST_CASE(parses_names) {
 BOOST_AUTO_TEST_CASE(counted_faults_run_out) {
   FaultPlan plan;
   plan.set(FaultMode::status500, 2, FaultEndpoint::any);
-  BOOST_TEST((plan.take(FaultEndpoint::widget) == FaultMode::status500));
+  BOOST_TEST((plan.take(FaultEndpoint::widget).mode == FaultMode::status500));
   BOOST_TEST(plan.snapshot().remaining.value() == 1u);
-  BOOST_TEST((plan.take(FaultEndpoint::reviews) == FaultMode::status500));
-  BOOST_TEST((plan.take(FaultEndpoint::reviews) == FaultMode::none));
+  BOOST_TEST((plan.take(FaultEndpoint::reviews).mode == FaultMode::status500));
+  BOOST_TEST((plan.take(FaultEndpoint::reviews).mode == FaultMode::none));
   BOOST_TEST((plan.snapshot().mode == FaultMode::none));
 }
 
 BOOST_AUTO_TEST_CASE(endpoint_filter_does_not_consume_others) {
   FaultPlan plan;
   plan.set(FaultMode::close, 1, FaultEndpoint::reviews);
-  BOOST_TEST((plan.take(FaultEndpoint::widget) == FaultMode::none));
-  BOOST_TEST((plan.take(FaultEndpoint::reviews) == FaultMode::close));
-  BOOST_TEST((plan.take(FaultEndpoint::reviews) == FaultMode::none));
+  BOOST_TEST((plan.take(FaultEndpoint::widget).mode == FaultMode::none));
+  BOOST_TEST((plan.take(FaultEndpoint::reviews).mode == FaultMode::close));
+  BOOST_TEST((plan.take(FaultEndpoint::reviews).mode == FaultMode::none));
 }
 
 BOOST_AUTO_TEST_CASE(uncounted_until_cleared) {
   FaultPlan plan;
   plan.set(FaultMode::hang, std::nullopt, FaultEndpoint::any);
   for (int i = 0; i < 100; ++i)
-    BOOST_TEST_REQUIRE((plan.take(FaultEndpoint::widget) == FaultMode::hang));
+    BOOST_TEST_REQUIRE((plan.take(FaultEndpoint::widget).mode == FaultMode::hang));
   plan.set(FaultMode::none, std::nullopt, FaultEndpoint::any);
-  BOOST_TEST((plan.take(FaultEndpoint::widget) == FaultMode::none));
+  BOOST_TEST((plan.take(FaultEndpoint::widget).mode == FaultMode::none));
   plan.set(FaultMode::truncate, 0, FaultEndpoint::any);  // zero uses = nothing
-  BOOST_TEST((plan.take(FaultEndpoint::widget) == FaultMode::none));
+  BOOST_TEST((plan.take(FaultEndpoint::widget).mode == FaultMode::none));
+}
+
+BOOST_AUTO_TEST_CASE(parses_retry_after) {
+  using wg::stub::parse_retry_after;
+  const auto verbatim = parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT");
+  BOOST_TEST_REQUIRE(verbatim.has_value());
+  BOOST_TEST(verbatim->verbatim == "Wed, 21 Oct 2015 07:28:00 GMT");
+  BOOST_TEST(!verbatim->date);
+  BOOST_TEST(parse_retry_after("7")->verbatim == "7");
+  BOOST_TEST(parse_retry_after(" soon\t")->verbatim == " soon\t");  // anything printable
+
+  const auto later = parse_retry_after("date:30");
+  BOOST_TEST_REQUIRE(later.has_value());
+  BOOST_TEST(later->verbatim.empty());
+  BOOST_TEST(later->date.value() == 30s);
+  BOOST_TEST(wg::stub::to_string(*later) == "date:30");
+  BOOST_TEST(parse_retry_after("date:-60")->date.value() == -60s);
+  BOOST_TEST(parse_retry_after("date:0")->date.value() == 0s);
+  BOOST_TEST(parse_retry_after("date:315360000")->date.value() == 315360000s);
+
+  for (const char* bad :
+       {"", "date:", "date:x", "date:1.5", "date:+5", "date:5s", "date: 5", "date:315360001",
+        "date:-315360001", "date:99999999999999999999", "7\r\nX-Injected: 1", "\x7f"}) {
+    BOOST_TEST_CONTEXT("retry_after \"" << bad << "\"") {
+      BOOST_TEST(!parse_retry_after(bad));
+    }
+  }
+  BOOST_TEST(!parse_retry_after(std::string_view("a\0b", 3)));
+  BOOST_TEST(!parse_retry_after("a\nb"));
+}
+
+BOOST_AUTO_TEST_CASE(retry_after_rides_with_the_fault) {
+  FaultPlan plan;
+  plan.set(FaultMode::status503, 2, FaultEndpoint::any, wg::stub::RetryAfter{"7", std::nullopt});
+  BOOST_TEST(plan.snapshot().retry_after->verbatim == "7");
+  const auto first = plan.take(FaultEndpoint::widget);
+  BOOST_TEST((first.mode == FaultMode::status503));
+  BOOST_TEST(first.retry_after.value().verbatim == "7");
+  BOOST_TEST(plan.take(FaultEndpoint::widget).retry_after.has_value());
+  const auto after = plan.take(FaultEndpoint::widget);  // used up: no fault, no Retry-After
+  BOOST_TEST((after.mode == FaultMode::none));
+  BOOST_TEST(!after.retry_after);
+  BOOST_TEST(!plan.snapshot().retry_after);
+
+  BOOST_TEST(wg::stub::takes_retry_after(FaultMode::status500));
+  BOOST_TEST(wg::stub::takes_retry_after(FaultMode::status503));
+  BOOST_TEST(wg::stub::takes_retry_after(FaultMode::status429));
+  for (auto mode : {FaultMode::none, FaultMode::hang, FaultMode::truncate, FaultMode::invalid_json,
+                    FaultMode::close, FaultMode::widget_no_total, FaultMode::widget_bad_total}) {
+    BOOST_TEST(!wg::stub::takes_retry_after(mode), wg::stub::to_string(mode));
+  }
 }
 
 BOOST_AUTO_TEST_CASE(reset_clears_faults_and_latency) {
@@ -98,7 +149,7 @@ BOOST_AUTO_TEST_CASE(reset_clears_faults_and_latency) {
   plan.set(FaultMode::status503, std::nullopt, FaultEndpoint::widget);
   plan.set_latency(250ms);
   plan.reset();
-  BOOST_TEST((plan.take(FaultEndpoint::widget) == FaultMode::none));
+  BOOST_TEST((plan.take(FaultEndpoint::widget).mode == FaultMode::none));
   BOOST_TEST(plan.latency().count() == 0);
 }
 
@@ -253,6 +304,98 @@ BOOST_AUTO_TEST_CASE(fault_control) {
   post("/__stub/fault?mode=close");
   post("/__stub/reset");
   BOOST_TEST((get(w0 + "/remote").fault == FaultMode::none));
+}
+
+BOOST_AUTO_TEST_CASE(retry_after_control) {
+  // Defaults: "1" for status429, none for the others.
+  post("/__stub/fault?mode=status503&count=1");
+  BOOST_TEST(get(w0 + "/remote").headers.empty());
+
+  const auto set = post("/__stub/fault?mode=status503&count=1&retry_after=7");
+  BOOST_TEST(static_cast<unsigned>(set.status) == 200u);
+  BOOST_TEST(set.body == R"({"mode":"status503","remaining":1,"endpoint":"any","retryAfter":"7"})");
+  const auto unavailable = get(w0 + "/remote");
+  BOOST_TEST(static_cast<unsigned>(unavailable.status) == 503u);
+  BOOST_TEST_REQUIRE(unavailable.headers.size() == 1u);
+  BOOST_TEST(unavailable.headers[0].first == "Retry-After");
+  BOOST_TEST(unavailable.headers[0].second == "7");
+  BOOST_TEST(!unavailable.retry_after_date);
+  check_error_body(unavailable);
+
+  // Percent-decoded, then sent as it is; it replaces status429's default.
+  post(
+      "/__stub/"
+      "fault?mode=status429&count=1&retry_after=Wed%2C%2021%20Oct%202015%2007%3A28%3A00+GMT");
+  const auto limited = get(w0 + "/reviews/remote?limit=1");
+  BOOST_TEST(static_cast<unsigned>(limited.status) == 429u);
+  BOOST_TEST_REQUIRE(limited.headers.size() == 1u);
+  BOOST_TEST(limited.headers[0].second == "Wed, 21 Oct 2015 07:28:00 GMT");
+
+  // date:N leaves the date to the I/O shell, which knows the response's Date.
+  const auto dated = post("/__stub/fault?mode=status429&retry_after=date:30");
+  BOOST_TEST(dated.body ==
+             R"({"mode":"status429","remaining":null,"endpoint":"any","retryAfter":"date:30"})");
+  const auto later = get(w0 + "/remote");
+  BOOST_TEST(static_cast<unsigned>(later.status) == 429u);
+  BOOST_TEST(later.headers.empty());
+  BOOST_TEST(later.retry_after_date.value() == 30s);
+  post("/__stub/fault?mode=status500&count=1&retry_after=date:-60");
+  BOOST_TEST(get(w0 + "/remote").retry_after_date.value() == -60s);
+  BOOST_TEST(!get(w0 + "/remote").retry_after_date);  // used up
+
+  BOOST_TEST(static_cast<unsigned>(post("/__stub/fault?mode=hang&retry_after=7").status) == 400u);
+  BOOST_TEST(static_cast<unsigned>(post("/__stub/fault?mode=none&retry_after=7").status) == 400u);
+  BOOST_TEST(static_cast<unsigned>(
+                 post("/__stub/fault?mode=status503&retry_after=date:soon").status) == 400u);
+  BOOST_TEST(static_cast<unsigned>(post("/__stub/fault?mode=status503&retry_after=").status) ==
+             400u);
+  BOOST_TEST(static_cast<unsigned>(
+                 post("/__stub/fault?mode=status503&retry_after=1%0D%0AX-Injected:%201").status) ==
+             400u);
+  BOOST_TEST((get(w0 + "/remote").fault == FaultMode::none));  // refused controls set nothing
+}
+
+BOOST_AUTO_TEST_CASE(widget_faults_break_only_the_total) {
+  for (std::size_t i = 0; i < dataset.size(); ++i) {
+    const std::string& real = dataset.rendered(i)->body();
+    const std::string id = "/api/v1/widgets/widget/" + dataset.id(i) + "/remote";
+    const std::string member =
+        "\"totalReviewAmount\":" + std::to_string(dataset.plan(i).total_reviews);
+    const std::size_t at = real.find(member + ",");
+    BOOST_TEST_REQUIRE(at != std::string::npos);
+
+    post("/__stub/fault?mode=widget_no_total&count=1");
+    const auto missing = get(id);
+    BOOST_TEST(static_cast<unsigned>(missing.status) == 200u);
+    BOOST_TEST((missing.fault == FaultMode::widget_no_total));
+    BOOST_TEST(missing.body == std::string(real).erase(at, member.size() + 1));
+    simdjson::dom::parser parser;
+    simdjson::dom::object widget;
+    BOOST_TEST_REQUIRE(!parser.parse(missing.body).get(widget));
+    BOOST_TEST((widget["totalReviewAmount"].error() == simdjson::NO_SUCH_FIELD));
+    BOOST_TEST(widget["reviewAmount"].is_object());
+
+    post("/__stub/fault?mode=widget_bad_total&count=1");
+    const auto quoted = get(id);
+    BOOST_TEST(static_cast<unsigned>(quoted.status) == 200u);
+    BOOST_TEST(quoted.body ==
+               std::string(real).replace(at, member.size(), "\"totalReviewAmount\":\"12\""));
+    simdjson::dom::parser again;
+    simdjson::dom::object bad;
+    BOOST_TEST_REQUIRE(!again.parse(quoted.body).get(bad));
+    BOOST_TEST(std::string_view(bad["totalReviewAmount"].get_string().value()) == "12");
+  }
+
+  // On reviews: invalid_json's body. A 405 and an unknown widget's 404 are left alone.
+  post("/__stub/fault?mode=widget_no_total");
+  const auto reviews = get(w0 + "/reviews/remote?limit=5");
+  BOOST_TEST(static_cast<unsigned>(reviews.status) == 200u);
+  BOOST_TEST(!parses(reviews.body));
+  BOOST_TEST(static_cast<unsigned>(post(w0 + "/remote").status) == 405u);
+  BOOST_TEST(status("/api/v1/widgets/widget/ffffffffffffffffffffffff/remote") == 404u);
+  post("/__stub/fault?mode=widget_bad_total&endpoint=reviews&count=1");
+  BOOST_TEST(!parses(get(w1 + "/reviews/remote?limit=5").body));
+  BOOST_TEST(get(w1 + "/reviews/remote?limit=5").body == "[]");
 }
 
 BOOST_AUTO_TEST_CASE(latency_control) {

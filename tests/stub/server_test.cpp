@@ -3,8 +3,11 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <optional>
+#include <regex>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -62,6 +65,19 @@ class RunningStub {
   StubServer server_;
   std::vector<std::thread> threads_;
 };
+
+// Seconds since the epoch of an IMF-fixdate ("Wed, 21 Oct 2015 07:28:00 GMT"); nullopt if
+// `text` is not exactly one.
+std::optional<std::time_t> imf_fixdate(std::string_view text) {
+  static const std::regex kForm(
+      R"((Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) )"
+      R"(\d{4} \d\d:\d\d:\d\d GMT)");
+  const std::string copy(text);
+  if (!std::regex_match(copy, kForm)) return std::nullopt;
+  std::tm tm{};
+  if (!::strptime(copy.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm)) return std::nullopt;
+  return ::timegm(&tm);
+}
 
 bool parses(const std::string& text) {
   simdjson::dom::parser parser;
@@ -199,6 +215,66 @@ BOOST_AUTO_TEST_CASE(status_faults) {
   BOOST_TEST(parses(limited.body()));
   BOOST_TEST(client.connected());
   BOOST_TEST(stub.stats().total == 5u);  // faulted requests count
+}
+
+BOOST_AUTO_TEST_CASE(retry_after_values) {
+  RunningStub stub;
+  TestClient client(stub.port());
+  BOOST_TEST(client.post("/__stub/fault?mode=status503&count=1&retry_after=7").status() == 200u);
+  const Result seven = client.get(stub.widget(0));
+  BOOST_TEST(seven.status() == 503u);
+  BOOST_TEST(seven.response[http::field::retry_after] == "7");
+
+  client.post(
+      "/__stub/"
+      "fault?mode=status429&count=1&retry_after=Wed%2C%2021%20Oct%202015%2007%3A28%3A00%20GMT");
+  const Result verbatim = client.get(stub.reviews(0, "?limit=1"));
+  BOOST_TEST(verbatim.status() == 429u);
+  BOOST_TEST(verbatim.response[http::field::retry_after] == "Wed, 21 Oct 2015 07:28:00 GMT");
+  BOOST_TEST(verbatim.response.count(http::field::retry_after) == 1u);
+
+  // date:N: exactly N seconds after the response's own Date, in the future or the past.
+  for (const int offset : {30, -60, 86400}) {
+    client.post("/__stub/fault?mode=status429&count=2&retry_after=date:" + std::to_string(offset));
+    for (const auto method : {http::verb::get, http::verb::head}) {
+      const Result dated = client.request(method, stub.widget(0));
+      BOOST_TEST(dated.status() == 429u);
+      const auto date = imf_fixdate(dated.response[http::field::date]);
+      const auto retry_after = imf_fixdate(dated.response[http::field::retry_after]);
+      BOOST_TEST_REQUIRE(date.has_value());
+      BOOST_TEST_REQUIRE(retry_after.has_value(), dated.response[http::field::retry_after]);
+      BOOST_TEST(*retry_after - *date == offset);
+    }
+  }
+  BOOST_TEST(client.get(stub.widget(0)).response.count(http::field::retry_after) == 0u);
+  BOOST_TEST(client.post("/__stub/fault?mode=close&retry_after=7").status() == 400u);
+  BOOST_TEST(client.connected());
+}
+
+BOOST_AUTO_TEST_CASE(widget_faults_send_a_widget_without_a_valid_total) {
+  RunningStub stub;
+  TestClient client(stub.port());
+  client.post("/__stub/fault?mode=widget_no_total&count=1");
+  const Result missing = client.get(stub.widget(0));
+  BOOST_TEST_REQUIRE(!missing.ec);
+  BOOST_TEST(missing.status() == 200u);
+  BOOST_TEST(missing.response[http::field::content_length] ==
+             std::to_string(missing.body().size()));
+  simdjson::dom::parser parser;
+  simdjson::dom::object widget;
+  BOOST_TEST_REQUIRE(!parser.parse(missing.body()).get(widget));
+  BOOST_TEST((widget["totalReviewAmount"].error() == simdjson::NO_SUCH_FIELD));
+  BOOST_TEST(std::string_view(widget["_id"].get_string().value()) == stub.id(0));
+
+  client.post("/__stub/fault?mode=widget_bad_total&count=1&endpoint=widget");
+  const Result quoted = client.get(stub.widget(1));
+  BOOST_TEST(quoted.status() == 200u);
+  simdjson::dom::parser again;
+  simdjson::dom::object bad;
+  BOOST_TEST_REQUIRE(!again.parse(quoted.body()).get(bad));
+  BOOST_TEST(bad["totalReviewAmount"].is_string());
+  BOOST_TEST(client.get(stub.widget(1)).body() == stub.server().dataset().rendered(1)->body());
+  BOOST_TEST(client.connected());
 }
 
 BOOST_AUTO_TEST_CASE(close_fault_sends_nothing) {
