@@ -2,8 +2,6 @@
 
 #include <simdjson.h>
 
-#include <cmath>
-
 namespace wg::upstream {
 namespace {
 
@@ -18,21 +16,17 @@ std::optional<simdjson::dom::element> parse_validated(simdjson::dom::parser& par
   return root;
 }
 
-// A review count as upstream may write it (1234, 1234.0); anything else is not a count.
+// A review count: a JSON integer that is not negative. simdjson types any number with a
+// fraction or an exponent as a double (12.0, 1.2e1), and those are refused: upstream writes
+// counts as plain integers, so anything else means its answer is not what we think it is.
 std::optional<std::uint64_t> as_count(simdjson::dom::element value) {
   switch (value.type()) {
-    case simdjson::dom::element_type::UINT64:
+    case simdjson::dom::element_type::UINT64:  // above INT64_MAX
       return value.get_uint64().value_unsafe();
     case simdjson::dom::element_type::INT64: {
       const std::int64_t v = value.get_int64().value_unsafe();
       if (v < 0) return std::nullopt;
-      return static_cast<std::uint64_t>(v);
-    }
-    case simdjson::dom::element_type::DOUBLE: {
-      const double v = value.get_double().value_unsafe();
-      // 2^64 is exactly representable; anything at or above it does not fit.
-      if (!(v >= 0) || v >= 18446744073709551616.0 || std::floor(v) != v) return std::nullopt;
-      return static_cast<std::uint64_t>(v);
+      return static_cast<std::uint64_t>(v);  // -0 reads as 0
     }
     default:
       return std::nullopt;
@@ -100,18 +94,24 @@ std::optional<WidgetSummary> inspect_widget_body(std::string_view body) {
   if (root->get_object().get(widget) != simdjson::SUCCESS) return std::nullopt;
 
   WidgetSummary summary;
-  simdjson::dom::element field;
-  if (widget.at_key("totalReviewAmount").get(field) == simdjson::SUCCESS) {
-    summary.total_review_amount = as_count(field).value_or(0);
+  simdjson::dom::element total;
+  if (widget.at_key("totalReviewAmount").get(total) != simdjson::SUCCESS) return std::nullopt;
+  const auto total_count = as_count(total);
+  if (!total_count) return std::nullopt;
+  summary.total_review_amount = *total_count;
+
+  simdjson::dom::object amounts;  // missing and not an object fail alike
+  if (widget.at_key("reviewAmount").get(amounts) != simdjson::SUCCESS) return std::nullopt;
+  for (const auto [platform, value] : amounts) {
+    const auto count = as_count(value);
+    if (!count) return std::nullopt;
+    summary.review_amount.emplace_back(platform, *count);
   }
-  simdjson::dom::object amounts;
-  if (widget.at_key("reviewAmount").get(amounts) == simdjson::SUCCESS) {
-    for (const auto [platform, value] : amounts) {
-      if (auto count = as_count(value)) summary.review_amount.emplace_back(platform, *count);
-    }
-  }
-  simdjson::dom::array sources;
-  if (widget.at_key("sources").get(sources) == simdjson::SUCCESS) {
+
+  simdjson::dom::element sources_field;
+  if (widget.at_key("sources").get(sources_field) == simdjson::SUCCESS) {
+    simdjson::dom::array sources;
+    if (sources_field.get_array().get(sources) != simdjson::SUCCESS) return std::nullopt;
     for (const simdjson::dom::element source : sources) {
       std::string_view type;
       if (source["type"].get(type) == simdjson::SUCCESS) summary.source_types.emplace_back(type);

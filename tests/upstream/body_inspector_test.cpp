@@ -46,35 +46,88 @@ BOOST_AUTO_TEST_CASE(widget_fields_are_extracted) {
   BOOST_TEST(summary->source_types[1] == "googleMap");
 }
 
-BOOST_AUTO_TEST_CASE(widget_optional_fields_may_be_missing_or_odd) {
-  auto empty = inspect_widget_body("{}");
-  BOOST_REQUIRE(empty);
-  BOOST_TEST(empty->total_review_amount == 0u);
-  BOOST_TEST(empty->review_amount.empty());
-  BOOST_TEST(empty->source_types.empty());
+BOOST_AUTO_TEST_CASE(widget_minimal_shape) {
+  auto minimal = inspect_widget_body(R"({"totalReviewAmount":0,"reviewAmount":{}})");
+  BOOST_REQUIRE(minimal);
+  BOOST_TEST(minimal->total_review_amount == 0u);
+  BOOST_TEST(minimal->review_amount.empty());
+  BOOST_TEST(minimal->source_types.empty());
 
-  auto odd = inspect_widget_body(
-      R"({"totalReviewAmount":"many","reviewAmount":{"zoon":-3,"avito":2.0,"otzovik":1.5,"vkontakte":"x","doubleGis":7},)"
-      R"("sources":[{"url":"no type"},5,{"type":3},{"type":"zoon"}]})");
+  auto no_sources = inspect_widget_body(R"({"reviewAmount":{"zoon":2},"totalReviewAmount":2})");
+  BOOST_REQUIRE(no_sources);
+  BOOST_TEST(no_sources->total_review_amount == 2u);
+  BOOST_REQUIRE_EQUAL(no_sources->review_amount.size(), 1u);
+  BOOST_TEST(no_sources->review_amount[0].first == "zoon");
+  BOOST_TEST(no_sources->review_amount[0].second == 2u);
+  BOOST_TEST(no_sources->source_types.empty());
+
+  BOOST_TEST(
+      inspect_widget_body(R"({"totalReviewAmount":0,"reviewAmount":{},"sources":[]})").has_value());
+}
+
+BOOST_AUTO_TEST_CASE(widget_counts_are_non_negative_integers) {
+  const auto total = [](const std::string& value) {
+    return inspect_widget_body(R"({"totalReviewAmount":)" + value + R"(,"reviewAmount":{}})");
+  };
+  BOOST_TEST(total("0")->total_review_amount == 0u);
+  BOOST_TEST(total("-0")->total_review_amount == 0u);  // an integer to simdjson
+  BOOST_TEST(total("9223372036854775807")->total_review_amount == 9223372036854775807u);
+  BOOST_TEST(total("18446744073709551615")->total_review_amount == 18446744073709551615u);
+  for (const char* bad :
+       {"-1", "1.5", "12.0", "1.2e1", "1e2", "0.0", "-0.0", "18446744073709551616", "\"12\"",
+        "\"many\"", "null", "true", "[]", "{}"}) {
+    BOOST_TEST_CONTEXT("totalReviewAmount " << bad) {
+      BOOST_TEST(!total(bad));
+    }
+  }
+
+  const auto amounts = [](const std::string& object) {
+    return inspect_widget_body(R"({"totalReviewAmount":3,"reviewAmount":)" + object + "}");
+  };
+  auto three = amounts(R"({"avito":2,"doubleGis":1,"zoon":0})");
+  BOOST_REQUIRE(three);
+  BOOST_REQUIRE_EQUAL(three->review_amount.size(), 3u);
+  BOOST_TEST(three->review_amount[1].first == "doubleGis");
+  BOOST_TEST(three->review_amount[1].second == 1u);
+  // One bad value spoils the whole body.
+  for (const char* bad : {R"({"avito":2,"zoon":-3})", R"({"avito":2.0})", R"({"avito":1.5})",
+                          R"({"avito":"2"})", R"({"avito":null})", R"({"avito":{}})",
+                          R"({"avito":[1]})", "[]", "[1,2]", "null", "0", "\"x\""}) {
+    BOOST_TEST_CONTEXT("reviewAmount " << bad) {
+      BOOST_TEST(!amounts(bad));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(widget_required_fields) {
+  BOOST_TEST(!inspect_widget_body("{}"));
+  BOOST_TEST(!inspect_widget_body(R"({"totalReviewAmount":3})"));
+  BOOST_TEST(!inspect_widget_body(R"({"reviewAmount":{"zoon":3}})"));
+  BOOST_TEST(!inspect_widget_body(R"({"TotalReviewAmount":3,"reviewAmount":{}})"));
+  BOOST_TEST(!inspect_widget_body(R"({"_id":"w1","title":"Кафе","totalReviewAmount":3})"));
+}
+
+BOOST_AUTO_TEST_CASE(widget_sources_must_be_an_array) {
+  const auto with_sources = [](const std::string& sources) {
+    return inspect_widget_body(R"({"totalReviewAmount":1,"reviewAmount":{"zoon":1},"sources":)" +
+                               sources + "}");
+  };
+  // Entries without a string `type` are skipped, not fatal.
+  auto odd = with_sources(R"([{"url":"no type"},5,null,[],{"type":3},{"type":"zoon"}])");
   BOOST_REQUIRE(odd);
-  BOOST_TEST(odd->total_review_amount == 0u);
-  BOOST_REQUIRE_EQUAL(odd->review_amount.size(), 2u);
-  BOOST_TEST(odd->review_amount[0].first == "avito");
-  BOOST_TEST(odd->review_amount[0].second == 2u);
-  BOOST_TEST(odd->review_amount[1].first == "doubleGis");
   BOOST_REQUIRE_EQUAL(odd->source_types.size(), 1u);
   BOOST_TEST(odd->source_types[0] == "zoon");
-
-  auto wrong_types =
-      inspect_widget_body(R"({"totalReviewAmount":12.0,"reviewAmount":[],"sources":{}})");
-  BOOST_REQUIRE(wrong_types);
-  BOOST_TEST(wrong_types->total_review_amount == 12u);
-  BOOST_TEST(wrong_types->review_amount.empty());
-  BOOST_TEST(wrong_types->source_types.empty());
+  for (const char* bad : {"{}", R"({"type":"zoon"})", "null", "\"zoon\"", "0", "false"}) {
+    BOOST_TEST_CONTEXT("sources " << bad) {
+      BOOST_TEST(!with_sources(bad));
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(widget_whitespace_around_is_fine) {
-  BOOST_TEST(inspect_widget_body(" \r\n\t{ \"totalReviewAmount\" : 3 }\n \t").has_value());
+  BOOST_TEST(
+      inspect_widget_body(" \r\n\t{ \"totalReviewAmount\" : 3 , \"reviewAmount\" : { } }\n \t")
+          .has_value());
 }
 
 BOOST_AUTO_TEST_CASE(widget_rejects_non_objects_and_garbage) {

@@ -21,9 +21,12 @@ struct WidgetSummary {
 };
 
 // nullopt unless `body` is one complete, valid JSON object (every byte validated, UTF-8
-// included; trailing content rejected). Missing or oddly typed optional fields are tolerated:
-// they read as 0 / empty (a negative or fractional count reads as 0, an entry of the wrong
-// type is skipped).
+// included; trailing content rejected) whose counts can be trusted: `totalReviewAmount` is a
+// count, `reviewAmount` is an object (possibly empty) whose values are all counts, and
+// `sources`, when present, is an array. A count is a non-negative JSON integer; a number with a
+// fraction or an exponent is refused even when whole (12.0, 1.2e1: simdjson reads those as
+// doubles, and upstream never writes counts that way). Entries of `sources` without a string
+// `type` are skipped; other fields are not looked at.
 std::optional<WidgetSummary> inspect_widget_body(std::string_view body);
 
 // The elements of a reviews body as upstream wrote them.
