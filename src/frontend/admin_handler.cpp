@@ -165,11 +165,13 @@ http::Response AdminHandler::quota_status() const {
   quota::Snapshot s = deps_.quota.snapshot();
   const WallTime now = deps_.clock.wall_now();
   const auto period = quota::quota_period(now, s.utc_offset);
-  const std::uint64_t remaining = s.limit > s.used ? s.limit - s.used : 0;
   std::string body =
       "{\"month\":\"" + s.month + "\",\"used\":" + std::to_string(s.used) +
       ",\"limit\":" + std::to_string(s.limit) +
-      ",\"remaining\":" + (s.limit == 0 ? std::string("null") : std::to_string(remaining)) +
+      ",\"remaining\":" + (s.limit == 0 ? std::string("null") : std::to_string(s.remaining())) +
+      ",\"leased\":" + std::to_string(s.leased) + ",\"own_lease\":" + std::to_string(s.own_lease) +
+      ",\"unknown_used\":" + std::to_string(s.unknown_used) + ",\"unknown_limit\":" +
+      (s.unknown_limit ? std::to_string(*s.unknown_limit) : std::string("null")) +
       ",\"resets_at\":\"" + quota::format_rfc3339(s.resets_at, s.utc_offset) + "\",\"mode\":\"" +
       std::string(quota::to_string(s.mode)) + "\",\"projected_month_end\":" +
       std::to_string(quota::projected_month_end(s.used, now, period)) + "}";

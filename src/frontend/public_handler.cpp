@@ -34,19 +34,27 @@ std::string forwarded_for(const http::Request& request) {
   return joined;
 }
 
-// The per-IP limit for one request, asked only when it would go upstream.
+// The per-client limits for one request, asked only when it would go upstream.
 class IpAdmission final : public Admission {
  public:
-  IpAdmission(edge::RateLimiter& limiter, boost::asio::ip::address client, Clock& clock)
-      : limiter_(limiter), client_(std::move(client)), clock_(clock) {}
+  IpAdmission(const ClientLimiters& limiters, boost::asio::ip::address client, Clock& clock)
+      : limiters_(limiters), client_(std::move(client)), clock_(clock) {}
   bool admit(std::chrono::seconds& retry_after) override {
-    auto decision = limiter_.acquire(client_, clock_.steady_now());
+    return ask(limiters_.misses.get(), retry_after);
+  }
+  bool admit_unknown(std::chrono::seconds& retry_after) override {
+    return ask(limiters_.unknown_ids.get(), retry_after);
+  }
+
+ private:
+  bool ask(edge::RateLimiter* limiter, std::chrono::seconds& retry_after) {
+    if (limiter == nullptr) return true;
+    auto decision = limiter->acquire(client_, clock_.steady_now());
     retry_after = decision.retry_after;
     return decision.allowed;
   }
 
- private:
-  edge::RateLimiter& limiter_;
+  const ClientLimiters& limiters_;
   boost::asio::ip::address client_;
   Clock& clock_;
 };
@@ -90,19 +98,17 @@ http::Response method_not_allowed(std::string_view allow) {
 }
 
 PublicHandler::PublicHandler(GatewayService& service, const Readiness& readiness, Clock& clock,
-                             const config::Config& config,
-                             std::shared_ptr<edge::RateLimiter> limiter,
+                             const config::Config& config, ClientLimiters limiters,
                              metrics::GatewayMetrics* metrics, accesslog::AccessLog* access_log)
     : service_(service),
       readiness_(readiness),
       clock_(clock),
       metrics_(metrics),
       access_log_(access_log) {
-  update(config, std::move(limiter));
+  update(config, std::move(limiters));
 }
 
-void PublicHandler::update(const config::Config& config,
-                           std::shared_ptr<edge::RateLimiter> limiter) {
+void PublicHandler::update(const config::Config& config, ClientLimiters limiters) {
   auto as_seconds = [](config::Duration d) {
     return std::chrono::duration_cast<std::chrono::seconds>(d);
   };
@@ -112,7 +118,7 @@ void PublicHandler::update(const config::Config& config,
                                as_seconds(config.cache.stale_while_revalidate),
                                as_seconds(config.cache.stale_if_error)},
                edge::CorsPolicy(config.cors.allowed_origins),
-               edge::TrustedProxies(config.access.trusted_proxies), std::move(limiter)});
+               edge::TrustedProxies(config.access.trusted_proxies), std::move(limiters)});
 }
 
 asio::awaitable<http::Response> PublicHandler::handle(const http::Request& request) {
@@ -227,10 +233,11 @@ asio::awaitable<http::Response> PublicHandler::handle_api(const http::Request& r
 
   std::optional<IpAdmission> admission;
   const bool logging = access_log_ && access_log_->enabled();
-  if (settings.limiter || logging) {
+  const bool limited = settings.limiters.misses || settings.limiters.unknown_ids;
+  if (limited || logging) {
     auto client = settings.proxies.client_address(request.peer, forwarded_for(request));
     if (logging) observation.client = client.to_string();
-    if (settings.limiter) admission.emplace(*settings.limiter, client, clock_);
+    if (limited) admission.emplace(settings.limiters, client, clock_);
   }
   Served served;
   FirstLook look;

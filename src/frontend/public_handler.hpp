@@ -24,21 +24,26 @@ using serving::Admission;
 using serving::FirstLook;
 using serving::GatewayService;
 
+// The per-client limits every worker of the process shares, so a client's connections on
+// different workers draw on one bucket. Null: that limit is off.
+struct ClientLimiters {
+  std::shared_ptr<edge::RateLimiter> misses;       // access.per_ip_rate
+  std::shared_ptr<edge::RateLimiter> unknown_ids;  // access.unknown_per_ip_rate
+};
+
 // One per io worker; handle() and update() run on that worker's thread only.
 class PublicHandler final : public http::RequestHandler {
  public:
-  // `metrics` and `access_log` may be null (tests). `limiter` (null: no per-IP limit) is shared
-  // by every worker of the process, so a client's connections on different workers draw on one
-  // bucket.
+  // `metrics` and `access_log` may be null (tests).
   PublicHandler(GatewayService& service, const Readiness& readiness, Clock& clock,
-                const config::Config& config, std::shared_ptr<edge::RateLimiter> limiter,
+                const config::Config& config, ClientLimiters limiters,
                 metrics::GatewayMetrics* metrics, accesslog::AccessLog* access_log);
 
   boost::asio::awaitable<http::Response> handle(const http::Request& request) override;
 
   // Applies reloadable settings (widget policy, CORS, rate limits, header options); requests
   // in flight keep the settings they started with.
-  void update(const config::Config& config, std::shared_ptr<edge::RateLimiter> limiter);
+  void update(const config::Config& config, ClientLimiters limiters);
 
  private:
   struct Settings {
@@ -46,7 +51,7 @@ class PublicHandler final : public http::RequestHandler {
     ResponseOptions response;
     edge::CorsPolicy cors;
     edge::TrustedProxies proxies;
-    std::shared_ptr<edge::RateLimiter> limiter;  // null when per_ip_rate is 0
+    ClientLimiters limiters;
   };
   // What the access log and the metrics learn about one API request.
   struct Observation {

@@ -52,7 +52,10 @@ http::Response error_answer(const Served& served, api::ErrorCode code, unsigned 
                             const edge::CorsPolicy& cors) {
   http::Response response = http::error_response(code, endpoint);
   response.status = status;
-  if (code == api::ErrorCode::quota_exhausted || code == api::ErrorCode::rate_limited) {
+  // 429s always say when to come back; a 503 does when it knows (upstream's own Retry-After,
+  // a full upstream queue, the quota unreachable).
+  if (code == api::ErrorCode::quota_exhausted || code == api::ErrorCode::rate_limited ||
+      (code == api::ErrorCode::service_unavailable && served.retry_after.count() > 0)) {
     response.add_header("Retry-After", std::to_string(served.retry_after.count()));
   }
   if (served.ok()) response.add_header("Cache-Status", cache_status(served));

@@ -1,10 +1,13 @@
 #include "widget_gateway/gateway/app.hpp"
 
+#include <unistd.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/use_awaitable.hpp>
+
+#include <cstdio>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +26,7 @@
 #include "widget_gateway/edge/rate_limiter.hpp"
 #include "widget_gateway/metrics/gateway_metrics.hpp"
 #include "widget_gateway/metrics/registry.hpp"
+#include "widget_gateway/quota/lease_file.hpp"
 #include "widget_gateway/quota/quota_counter.hpp"
 #include "widget_gateway/redis/client.hpp"
 #include "widget_gateway/redis/subscriber.hpp"
@@ -43,6 +47,7 @@ namespace {
 // upstream.circuit_open_for. A blip of a few seconds then costs about a second of 502s for
 // uncached keys (and of not refreshing stale ones), not a whole circuit_open_for.
 constexpr std::chrono::milliseconds kFirstCircuitPause{1000};
+constexpr std::chrono::seconds kQuotaReportEvery{1};
 
 unsigned thread_count(const config::Config& config) {
   if (config.server.threads > 0) return config.server.threads;
@@ -71,16 +76,14 @@ void erase_in(serving::ServingCore& core, const std::string& prefix) {
   }
 }
 
-// The per-IP limiter every worker shares; kept across reloads that leave its shape alone, so
-// a reload does not refill every client's bucket.
+// One per-client limiter every worker shares; kept across reloads that leave its shape alone,
+// so a reload does not refill every client's bucket.
 class SharedLimiter {
  public:
-  std::shared_ptr<edge::RateLimiter> for_config(const config::Config& config) {
-    const std::pair<double, std::uint32_t> shape{config.access.per_ip_rate,
-                                                 config.access.per_ip_burst};
+  std::shared_ptr<edge::RateLimiter> for_shape(double rate, std::uint32_t burst) {
+    const std::pair<double, std::uint32_t> shape{rate, burst};
     if (shape != shape_) {
-      limiter_ = shape.first > 0 ? std::make_shared<edge::RateLimiter>(shape.first, shape.second)
-                                 : nullptr;
+      limiter_ = rate > 0 ? std::make_shared<edge::RateLimiter>(rate, burst) : nullptr;
       shape_ = shape;
     }
     return limiter_;
@@ -90,6 +93,31 @@ class SharedLimiter {
   std::pair<double, std::uint32_t> shape_{0, 0};
   std::shared_ptr<edge::RateLimiter> limiter_;
 };
+
+struct SharedLimiters {
+  SharedLimiter misses;
+  SharedLimiter unknown_ids;
+  frontend::ClientLimiters for_config(const config::Config& config) {
+    return {misses.for_shape(config.access.per_ip_rate, config.access.per_ip_burst),
+            unknown_ids.for_shape(config.access.unknown_per_ip_rate,
+                                  config.access.unknown_per_ip_burst)};
+  }
+};
+
+// This process's name in the quota's lease ledger: the host and a random suffix, so that
+// instances on one host, and restarts, never share a ledger by accident.
+std::string instance_name(RandomSource& random) {
+  char host[256] = "gateway";
+  if (::gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "gateway");
+  host[sizeof host - 1] = '\0';
+  for (char* c = host; *c; ++c) {
+    if (*c == ' ' || *c == ':') *c = '-';
+  }
+  char suffix[16];
+  std::snprintf(suffix, sizeof suffix, "%08x",
+                static_cast<unsigned>(random.uniform01() * 4294967296.0));
+  return std::string(host) + "-" + suffix;
+}
 
 // Everything the gateway runs, in construction order (destroyed in reverse).
 //
@@ -109,7 +137,7 @@ class Gateway final : private Workers, private SiblingCaches {
         purges_(control_.get_executor(), serving::redis_settings(config_),
                 {std::string(cache::kPurgeChannel)},
                 [this](std::string_view, std::string_view message) { this->on_purge(message); }),
-        quota_(SystemClock::instance(), config_.quota),
+        quota_(SystemClock::instance(), config_.quota, instance_name(DefaultRandom::instance())),
         breaker_(
             config_.upstream.circuit_failures,
             std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -136,8 +164,12 @@ class Gateway final : private Workers, private SiblingCaches {
                              generations_,
                              quota_,
                              breaker_,
+                             hold_,
+                             known_widgets_,
                              &metrics_,
-                             threads_ > 1 ? static_cast<SiblingCaches*>(this) : nullptr};
+                             threads_ > 1 ? static_cast<SiblingCaches*>(this) : nullptr,
+                             threads_};
+    restore_quota_lease();
     auto limiter = limiter_.for_config(config_);
     for (unsigned i = 0; i < threads_; ++i) {
       workers_.push_back(
@@ -182,6 +214,7 @@ class Gateway final : private Workers, private SiblingCaches {
     purges_.start();
     admin_server_.start();
     for (auto& worker : workers_) worker->start();
+    asio::co_spawn(control_, report_quota(), asio::detached);
     log::info("listening", {{"listener", "public"}, {"address", address_text(public_endpoint)}});
     log::info("listening", {{"listener", "admin"}, {"address", address_text(admin_endpoint)}});
     log::info("started", {{"version", WG_VERSION},
@@ -223,9 +256,50 @@ class Gateway final : private Workers, private SiblingCaches {
       co_await tick.async_wait(asio::as_tuple(asio::use_awaitable));
     }
     co_await admin_server_.drain(std::chrono::milliseconds(100));
+    stopping_ = true;
+    co_await release_quota_lease();
     control_redis_.stop();
     purges_.stop();
     control_.stop();
+  }
+
+  // The quota's spending reaches Redis about once a second (and its leases go back when idle).
+  asio::awaitable<void> report_quota() {
+    asio::steady_timer tick(control_);
+    while (!stopping_) {
+      tick.expires_after(kQuotaReportEvery);
+      co_await tick.async_wait(asio::as_tuple(asio::use_awaitable));
+      if (stopping_) break;
+      co_await quota_.report(control_redis_);
+    }
+  }
+
+  // Takes over the ledger a stopped instance left in quota.state_file, if any.
+  void restore_quota_lease() {
+    if (config_.quota.state_file.empty()) return;
+    if (auto state = quota::take_lease_state(config_.quota.state_file)) {
+      quota_.restore(*state);
+      log::info("quota_lease_restored",
+                {{"instance", state->instance}, {"path", config_.quota.state_file}});
+    }
+  }
+
+  // Gives the unspent lease back; what Redis could not take goes to quota.state_file (a small
+  // blocking write, after every worker has stopped serving).
+  asio::awaitable<void> release_quota_lease() {
+    if (co_await quota_.release(control_redis_)) co_return;
+    const quota::LeaseState state = quota_.lease_state();
+    std::uint64_t unspent = 0;
+    for (const auto& [month, ledger] : state.ledgers) unspent += ledger.left();
+    const bool unreported = quota_.snapshot().unreported;
+    if (!config_.quota.state_file.empty() &&
+        quota::save_lease_state(config_.quota.state_file, state)) {
+      log::warn("quota_lease_saved", {{"path", config_.quota.state_file}, {"unspent", unspent}});
+    } else {
+      // Never over the limit: what is unreported stays counted as leased in Redis.
+      log::warn("quota_lease_unreturned",
+                {{"instance", state.instance}, {"unspent", unspent}, {"unreported", unreported}});
+    }
   }
 
   // The file is read and applied on a helper thread: no blocking I/O on an io thread. Joining
@@ -368,9 +442,10 @@ class Gateway final : private Workers, private SiblingCaches {
     metrics::ScrapeSources sources;
     sources.quota_used = [this] { return static_cast<double>(quota_.snapshot().used); };
     sources.quota_limit = [this] { return static_cast<double>(quota_.snapshot().limit); };
-    sources.quota_remaining = [this] {
-      auto s = quota_.snapshot();
-      return s.limit == 0 ? 0.0 : static_cast<double>(s.limit > s.used ? s.limit - s.used : 0);
+    sources.quota_remaining = [this] { return static_cast<double>(quota_.snapshot().remaining()); };
+    sources.quota_leased = [this] { return static_cast<double>(quota_.snapshot().leased); };
+    sources.quota_unknown_used = [this] {
+      return static_cast<double>(quota_.snapshot().unknown_used);
     };
     sources.quota_mode = [this] {
       switch (quota_.snapshot().mode) {
@@ -431,12 +506,15 @@ class Gateway final : private Workers, private SiblingCaches {
   redis::Subscriber purges_;
   quota::QuotaCounter quota_;
   upstream::CircuitBreaker breaker_;
+  serving::UpstreamHold hold_;
+  serving::KnownWidgets known_widgets_;
+  bool stopping_ = false;  // control thread only
   accesslog::AccessLog access_log_;
   metrics::Registry registry_;
   DegradedTime redis_degraded_;
   metrics::GatewayMetrics metrics_;
   Readiness readiness_;
-  SharedLimiter limiter_;  // reload thread and constructor only
+  SharedLimiters limiter_;  // reload thread and constructor only
   std::atomic<std::shared_ptr<const api::WidgetPolicy>> widget_policy_;  // for the admin
   AdminHandler admin_handler_;
   http::HttpServer admin_server_;

@@ -25,13 +25,13 @@ std::size_t l1_share(std::size_t l1_max_bytes, unsigned workers) {
 }
 
 Worker::Worker(unsigned index, unsigned workers, const config::Config& config, ProcessParts parts,
-               const Readiness& readiness, std::shared_ptr<edge::RateLimiter> limiter,
+               const Readiness& readiness, frontend::ClientLimiters limiters,
                accesslog::AccessLog* access_log)
     : index_(index),
       workers_(workers),
       core_(ioc_.get_executor(), config, serving::redis_settings(config),
             l1_share(config.cache.l1_max_bytes, workers), parts, index),
-      handler_(core_.service, readiness, parts.clock, config, std::move(limiter), parts.metrics,
+      handler_(core_.service, readiness, parts.clock, config, std::move(limiters), parts.metrics,
                access_log),
       server_(ioc_, "public", worker_limits(config.server, workers), handler_, true) {}
 
@@ -63,10 +63,10 @@ void Worker::stop(std::chrono::steady_clock::duration timeout, std::function<voi
   asio::co_spawn(ioc_, drain, asio::detached);
 }
 
-void Worker::apply(const config::Config& config, std::shared_ptr<edge::RateLimiter> limiter) {
-  asio::post(ioc_, [this, config, limiter = std::move(limiter)]() mutable {
+void Worker::apply(const config::Config& config, frontend::ClientLimiters limiters) {
+  asio::post(ioc_, [this, config, limiters = std::move(limiters)]() mutable {
     core_.apply(config, l1_share(config.cache.l1_max_bytes, workers_));
-    handler_.update(config, std::move(limiter));
+    handler_.update(config, std::move(limiters));
   });
 }
 

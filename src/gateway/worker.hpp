@@ -24,7 +24,7 @@ using serving::ServingCore;
 class Worker {
  public:
   Worker(unsigned index, unsigned workers, const config::Config& config, ProcessParts parts,
-         const Readiness& readiness, std::shared_ptr<edge::RateLimiter> limiter,
+         const Readiness& readiness, frontend::ClientLimiters limiters,
          accesslog::AccessLog* access_log);
   // Joins the thread (after stop()).
   ~Worker();
@@ -39,7 +39,7 @@ class Worker {
   // and ends its thread; `done` runs on the worker's thread when it has drained.
   void stop(std::chrono::steady_clock::duration timeout, std::function<void()> done);
   // From any thread: applies reloadable settings on the worker's thread.
-  void apply(const config::Config& config, std::shared_ptr<edge::RateLimiter> limiter);
+  void apply(const config::Config& config, frontend::ClientLimiters limiters);
 
   boost::asio::any_io_executor executor() { return ioc_.get_executor(); }
   // Worker thread only (post to executor() from elsewhere).

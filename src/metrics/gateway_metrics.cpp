@@ -52,6 +52,22 @@ std::string_view to_string(UpstreamEndpoint endpoint) {
   return "widget";
 }
 
+std::string_view to_string(Withheld reason) {
+  switch (reason) {
+    case Withheld::upstream_hold:
+      return "upstream_hold";
+    case Withheld::busy:
+      return "busy";
+    case Withheld::quota_unavailable:
+      return "quota_unavailable";
+    case Withheld::unknown_budget:
+      return "unknown_budget";
+    case Withheld::unknown_client:
+      return "unknown_client";
+  }
+  return "busy";
+}
+
 std::string_view to_string(UpstreamFailure failure) {
   switch (failure) {
     case UpstreamFailure::none:
@@ -248,6 +264,12 @@ GatewayMetrics::GatewayMetrics(Registry& registry, ScrapeSources sources) {
                                      "Review pages derived from a cached larger page.");
 
   redis_errors_ = &registry.counter("wg_redis_errors_total", "Failed Redis commands.");
+  for (std::size_t r = 0; r < withheld_.size(); ++r) {
+    withheld_[r] =
+        &registry.counter("wg_upstream_withheld_total",
+                          "Requests that needed upstream and were not sent there, by reason.",
+                          {{"reason", label(static_cast<Withheld>(r))}});
+  }
   redis_up_ = &registry.gauge("wg_redis_up", "1 while connected to Redis, else 0.");
   circuit_open_ =
       &registry.gauge("wg_upstream_circuit_open", "1 while the upstream circuit is open, else 0.");
@@ -263,6 +285,16 @@ GatewayMetrics::GatewayMetrics(Registry& registry, ScrapeSources sources) {
   if (sources.quota_remaining) {
     registry.callback_gauge("wg_quota_remaining", "Upstream requests left this quota month.", {},
                             std::move(sources.quota_remaining));
+  }
+  if (sources.quota_leased) {
+    registry.callback_gauge("wg_quota_leased",
+                            "Quota reserved by gateway instances and not yet spent.", {},
+                            std::move(sources.quota_leased));
+  }
+  if (sources.quota_unknown_used) {
+    registry.callback_gauge("wg_quota_unknown_used",
+                            "Upstream lookups of unknown widget ids counted this quota month.", {},
+                            std::move(sources.quota_unknown_used));
   }
   if (sources.quota_mode) {
     // One series per mode; the shared function is copied into each (it is called once per
@@ -324,6 +356,10 @@ void GatewayMetrics::local_answer() noexcept {
 void GatewayMetrics::derived_page() noexcept {
   derived_pages_->inc();
 }
+void GatewayMetrics::withheld(Withheld reason) noexcept {
+  withheld_[static_cast<std::size_t>(reason)]->inc();
+}
+
 void GatewayMetrics::redis_error() noexcept {
   redis_errors_->inc();
 }

@@ -23,8 +23,32 @@ QuotaPeriod quota_period(WallTime now, std::chrono::minutes utc_offset) {
   return period;
 }
 
+std::optional<QuotaPeriod> period_of_month(std::string_view month,
+                                           std::chrono::minutes utc_offset) {
+  using namespace std::chrono;
+  int y = 0;
+  unsigned m = 0;
+  if (month.size() != 7 || month[4] != '-' ||
+      std::sscanf(std::string(month).c_str(), "%4d-%2u", &y, &m) != 2 || m < 1 || m > 12) {
+    return std::nullopt;
+  }
+  // Mid-month, so no offset moves it into a neighbouring month.
+  const WallTime middle = WallTime(sys_days(year(y) / std::chrono::month(m) / 15)) - utc_offset;
+  QuotaPeriod period = quota_period(middle, utc_offset);
+  if (period.month != month) return std::nullopt;  // e.g. a sign or a space in the digits
+  return period;
+}
+
 std::string quota_key(const QuotaPeriod& period) {
   return "wg:quota:{" + period.month + "}";
+}
+
+std::string leases_key(const QuotaPeriod& period) {
+  return quota_key(period) + ":leases";
+}
+
+std::string unknown_key(const QuotaPeriod& period) {
+  return quota_key(period) + ":unknown";
 }
 
 WallTime quota_key_expiry(const QuotaPeriod& period) {

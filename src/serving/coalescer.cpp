@@ -23,6 +23,11 @@ std::size_t Coalescer::in_flight() const {
   return flights_.size();
 }
 
+bool Coalescer::in_flight(const std::string& key) const {
+  std::lock_guard lock(mutex_);
+  return flights_.contains(key);
+}
+
 asio::awaitable<Coalescer::Result> Coalescer::run(const std::string& key, Fetch fetch,
                                                   std::chrono::milliseconds wait_timeout) {
   std::shared_ptr<Flight> flight;

@@ -33,6 +33,8 @@ class Coalescer {
                                      std::chrono::milliseconds wait_timeout);
 
   std::size_t in_flight() const;
+  // Whether a fetch for `key` is under way here (a new caller would wait for it).
+  bool in_flight(const std::string& key) const;
 
  private:
   struct Flight;

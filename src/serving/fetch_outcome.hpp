@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <system_error>
 
@@ -15,6 +16,7 @@ struct FetchOutcome {
   std::error_code error;    // why there is no entry: wg::errc upstream_*, quota_exhausted...
   bool stored = false;      // the entry reached the shared cache
   double upstream_ms = -1;  // how long the upstream exchange took; < 0 when none was made
+  std::chrono::seconds retry_after{0};  // for the client, when `error` asks it to wait
 };
 
 }  // namespace wg::serving

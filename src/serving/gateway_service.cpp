@@ -28,7 +28,13 @@ constexpr std::chrono::milliseconds kRefreshCost{2000};
 api::ErrorCode error_code_for(const std::error_code& ec) {
   if (ec == errc::upstream_timeout) return api::ErrorCode::upstream_timeout;
   if (ec == errc::quota_exhausted) return api::ErrorCode::quota_exhausted;
-  if (ec == errc::overloaded) return api::ErrorCode::service_unavailable;
+  if (ec == errc::upstream_rate_limited || ec == errc::unknown_budget_exhausted) {
+    return api::ErrorCode::rate_limited;
+  }
+  if (ec == errc::overloaded || ec == errc::upstream_unavailable || ec == errc::upstream_busy ||
+      ec == errc::quota_unavailable) {
+    return api::ErrorCode::service_unavailable;
+  }
   return api::ErrorCode::upstream_error;
 }
 
@@ -89,10 +95,13 @@ void GatewayService::update(const config::Config& config) {
   auto lock_ttl =
       config.upstream.connect_timeout + config.upstream.timeout + std::chrono::seconds(1);
   auto wait = lock_ttl * 2 + config.redis.timeout * 4 + std::chrono::seconds(1);
-  Settings settings{FetchSettings{cache::TtlPolicy(config.cache),
-                                  config.cache.negative_ttl.count() > 0, std::chrono::seconds(60)},
+  FetchSettings fetch{cache::TtlPolicy(config.cache), config.cache.negative_ttl.count() > 0,
+                      std::chrono::seconds(60)};
+  fetch.queue_wait = config.upstream.timeout;
+  Settings settings{std::move(fetch),
                     StaleWindows{config.cache.stale_while_revalidate, config.cache.stale_if_error},
                     config.cache.derive_pages,
+                    !config.access.widgets.empty(),
                     config.quota.pacing,
                     config.quota.economy_at,
                     std::chrono::duration_cast<std::chrono::milliseconds>(wait),
@@ -107,7 +116,8 @@ quota::Mode GatewayService::quota_mode(const Settings& settings) const {
   quota::Snapshot snapshot = deps_.quota.snapshot();
   if (snapshot.mode == quota::Mode::normal && settings.pacing && snapshot.limit > 0) {
     auto period = quota::quota_period(deps_.clock.wall_now(), snapshot.utc_offset);
-    if (!quota::pacing_allows(snapshot.used, snapshot.limit, deps_.clock.wall_now(), period)) {
+    if (!quota::pacing_allows(snapshot.used + snapshot.leased, snapshot.limit,
+                              deps_.clock.wall_now(), period)) {
       return quota::Mode::economy;
     }
   }
@@ -187,7 +197,8 @@ std::optional<Served> GatewayService::serve_from_l1(const api::ApiRequest& reque
   if (needs_quota_mode(facts)) facts.mode = quota_mode(settings);
   const Step step = next_step(facts);
   if (step.action == Step::Action::serve_own_refresh) {
-    refresh_in_background(request, look.key, settings_, look.own->stored_at);
+    refresh_in_background(request, look.key, settings_, look.own->stored_at,
+                          look.own->status == 200);
   } else if (step.action != Step::Action::serve_own) {
     return std::nullopt;
   }
@@ -233,7 +244,7 @@ asio::awaitable<Served> GatewayService::serve_key(const api::ApiRequest& request
     const Action action = step.action;
     if (action == Action::serve_own || action == Action::serve_own_refresh) {
       if (step.action == Action::serve_own_refresh) {
-        refresh_in_background(request, key, settings, own->stored_at);
+        refresh_in_background(request, key, settings, own->stored_at, own->status == 200);
       }
       served = answer(
           own,
@@ -248,7 +259,7 @@ asio::awaitable<Served> GatewayService::serve_key(const api::ApiRequest& request
         // that data renews the proof: no upstream call for the page's window.
         api::ApiRequest widget_request{api::Endpoint::widget, request.widget_id, {}};
         refresh_in_background(widget_request, api::cache_key(widget_request), settings,
-                              proof.widget->stored_at);
+                              proof.widget->stored_at, proof.widget->status == 200);
       } else if (step.stale == StaleReason::none && facts.failure == Failure::none) {
         deps_.cache.store_local(key, proof.answer);  // a proof from fresh widget data
       }
@@ -316,24 +327,41 @@ asio::awaitable<Served> GatewayService::serve_key(const api::ApiRequest& request
                                                                       : Failure::upstream;
       facts.now = deps_.clock.wall_now();
     } else if (action == Action::fetch) {
-      std::chrono::seconds retry_after{0};
-      if (admission != nullptr && !admission->admit(retry_after)) {
-        // This client has used its share of upstream requests.
-        failed.error = api::ErrorCode::rate_limited;
-        failed.retry_after = retry_after;
-        facts.failure = Failure::refused;
-        continue;
-      }
       fetched = Coalescer::Result{};
-      if (auto refusal = deps_.fetcher.refusal()) {
-        // The circuit is open (or upstream's 429 back-off runs): the fetch would end in this
-        // error anyway, so neither the Redis lock nor its lookups are worth their round trips.
+      std::chrono::seconds retry_after{0};
+      if (auto refusal = deps_.fetcher.refusal(&fetched.outcome.retry_after)) {
+        // The circuit is open (or upstream asked to wait): the fetch would end in this error
+        // anyway, so neither the Redis lock nor its lookups are worth their round trips.
         fetched.outcome.error = refusal;
       } else {
+        const bool copy_in_hand = (own && own->status == 200) ||
+                                  (facts.proof_widget && facts.proof_widget->status == 200);
+        const bool known_widget = co_await widget_known(request, *settings, copy_in_hand);
+        // A request that joins a fetch already under way here costs upstream nothing: only the
+        // one that starts it answers to the client's limits. (Asked after the last wait, so
+        // that the flight a leader starts below is seen by every request after it.)
+        const bool joining = coalescer_.in_flight(key);
+        bool refused = false;
+        if (!joining && admission != nullptr) {
+          if (!admission->admit(retry_after)) {
+            refused = true;
+          } else if (!known_widget && !admission->admit_unknown(retry_after)) {
+            refused = true;
+            if (deps_.metrics) deps_.metrics->withheld(metrics::Withheld::unknown_client);
+          }
+        }
+        if (refused) {
+          // This client has used its share of upstream requests, or of lookups of ids nobody
+          // knows yet.
+          failed.error = api::ErrorCode::rate_limited;
+          failed.retry_after = retry_after;
+          facts.failure = Failure::refused;
+          continue;
+        }
         // Computed before the co_await: GCC 12 evaluates both arms of a conditional inside a
         // co_await expression.
         const WallTime known = own ? own->stored_at : WallTime{};
-        fetched = co_await fetch_coalesced(request, key, settings, known);
+        fetched = co_await fetch_coalesced(request, key, settings, known, known_widget);
       }
       // No reference into `fetched` here: GCC 12 loses references declared after a co_await
       // inside a loop.
@@ -350,9 +378,8 @@ asio::awaitable<Served> GatewayService::serve_key(const api::ApiRequest& request
       }
       failed.upstream_error = fetched.outcome.error;
       failed.error = error_code_for(fetched.outcome.error);
+      failed.retry_after = fetched.outcome.retry_after;
       if (fetched.outcome.error == errc::quota_exhausted) {
-        failed.retry_after = quota::seconds_until_reset(
-            facts.now, quota::quota_period(facts.now, deps_.quota.snapshot().utc_offset));
         facts.failure = Failure::quota_exhausted;
       } else {
         facts.failure = Failure::upstream;
@@ -502,13 +529,22 @@ asio::awaitable<Served> GatewayService::derive(const api::ApiRequest& request,
   co_return served;
 }
 
+asio::awaitable<bool> GatewayService::widget_known(const api::ApiRequest& request,
+                                                   const Settings& settings, bool copy_in_hand) {
+  if (settings.all_known || copy_in_hand || deps_.known.known_locally(request.widget_id)) {
+    co_return true;
+  }
+  co_return co_await deps_.known.known(deps_.redis, request.widget_id);
+}
+
 asio::awaitable<Coalescer::Result> GatewayService::fetch_coalesced(const api::ApiRequest& request,
                                                                    const std::string& key,
                                                                    const SettingsPtr& settings,
-                                                                   WallTime known_stored_at) {
+                                                                   WallTime known_stored_at,
+                                                                   bool widget_known) {
   // Named, not a temporary in the co_await expression: GCC 12 destroys those twice.
-  Coalescer::Fetch fetch_once = [this, request, key, settings, known_stored_at]() {
-    return fetch_shared(request, key, settings, known_stored_at, false);
+  Coalescer::Fetch fetch_once = [this, request, key, settings, known_stored_at, widget_known]() {
+    return fetch_shared(request, key, settings, known_stored_at, widget_known, false);
   };
   auto result = co_await coalescer_.run(key, fetch_once, settings->wait_timeout);
   if (result.collapsed && deps_.metrics) deps_.metrics->coalesced_waiter();
@@ -518,7 +554,7 @@ asio::awaitable<Coalescer::Result> GatewayService::fetch_coalesced(const api::Ap
 asio::awaitable<FetchOutcome> GatewayService::fetch_shared(api::ApiRequest request, std::string key,
                                                            SettingsPtr settings,
                                                            WallTime known_stored_at,
-                                                           bool background) {
+                                                           bool widget_known, bool background) {
   // A copy stored after this request looked (by a flight that ended just before this one
   // began, here or on another instance) makes the trip unnecessary.
   auto newer = [&](const std::shared_ptr<const cache::Entry>& entry) {
@@ -561,7 +597,7 @@ asio::awaitable<FetchOutcome> GatewayService::fetch_shared(api::ApiRequest reque
 
   // No read under the lock: a fetch stored since this request's lookup would have left "done"
   // in the lock (see FetchLock), and this request would not hold it.
-  FetchOutcome outcome = co_await deps_.fetcher.fetch(request, settings->fetch);
+  FetchOutcome outcome = co_await deps_.fetcher.fetch(request, settings->fetch, widget_known);
   if (outcome.entry && (outcome.entry->status == 200 || settings->fetch.cache_negative)) {
     outcome.stored = co_await deps_.cache.store(key, outcome.entry);
   }
@@ -576,7 +612,8 @@ asio::awaitable<FetchOutcome> GatewayService::fetch_shared(api::ApiRequest reque
 }
 
 void GatewayService::refresh_in_background(const api::ApiRequest& request, const std::string& key,
-                                           const SettingsPtr& settings, WallTime known_stored_at) {
+                                           const SettingsPtr& settings, WallTime known_stored_at,
+                                           bool widget_known) {
   // While the circuit is open (or upstream's 429 back-off runs) a refresh could only fail,
   // after a Redis lock and a Redis read of the whole entry: on every request for a stale key
   // during an outage. The stale copy is served without it; the first request after the
@@ -586,9 +623,10 @@ void GatewayService::refresh_in_background(const api::ApiRequest& request, const
     refreshes_in_flight_.fetch_sub(1);
     return;
   }
-  auto refresh = [this, request, key, settings, known_stored_at]() -> asio::awaitable<void> {
-    Coalescer::Fetch fetch_once = [this, request, key, settings, known_stored_at]() {
-      return fetch_shared(request, key, settings, known_stored_at, true);
+  auto refresh = [this, request, key, settings, known_stored_at,
+                  widget_known]() -> asio::awaitable<void> {
+    Coalescer::Fetch fetch_once = [this, request, key, settings, known_stored_at, widget_known]() {
+      return fetch_shared(request, key, settings, known_stored_at, widget_known, true);
     };
     co_await coalescer_.run(key, fetch_once, settings->wait_timeout);
     refreshes_in_flight_.fetch_sub(1);

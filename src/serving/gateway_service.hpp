@@ -44,18 +44,21 @@ struct FirstLook {
   bool shared_missed = false;  // Redis was just asked for this key too, and had nothing
 };
 
-// Whether the client behind a request may cause an upstream request now (the per-IP limit).
-// Hits never ask.
+// Whether the client behind a request may cause an upstream request now (the per-IP limit),
+// and look up an id not known to be valid (access.unknown_per_ip_rate). Hits never ask.
 class Admission {
  public:
   virtual ~Admission() = default;
   virtual bool admit(std::chrono::seconds& retry_after) = 0;
+  virtual bool admit_unknown(std::chrono::seconds& retry_after) = 0;
 };
 
 struct ServiceDependencies {
   CacheTier& cache;
   UpstreamFetcher& fetcher;
   FetchLock& lock;
+  KnownWidgets& known;
+  redis::Client& redis;  // the worker's connection
   quota::QuotaCounter& quota;
   Clock& clock;
   RandomSource& random;
@@ -100,6 +103,7 @@ class GatewayService {
     FetchSettings fetch;
     StaleWindows stale;
     bool derive_pages = true;
+    bool all_known = false;  // an allowlist is set: every id that gets here is known
     bool pacing = false;
     double economy_at = 0.9;
     std::chrono::milliseconds wait_timeout;
@@ -140,13 +144,19 @@ class GatewayService {
   boost::asio::awaitable<Coalescer::Result> fetch_coalesced(const api::ApiRequest& request,
                                                             const std::string& key,
                                                             const SettingsPtr& settings,
-                                                            WallTime known_stored_at);
+                                                            WallTime known_stored_at,
+                                                            bool widget_known);
   boost::asio::awaitable<FetchOutcome> fetch_shared(api::ApiRequest request, std::string key,
                                                     SettingsPtr settings, WallTime known_stored_at,
-                                                    bool background);
+                                                    bool widget_known, bool background);
   void refresh_in_background(const api::ApiRequest& request, const std::string& key,
-                             const SettingsPtr& settings, WallTime known_stored_at);
+                             const SettingsPtr& settings, WallTime known_stored_at,
+                             bool widget_known);
   quota::Mode quota_mode(const Settings& settings) const;
+  // Whether upstream has answered 200 for the request's widget: allowlisted, a 200 copy in
+  // hand (`own`, or the widget data `proof` came from), known to this worker or to Redis.
+  boost::asio::awaitable<bool> widget_known(const api::ApiRequest& request,
+                                            const Settings& settings, bool copy_in_hand);
   SettingsPtr settings() const { return settings_; }
 
   boost::asio::any_io_executor background_;

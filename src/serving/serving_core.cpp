@@ -3,6 +3,8 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 
+#include <algorithm>
+
 #include "widget_gateway/quota/quota_counter.hpp"
 
 namespace wg::serving {
@@ -27,11 +29,15 @@ ServingCore::ServingCore(asio::any_io_executor ex, const config::Config& config,
       l1(l1_bytes, 1, cache::L1Cache::Access::owner_thread),
       tier(l1, store, parts.clock, parts.metrics),
       lock(redis, parts.random),
-      fetcher(upstream, parts.quota, redis, parts.breaker, parts.clock, parts.random,
-              parts.metrics),
+      // Shares, so the workers together never exceed the instance's limits (each gets one
+      // slot at least).
+      slots(std::max<std::size_t>(1, config.upstream.max_in_flight / std::max(parts.workers, 1u)),
+            config.upstream.max_queued / std::max(parts.workers, 1u)),
+      fetcher({upstream, redis, slots, parts.known, parts.quota, parts.breaker, parts.hold,
+               parts.clock, parts.random, parts.metrics}),
       service(ex,
-              {tier, fetcher, lock, parts.quota, parts.clock, parts.random, parts.metrics,
-               parts.siblings, index},
+              {tier, fetcher, lock, parts.known, redis, parts.quota, parts.clock, parts.random,
+               parts.metrics, parts.siblings, index},
               config),
       executor_(ex),
       quota_(parts.quota) {}
@@ -43,7 +49,7 @@ ServingCore::~ServingCore() {
 
 void ServingCore::start() {
   redis.on_state_change([this](bool up) {
-    if (up) asio::co_spawn(executor_, quota_.reconcile(redis), asio::detached);
+    if (up) asio::co_spawn(executor_, quota_.report(redis), asio::detached);
   });
   redis.start();
 }

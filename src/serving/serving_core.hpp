@@ -31,8 +31,11 @@ struct ProcessParts {
   cache::Generations& generations;
   quota::QuotaCounter& quota;
   upstream::CircuitBreaker& breaker;
+  UpstreamHold& hold;
+  KnownWidgets& known;
   metrics::GatewayMetrics* metrics = nullptr;
   SiblingCaches* siblings = nullptr;  // the other workers' L1s (null: a lone worker)
+  unsigned workers = 1;               // how many share the process's upstream.max_in_flight
 };
 
 // Redis client settings from the configuration (the URL was validated by the config loader).
@@ -51,8 +54,8 @@ class ServingCore {
   ServingCore(const ServingCore&) = delete;
   ServingCore& operator=(const ServingCore&) = delete;
 
-  // Connects to Redis in the background; what was counted in process during an outage is added
-  // to Redis whenever this connection comes (back) up.
+  // Connects to Redis in the background; the quota's spending is reported whenever this
+  // connection comes (back) up.
   void start();
 
   // Worker thread only, as everything below.
@@ -64,6 +67,7 @@ class ServingCore {
   cache::L1Cache l1;
   CacheTier tier;
   FetchLock lock;
+  InFlightLimit slots;  // this worker's share of upstream.max_in_flight and max_queued
   UpstreamFetcher fetcher;
   GatewayService service;
 

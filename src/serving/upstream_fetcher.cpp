@@ -1,5 +1,9 @@
 #include "upstream_fetcher.hpp"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/this_coro.hpp>
+
 #include "widget_gateway/api/keys.hpp"
 #include "widget_gateway/common/error.hpp"
 #include "widget_gateway/common/log.hpp"
@@ -8,6 +12,7 @@
 #include "widget_gateway/quota/quota_counter.hpp"
 #include "widget_gateway/upstream/body_inspector.hpp"
 #include "widget_gateway/upstream/client.hpp"
+#include "widget_gateway/upstream/retry_after.hpp"
 
 namespace wg::serving {
 namespace asio = boost::asio;
@@ -43,79 +48,131 @@ bool body_is_valid(api::Endpoint endpoint, std::string_view body,
 
 }  // namespace
 
-UpstreamFetcher::UpstreamFetcher(upstream::Client& client, quota::QuotaCounter& quota,
-                                 redis::Client& redis, upstream::CircuitBreaker& breaker,
-                                 Clock& clock, RandomSource& random,
-                                 metrics::GatewayMetrics* metrics)
-    : client_(client),
-      quota_(quota),
-      redis_(redis),
-      breaker_(breaker),
-      clock_(clock),
-      random_(random),
-      metrics_(metrics) {}
+UpstreamFetcher::UpstreamFetcher(FetcherParts parts) : parts_(parts) {}
 
-bool UpstreamFetcher::backing_off() const {
-  return clock_.steady_now().time_since_epoch().count() < backoff_until_.load();
-}
-
-std::error_code UpstreamFetcher::refusal() const {
-  if (backing_off()) return make_error_code(errc::upstream_rate_limited);
-  if (breaker_.rejects(clock_.steady_now())) return make_error_code(errc::circuit_open);
+std::error_code UpstreamFetcher::refusal(std::chrono::seconds* retry_after) const {
+  const SteadyTime now = parts_.clock.steady_now();
+  if (const UpstreamHold::State hold = parts_.hold.at(now); hold.held) {
+    if (retry_after) *retry_after = hold.left;
+    return make_error_code(hold.status == 503 ? errc::upstream_unavailable
+                                              : errc::upstream_rate_limited);
+  }
+  if (parts_.breaker.rejects(now)) return make_error_code(errc::circuit_open);
   return {};
 }
 
 asio::awaitable<FetchOutcome> UpstreamFetcher::fetch(const api::ApiRequest& request,
-                                                     const FetchSettings& settings) {
+                                                     const FetchSettings& settings,
+                                                     bool widget_known) {
   FetchOutcome outcome;
-  if (backing_off()) {
-    outcome.error = make_error_code(errc::upstream_rate_limited);
+  auto withhold = [&](metrics::Withheld reason, errc error, std::chrono::seconds retry_after) {
+    if (parts_.metrics) parts_.metrics->withheld(reason);
+    outcome.error = make_error_code(error);
+    outcome.retry_after = retry_after;
+  };
+  if (auto refused = refusal(&outcome.retry_after); refused && refused != errc::circuit_open) {
+    withhold(metrics::Withheld::upstream_hold, static_cast<errc>(refused.value()),
+             outcome.retry_after);
     co_return outcome;
   }
-  const auto permit = breaker_.try_acquire(clock_.steady_now());
+  const auto permit = parts_.breaker.try_acquire(parts_.clock.steady_now());
   if (permit == upstream::CircuitBreaker::Permit::rejected) {
     outcome.error = make_error_code(errc::circuit_open);
     co_return outcome;
   }
-  auto grant = co_await quota_.acquire(redis_);
-  if (!grant.allowed) {
-    // Nothing was sent: the breaker learns nothing (an unreported probe expires by itself).
-    outcome.error = make_error_code(errc::quota_exhausted);
+  // Nothing is sent below without a slot, an unknown-id reservation (when needed) and a quota
+  // grant, taken in that order: a grant is the last thing before the request goes out, so a
+  // refusal never leaves one counted and unsent. (A probe permit not reported expires.)
+  std::optional<InFlightLimit::Slot> slot = co_await parts_.slots.acquire(settings.queue_wait);
+  if (!slot) {
+    withhold(metrics::Withheld::busy, errc::upstream_busy, std::chrono::seconds(1));
+    co_return outcome;
+  }
+  std::optional<quota::QuotaPeriod> unknown_period;
+  if (!widget_known) {
+    auto reserved = co_await parts_.quota.acquire_unknown(parts_.redis);
+    if (reserved.verdict == quota::QuotaCounter::Verdict::exhausted) {
+      withhold(metrics::Withheld::unknown_budget, errc::unknown_budget_exhausted,
+               quota::seconds_until_reset(parts_.clock.wall_now(), reserved.period));
+      co_return outcome;
+    }
+    if (reserved.verdict == quota::QuotaCounter::Verdict::unavailable) {
+      withhold(metrics::Withheld::quota_unavailable, errc::quota_unavailable,
+               std::chrono::seconds(1));
+      co_return outcome;
+    }
+    unknown_period = reserved.period;
+  }
+  auto grant = co_await parts_.quota.acquire(parts_.redis);
+  if (!grant.allowed()) {
+    if (unknown_period) co_await parts_.quota.refund_unknown(parts_.redis, *unknown_period);
+    if (grant.verdict == quota::QuotaCounter::Verdict::exhausted) {
+      outcome.error = make_error_code(errc::quota_exhausted);
+      outcome.retry_after = quota::seconds_until_reset(parts_.clock.wall_now(), grant.period);
+    } else {
+      withhold(metrics::Withheld::quota_unavailable, errc::quota_unavailable,
+               std::chrono::seconds(1));
+    }
     co_return outcome;
   }
 
   std::string target = api::upstream_target(request);
-  upstream::Result result = co_await client_.get(std::move(target));
-  const WallTime now = clock_.wall_now();
+  upstream::Result result = co_await parts_.client.get(std::move(target));
+  slot.reset();
+  const WallTime now = parts_.clock.wall_now();
+  const SteadyTime steady_now = parts_.clock.steady_now();
   const unsigned status = result.ec ? 0 : result.response.status;
   outcome.upstream_ms = std::chrono::duration<double, std::milli>(result.elapsed).count();
-  if (metrics_) {
-    metrics_->upstream(request.endpoint == api::Endpoint::widget
-                           ? metrics::UpstreamEndpoint::widget
-                           : metrics::UpstreamEndpoint::reviews,
-                       status, result.ec, std::chrono::duration<double>(result.elapsed).count());
+
+  // Only upstream's "I do not know this id" keeps the unknown-id reservation.
+  const bool unknown_answer = !result.ec && is_unknown_widget(request.endpoint, status);
+  if (unknown_period && !unknown_answer) {
+    co_await parts_.quota.refund_unknown(parts_.redis, *unknown_period);
+  }
+
+  std::error_code failure = result.ec;
+  auto entry = std::make_shared<cache::Entry>();
+  entry->stored_at = now;
+  std::optional<ElementSpans> spans;
+  if (!result.ec && status == 200 &&
+      !body_is_valid(request.endpoint, result.response.body, spans)) {
+    failure = make_error_code(errc::upstream_invalid_body);
+  }
+  if (parts_.metrics) {
+    parts_.metrics->upstream(
+        request.endpoint == api::Endpoint::widget ? metrics::UpstreamEndpoint::widget
+                                                  : metrics::UpstreamEndpoint::reviews,
+        status, failure, std::chrono::duration<double>(result.elapsed).count());
   }
   if (result.ec) {
-    breaker_.on_failure(clock_.steady_now());
+    parts_.breaker.on_failure(steady_now);
     log::warn("upstream_failed",
               {{"target", api::upstream_target(request)}, {"error", result.ec.message()}});
     outcome.error = result.ec;
     co_return outcome;
   }
 
-  auto entry = std::make_shared<cache::Entry>();
-  entry->stored_at = now;
+  // Upstream asks to wait: a 429 always (its Retry-After, else the configured back-off), a
+  // 503 when it says how long.
+  std::optional<std::chrono::seconds> wait;
+  if (status == 429 || status == 503) {
+    wait = upstream::parse_retry_after(result.response.retry_after, now);
+    if (!wait && status == 429) wait = settings.rate_limit_backoff;
+  }
+
+  if (failure) {
+    parts_.breaker.on_failure(steady_now);
+    log::warn("upstream_invalid_body",
+              {{"target", api::upstream_target(request)}, {"bytes", result.response.body.size()}});
+    outcome.error = failure;
+    co_return outcome;
+  }
   if (status == 200) {
-    std::optional<ElementSpans> spans;
-    if (!body_is_valid(request.endpoint, result.response.body, spans)) {
-      breaker_.on_failure(clock_.steady_now());
-      log::warn("upstream_invalid_body", {{"target", api::upstream_target(request)},
-                                          {"bytes", result.response.body.size()}});
-      outcome.error = make_error_code(errc::upstream_invalid_body);
-      co_return outcome;
-    }
-    breaker_.on_success(clock_.steady_now());
-    auto freshness = settings.ttl.for_success(now, random_.uniform01());
+    parts_.breaker.on_success(steady_now);
+    // In the background: the answer does not wait for Redis.
+    asio::co_spawn(co_await asio::this_coro::executor,
+                   parts_.known.remember(parts_.redis, request.widget_id), asio::detached);
+    auto freshness = settings.ttl.for_success(now, parts_.random.uniform01());
     entry->status = 200;
     entry->fresh_until = freshness.fresh_until;
     entry->stale_until = freshness.stale_until;
@@ -123,27 +180,28 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch(const api::ApiRequest& requ
     if (settings.compress) entry->variants = compress::make_variants(result.response.body);
     entry->body = std::move(result.response.body);
     entry->element_spans = std::move(spans);  // offsets: still valid in the moved-to string
-  } else if (is_unknown_widget(request.endpoint, status)) {
-    breaker_.on_success(clock_.steady_now());  // upstream is healthy: it answered precisely
+  } else if (unknown_answer) {
+    parts_.breaker.on_success(steady_now);  // upstream is healthy: it answered precisely
     auto freshness = settings.ttl.for_negative(now);
     entry->status = static_cast<std::uint16_t>(status);
     entry->fresh_until = freshness.fresh_until;
     entry->stale_until = freshness.stale_until;
-  } else if (status == 429) {
-    // Upstream refuses for quota or rate reasons: stop asking for a while and serve stale.
-    breaker_.on_success(clock_.steady_now());
-    auto until = clock_.steady_now() + settings.rate_limit_backoff;
-    backoff_until_.store(until.time_since_epoch().count());
-    log::warn("upstream_rate_limited",
-              {{"backoff_s", static_cast<long long>(settings.rate_limit_backoff.count())}});
-    outcome.error = make_error_code(errc::upstream_rate_limited);
+  } else if (wait) {
+    // Upstream is working and asks for a pause: honoured by every worker; stale is served.
+    parts_.breaker.on_success(steady_now);
+    parts_.hold.hold_until(steady_now + *wait, status);
+    log::warn("upstream_hold",
+              {{"status", status}, {"seconds", static_cast<long long>(wait->count())}});
+    outcome.error =
+        make_error_code(status == 503 ? errc::upstream_unavailable : errc::upstream_rate_limited);
+    outcome.retry_after = std::max(*wait, std::chrono::seconds(1));
     co_return outcome;
   } else {
     // 5xx is upstream failing; another 4xx is upstream working but refusing this request.
     if (status >= 500) {
-      breaker_.on_failure(clock_.steady_now());
+      parts_.breaker.on_failure(steady_now);
     } else {
-      breaker_.on_success(clock_.steady_now());
+      parts_.breaker.on_success(steady_now);
     }
     log::warn("upstream_status", {{"target", api::upstream_target(request)}, {"status", status}});
     outcome.error = make_error_code(errc::upstream_bad_status);

@@ -1,13 +1,17 @@
 #pragma once
-// One trip upstream for one API request, with every guard in front of it: the monthly quota
-// (counted before sending), the circuit breaker, and the back-off after upstream refused for
-// rate reasons (429). A successful answer comes back as a cache entry: body validated with
-// simdjson, strong ETag, compressed variants made once here.
+// One trip upstream for one API request, with every guard in front of it, in this order:
+// upstream's own request to wait (UpstreamHold), the circuit breaker, the worker's share of
+// upstream.max_in_flight, the unknown-id budget (for ids not known to be valid) and the monthly
+// quota (counted last, right before sending: a grant is never left unsent). A successful
+// answer comes back as a cache entry: body validated, strong ETag, compressed variants made
+// once here.
 
-#include <atomic>
 #include <boost/asio/awaitable.hpp>
 
 #include "fetch_outcome.hpp"
+#include "in_flight_limit.hpp"
+#include "known_widgets.hpp"
+#include "upstream_hold.hpp"
 #include "widget_gateway/api/request.hpp"
 #include "widget_gateway/cache/ttl_policy.hpp"
 #include "widget_gateway/common/clock.hpp"
@@ -33,37 +37,46 @@ struct FetchSettings {
   cache::TtlPolicy ttl;
   bool cache_negative = true;
   std::chrono::seconds rate_limit_backoff{60};  // when upstream's 429 names no Retry-After
+  std::chrono::milliseconds queue_wait{10000};  // longest wait for an upstream slot
   // Store gzip/br variants with the entry. Off for the 300-review windows fetched only to
   // derive pages from: clients get the derived pages (compressed themselves), and compressing
   // a 150 KB window is the dominant cost of a cold miss.
   bool compress = true;
 };
 
+// What a fetcher works with: the worker's own objects and the process's shared ones.
+struct FetcherParts {
+  upstream::Client& client;    // the worker's pool
+  redis::Client& redis;        // the worker's connection, for quota leases
+  InFlightLimit& slots;        // the worker's share of upstream.max_in_flight
+  KnownWidgets& known;         // process-wide: ids known to be valid
+  quota::QuotaCounter& quota;  // process-wide
+  upstream::CircuitBreaker& breaker;
+  UpstreamHold& hold;
+  Clock& clock;
+  RandomSource& random;
+  metrics::GatewayMetrics* metrics = nullptr;
+};
+
+// Threads: one per worker, used on its thread only.
 class UpstreamFetcher {
  public:
-  // `redis` is the connection quota grants are counted through (the worker's own).
-  UpstreamFetcher(upstream::Client& client, quota::QuotaCounter& quota, redis::Client& redis,
-                  upstream::CircuitBreaker& breaker, Clock& clock, RandomSource& random,
-                  metrics::GatewayMetrics* metrics);
+  explicit UpstreamFetcher(FetcherParts parts);
 
+  // `widget_known`: upstream has answered 200 for this widget before (or it is allowlisted);
+  // otherwise the trip draws on the unknown-id budget, refunded unless upstream answers that
+  // it does not know the id.
   boost::asio::awaitable<FetchOutcome> fetch(const api::ApiRequest& request,
-                                             const FetchSettings& settings);
+                                             const FetchSettings& settings, bool widget_known);
 
-  bool backing_off() const;
-  // The error fetch() would fail with at once, sending nothing: upstream_rate_limited while
-  // upstream's 429 back-off runs, circuit_open while the circuit rejects; {} otherwise. No
-  // side effects: the half-open probe is not taken.
-  std::error_code refusal() const;
+  // The error fetch() would fail with at once, sending nothing (upstream_rate_limited or
+  // upstream_unavailable while upstream's hold runs, circuit_open while the circuit rejects),
+  // with the Retry-After it carries; {} otherwise. No side effects: the half-open probe is not
+  // taken.
+  std::error_code refusal(std::chrono::seconds* retry_after = nullptr) const;
 
  private:
-  upstream::Client& client_;
-  quota::QuotaCounter& quota_;
-  redis::Client& redis_;
-  upstream::CircuitBreaker& breaker_;
-  Clock& clock_;
-  RandomSource& random_;
-  metrics::GatewayMetrics* metrics_;
-  std::atomic<SteadyTime::rep> backoff_until_{0};
+  FetcherParts parts_;
 };
 
 }  // namespace wg::serving

@@ -1,5 +1,7 @@
 #include "service_fixture.hpp"
 
+#include <atomic>
+
 #include <sstream>
 
 #include <boost/asio/co_spawn.hpp>
@@ -66,16 +68,22 @@ redis::Settings test_redis_settings(const config::Config& config) {
   return settings;
 }
 
+// Each instance has a ledger of its own in the quota's Redis hash, as processes do.
+int next_instance_number() {
+  static std::atomic<int> next{0};
+  return ++next;
+}
+
 }  // namespace
 
 Instance::Instance(asio::io_context& ioc, const config::Config& config, Clock& clock,
                    RandomSource& random)
-    : quota(clock, config.quota),
+    : quota(clock, config.quota, "test-instance-" + std::to_string(next_instance_number())),
       breaker(
           config.upstream.circuit_failures,
           std::chrono::duration_cast<std::chrono::milliseconds>(config.upstream.circuit_open_for)),
       core(ioc.get_executor(), config, test_redis_settings(config), config.cache.l1_max_bytes,
-           ProcessParts{clock, random, generations, quota, breaker, nullptr}),
+           ProcessParts{clock, random, generations, quota, breaker, hold, known, nullptr}),
       redis(core.redis),
       upstream(core.upstream),
       store(core.store),

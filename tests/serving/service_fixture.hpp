@@ -70,6 +70,8 @@ struct Instance {
   cache::Generations generations;
   quota::QuotaCounter quota;
   upstream::CircuitBreaker breaker;
+  UpstreamHold hold;
+  KnownWidgets known;
   ServingCore core;
   // The core's parts, by name.
   redis::Client& redis;

@@ -185,7 +185,7 @@ BOOST_AUTO_TEST_CASE(upstream_429_backs_off_and_serves_stale) {
   BOOST_TEST(stale.outcome.stale() == StaleReason::if_error);
   BOOST_TEST(stale.upstream_error == make_error_code(errc::upstream_rate_limited));
   BOOST_TEST(f.upstream_calls() == 3u);
-  BOOST_TEST(f.main().fetcher.backing_off());
+  BOOST_TEST(f.main().fetcher.refusal() == errc::upstream_rate_limited);
   BOOST_TEST((f.main().breaker.state() == State::closed));  // 429 is not upstream failing
 
   // While backing off nothing is sent: stale copies are served, cold keys fail fast.
@@ -196,9 +196,9 @@ BOOST_AUTO_TEST_CASE(upstream_429_backs_off_and_serves_stale) {
   BOOST_TEST(cold.upstream_error == make_error_code(errc::upstream_rate_limited));
   BOOST_TEST(f.upstream_calls() == 3u);
 
-  // The back-off (60s) over, upstream is asked again.
-  f.clock.advance(61s);
-  BOOST_TEST(!f.main().fetcher.backing_off());
+  // Upstream's Retry-After (the stub's 1s, not the 60s default) over, it is asked again.
+  f.clock.advance(2s);
+  BOOST_TEST(!f.main().fetcher.refusal());
   Served refreshed = f.serve(f.widget(0));
   BOOST_REQUIRE(refreshed.ok());
   BOOST_TEST(refreshed.outcome.stale() == StaleReason::none);

@@ -19,11 +19,15 @@ enum class errc {
   upstream_rate_limited,        // upstream answered 429
   circuit_open,                 // breaker open: upstream not called
   quota_exhausted,              // monthly quota reached: upstream not called
+  upstream_unavailable,         // upstream answered 503 asking to wait (Retry-After)
+  upstream_busy,                // upstream.max_in_flight reached and the queue full
+  quota_unavailable,            // no lease left and Redis cannot grant one: nothing sent
+  unknown_budget_exhausted,     // the month's budget for unknown widget ids is spent
   // Redis
-  redis_down = 20,  // not connected: the command was not sent
-  redis_timeout,    // no reply within the deadline
-  redis_error,      // an error reply or a reply of an unexpected type
-  redis_overloaded, // too many commands already waiting
+  redis_down = 20,   // not connected: the command was not sent
+  redis_timeout,     // no reply within the deadline
+  redis_error,       // an error reply or a reply of an unexpected type
+  redis_overloaded,  // too many commands already waiting
   // Process
   shutting_down = 40,
   overloaded,  // a bounded queue or waiter list is full

@@ -31,6 +31,14 @@ enum class UpstreamFailure : std::uint8_t {
   other
 };
 enum class Tier : std::uint8_t { l1, l2 };
+// Why a request that needed upstream was not sent there.
+enum class Withheld : std::uint8_t {
+  upstream_hold,      // upstream asked to wait (Retry-After on 429/503)
+  busy,               // upstream.max_in_flight requests in flight and the queue full
+  quota_unavailable,  // no lease left and Redis cannot be asked
+  unknown_budget,     // the month's budget for unknown ids is spent
+  unknown_client,     // this client's rate for unknown ids is spent
+};
 enum class StaleReason : std::uint8_t {
   stale_while_revalidate,
   stale_if_error,
@@ -45,6 +53,7 @@ std::string_view to_string(CacheResult result);
 std::string_view to_string(UpstreamEndpoint endpoint);
 std::string_view to_string(UpstreamFailure failure);
 std::string_view to_string(Tier tier);
+std::string_view to_string(Withheld reason);
 std::string_view to_string(StaleReason reason);  // the Cache-Status detail spelling
 std::string_view to_string(QuotaMode mode);
 
@@ -62,7 +71,9 @@ struct ScrapeSources {
   std::function<double()> quota_used;
   std::function<double()> quota_limit;  // 0 = unlimited, as configured
   std::function<double()> quota_remaining;
-  std::function<QuotaMode()> quota_mode;  // wg_quota_mode{mode=...} is 1 for this one
+  std::function<double()> quota_leased;        // reserved by instances, not yet spent
+  std::function<double()> quota_unknown_used;  // the unknown-id budget spent
+  std::function<QuotaMode()> quota_mode;       // wg_quota_mode{mode=...} is 1 for this one
   std::function<double()> l1_bytes;
   std::function<double()> l1_entries;
   std::function<double()> connections_open;
@@ -108,6 +119,7 @@ class GatewayMetrics {
   void local_answer() noexcept;
   void derived_page() noexcept;
   void redis_error() noexcept;
+  void withheld(Withheld reason) noexcept;
   void redis_state(bool up) noexcept;
   void circuit_state(bool open) noexcept;
 
@@ -135,6 +147,7 @@ class GatewayMetrics {
   Counter* local_answers_ = nullptr;
   Counter* derived_pages_ = nullptr;
   Counter* redis_errors_ = nullptr;
+  std::array<Counter*, 5> withheld_{};
   Gauge* redis_up_ = nullptr;
   Gauge* circuit_open_ = nullptr;
 };

@@ -1,8 +1,15 @@
 #pragma once
-// The monthly upstream budget, shared by every gateway instance through one Redis counter per
-// month. A request is counted (atomically, by a Lua script) before it is sent upstream; once
-// the limit is reached nothing more is sent. While Redis is unreachable, requests are counted
-// here and added to Redis when it comes back, so a Redis outage loses no count.
+// The monthly upstream budget, shared by every gateway instance through Redis, spent from
+// leases. An instance reserves a small lease (sized by its recent burn, bounded by what is
+// left) with one atomic script that also counts the lease in the month's counter; it then
+// spends from the lease without a Redis round trip, reports its spending about once a second,
+// and gives back what it did not spend (on shutdown, when idle, at the month's end). So the
+// counter is raised before any request it covers is sent, and the fleet can never spend more
+// than the limit, Redis outages included: an instance that cannot reach Redis spends at most
+// the rest of its lease. docs/quota.md states the guarantees and the tests that show them.
+//
+// Every figure an instance sends is cumulative (granted, spent, returned for the month), so a
+// script that timed out but ran, or ran twice, changes nothing when the next one arrives.
 
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
@@ -24,67 +31,129 @@ namespace wg::quota {
 enum class Mode { normal, economy, exhausted };
 std::string_view to_string(Mode mode);
 
-// Which mode `used` of `limit` means; limit 0 is unlimited and always normal.
-Mode mode_for(std::uint64_t used, std::uint64_t limit, double economy_at);
+// Which mode `charged` of `limit` means; limit 0 is unlimited and always normal.
+Mode mode_for(std::uint64_t charged, std::uint64_t limit, double economy_at);
+
+// The cap of the unknown-id budget for `config`: unknown_share of monthly_limit (at least 1
+// unless the share is 0); nullopt when the limit is 0 (no cap, still counted).
+std::optional<std::uint64_t> unknown_limit(const config::QuotaConfig& config);
 
 struct Snapshot {
-  std::string month;  // "YYYY-MM"
-  std::uint64_t used = 0;
+  std::string month;         // "YYYY-MM"
+  std::uint64_t used = 0;    // requests sent upstream by the fleet (as last seen, plus ours)
+  std::uint64_t leased = 0;  // reserved by instances and not yet spent (ours included)
   std::uint64_t limit = 0;
+  std::uint64_t own_lease = 0;  // this instance's unspent lease
+  std::uint64_t unknown_used = 0;
+  std::optional<std::uint64_t> unknown_limit;
   WallTime resets_at{};
   Mode mode = Mode::normal;
-  bool counted_locally = false;        // some of `used` is still waiting to reach Redis
-  std::chrono::minutes utc_offset{0};  // of the month boundaries
+  bool unreported = false;  // some of our spending has not reached Redis yet
+  std::chrono::minutes utc_offset{0};
+  std::uint64_t remaining() const;  // limit - used - leased, 0 when unlimited
+};
+
+// One month of one instance's lease, as cumulative counts.
+struct Ledger {
+  std::uint64_t granted = 0;   // reserved for this instance (the highest figure Redis sent)
+  std::uint64_t spent = 0;     // requests sent upstream from it
+  std::uint64_t returned = 0;  // given back unspent
+  std::uint64_t left() const { return granted > spent + returned ? granted - spent - returned : 0; }
+  friend bool operator==(const Ledger&, const Ledger&) = default;
+};
+
+// What an instance leaves behind when it stops without reaching Redis (quota.state_file).
+struct LeaseState {
+  std::string instance;
+  std::map<std::string, Ledger> ledgers;  // by month "YYYY-MM"
+  friend bool operator==(const LeaseState&, const LeaseState&) = default;
 };
 
 // Process-wide and thread-safe (one small mutex, never held across I/O): every io worker
-// counts through it with its own Redis connection, so the process keeps one view of the month.
+// spends through it, with its own Redis connection when a lease must be reserved.
 class QuotaCounter {
  public:
-  QuotaCounter(Clock& clock, const config::QuotaConfig& config);
+  // `instance` names this process's ledger in Redis; unique in the fleet.
+  QuotaCounter(Clock& clock, const config::QuotaConfig& config, std::string instance);
 
-  struct Grant {
-    bool allowed = false;
-    std::uint64_t used = 0;  // after this request, when allowed
-    QuotaPeriod period;
+  enum class Verdict {
+    allowed,      // one upstream request may be sent, and is counted
+    exhausted,    // the month's limit (or the unknown-id budget) is reached
+    unavailable,  // Redis cannot be asked and nothing is left of the lease: nothing sent
   };
-  // Counts one upstream request if the monthly limit allows it, through `redis` (the calling
-  // worker's connection). Never fails: without Redis the count is kept in process.
+  struct Grant {
+    Verdict verdict = Verdict::unavailable;
+    QuotaPeriod period;
+    bool allowed() const { return verdict == Verdict::allowed; }
+  };
+  // Counts one upstream request if the lease (or a new one) covers it. With an unlimited
+  // quota, a request is allowed and counted even when Redis cannot be asked.
   boost::asio::awaitable<Grant> acquire(redis::Client& redis);
 
-  // Adds what was counted in process during a Redis outage to Redis, and refreshes the view
-  // of the shared counter. Called when a Redis connection (re)connects.
-  boost::asio::awaitable<void> reconcile(redis::Client& redis);
+  // The unknown-id budget: one lookup of an id not known to be valid is reserved before it
+  // is sent (refused past the cap, or when Redis cannot be asked), and refunded unless
+  // upstream answered that it does not know the id.
+  boost::asio::awaitable<Grant> acquire_unknown(redis::Client& redis);
+  boost::asio::awaitable<void> refund_unknown(redis::Client& redis, QuotaPeriod period);
+
+  // Reports spending, returns leases idle for long or of a past month, and refreshes the
+  // fleet's figures. Called about once a second and when a Redis connection comes back.
+  boost::asio::awaitable<void> report(redis::Client& redis);
+  // Shutdown: gives back every unspent lease. False when Redis did not take the report: the
+  // caller keeps lease_state() (quota.state_file). No acquire() may follow.
+  boost::asio::awaitable<bool> release(redis::Client& redis);
+
+  LeaseState lease_state() const;
+  // Takes over a stopped instance's ledgers and name (before any acquire()).
+  void restore(const LeaseState& state);
+  const std::string& instance() const { return instance_; }
 
   Snapshot snapshot() const;
   void set_config(const config::QuotaConfig& config);  // SIGHUP
 
  private:
-  struct Pending {
+  struct Month {
     QuotaPeriod period;
-    std::uint64_t count = 0;  // counted here, not yet in Redis
+    Ledger ledger;
+    std::uint64_t reported_spent = 0;  // `spent` as of the last report Redis took
+    // The fleet as of that report.
+    std::uint64_t charged = 0;
+    std::uint64_t leased = 0;
+    std::uint64_t unknown_used = 0;
+    // Recent burn, for the lease size: spends in this and the previous window.
+    SteadyTime window_start{};
+    std::uint64_t window_spends = 0;
+    std::uint64_t previous_window_spends = 0;
+    SteadyTime last_spend{};
+    std::optional<SteadyTime> refused_at;  // when Redis last said the month has nothing left
   };
-  struct Local {
-    std::string month;                       // the month redis_used belongs to
-    std::uint64_t redis_used = 0;            // last value seen in Redis for that month
-    std::map<std::string, Pending> pending;  // by month
-  };
+  struct Reply;
+
   QuotaPeriod current_period() const;
-  std::uint64_t used_locked(const std::string& month) const;
+  Month& month_locked(const QuotaPeriod& period);
+  void note_spend_locked(Month& month);
+  std::uint64_t lease_size_locked(const Month& month) const;
+  // One script run for `period`: reports the ledger, gives back `give_back` more, reserves
+  // `want`. nullopt when Redis did not answer usefully.
+  boost::asio::awaitable<std::optional<Reply>> exchange(redis::Client& redis, QuotaPeriod period,
+                                                        std::uint64_t give_back,
+                                                        std::uint64_t want);
+  void adopt_locked(Month& month, const Reply& reply, std::uint64_t sent_spent);
+  Snapshot snapshot_locked() const;
 
   Clock& clock_;
+  std::string instance_;
   mutable std::mutex mutex_;
   config::QuotaConfig config_;
-  Local local_;
-  Mode last_mode_ = Mode::normal;  // for the quota_mode event on every change
-  bool reconciling_ = false;       // a reconcile() is adding `pending` to Redis
+  std::map<std::string, Month> months_;  // by "YYYY-MM"
+  Mode last_mode_ = Mode::normal;        // for the quota_mode event on every change
 
-  // Whether traffic moved the quota into another mode (logged by the caller, after unlocking).
   struct ModeChange {
     Mode from;
     Mode to;
   };
-  std::optional<ModeChange> note_mode_locked(std::uint64_t used, std::uint64_t limit);
+  std::optional<ModeChange> note_mode_locked();
+  void log_mode_change(const std::optional<ModeChange>& change) const;
 };
 
 }  // namespace wg::quota

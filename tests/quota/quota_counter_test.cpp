@@ -1,0 +1,270 @@
+#define BOOST_TEST_MODULE quota_counter_test
+// The lease ledger against a real redis-server: the limit holds for racing instances and
+// through outages, repeated or lost replies count nothing twice, a crash leaves only its
+// unspent lease, and a stop without Redis hands its ledger to the next start.
+#include <boost/test/unit_test.hpp>
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <filesystem>
+#include <thread>
+
+#include "../redis/redis_test_util.hpp"
+#include "support/process.hpp"
+#include "widget_gateway/quota/lease_file.hpp"
+#include "widget_gateway/quota/quota_counter.hpp"
+
+using namespace wg;
+using namespace wg::quota;
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+using Verdict = QuotaCounter::Verdict;
+
+namespace wg::quota {
+std::ostream& operator<<(std::ostream& out, QuotaCounter::Verdict verdict) {
+  constexpr const char* kNames[] = {"allowed", "exhausted", "unavailable"};
+  return out << kNames[static_cast<int>(verdict)];
+}
+}  // namespace wg::quota
+
+namespace {
+
+redis::Settings settings_for(std::uint16_t port) {
+  redis::Settings s;
+  s.endpoint = {"127.0.0.1", port, 0};
+  s.reconnect_min = 50ms;
+  s.command_timeout = 300ms;
+  s.connect_timeout = 300ms;
+  return s;
+}
+
+config::QuotaConfig limited(std::uint64_t limit) {
+  config::QuotaConfig c;
+  c.monthly_limit = limit;
+  c.utc_offset = std::chrono::minutes(0);
+  return c;
+}
+
+// A redis-server, a connected client, and a client that never connects (an outage as a
+// worker meets it: every command fails at once).
+struct Harness {
+  wg::test::RedisServer server;
+  asio::io_context ioc;
+  redis::Client up{ioc.get_executor(), settings_for(server.port())};
+  redis::Client down{ioc.get_executor(), settings_for(server.port())};
+  // Real time: Redis expires the month's keys by its own clock.
+  ManualClock clock{
+      WallTime(std::chrono::time_point_cast<WallTime::duration>(std::chrono::system_clock::now()))};
+
+  Harness() {
+    up.start();
+    BOOST_REQUIRE(redis::test::run_until(ioc, [&] { return up.connected(); }));
+  }
+  ~Harness() {
+    up.stop();
+    ioc.restart();
+    ioc.run_for(100ms);
+  }
+
+  std::string key() const { return quota_key(quota_period(clock.wall_now(), 0min)); }
+  long long number(std::vector<std::string> args) {
+    const std::string text = server.command(args);
+    return text.empty() || text == "(nil)" ? 0 : std::stoll(text);
+  }
+  long long charged() { return number({"GET", key()}); }
+  long long leased() { return number({"HGET", key() + ":leases", "leased"}); }
+
+  Verdict acquire(QuotaCounter& q, redis::Client& via) {
+    return redis::test::run(ioc, q.acquire(via))->verdict;
+  }
+  // Acquires until refused; returns how many were allowed.
+  int spend_all(QuotaCounter& q, redis::Client& via, int at_most = 100000) {
+    int allowed = 0;
+    while (allowed < at_most && acquire(q, via) == Verdict::allowed) ++allowed;
+    return allowed;
+  }
+  void report(QuotaCounter& q, redis::Client& via) {
+    redis::test::run(ioc, [&]() -> asio::awaitable<bool> {
+      co_await q.report(via);
+      co_return true;
+    }());
+  }
+  bool release(QuotaCounter& q, redis::Client& via) {
+    return *redis::test::run(ioc, q.release(via));
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(leases_never_exceed_the_limit_under_racing_instances) {
+  Harness h;
+  constexpr std::uint64_t kLimit = 500;
+  std::vector<std::unique_ptr<QuotaCounter>> instances;
+  for (int i = 0; i < 3; ++i) {
+    instances.push_back(
+        std::make_unique<QuotaCounter>(h.clock, limited(kLimit), "racer-" + std::to_string(i)));
+  }
+  // The three race: 40 acquirers at once, each looping until refused.
+  std::atomic<int> allowed{0};
+  int running = 40;
+  auto racer = [&](QuotaCounter& q) -> asio::awaitable<void> {
+    for (;;) {
+      auto grant = co_await q.acquire(h.up);
+      if (!grant.allowed()) break;
+      ++allowed;
+    }
+    if (--running == 0) h.ioc.stop();
+  };
+  for (int i = 0; i < 40; ++i) {
+    asio::co_spawn(h.ioc, racer(*instances[static_cast<std::size_t>(i) % 3]), asio::detached);
+  }
+  h.ioc.restart();
+  h.ioc.run_for(20s);
+  h.ioc.restart();
+  BOOST_TEST(allowed.load() == static_cast<int>(kLimit));
+  BOOST_TEST(h.charged() == static_cast<long long>(kLimit));
+  for (auto& q : instances) BOOST_TEST(h.release(*q, h.up));
+  BOOST_TEST(h.charged() == static_cast<long long>(kLimit));
+  BOOST_TEST(h.leased() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(without_redis_only_the_lease_is_spent) {
+  Harness h;
+  QuotaCounter a(h.clock, limited(100000), "a");
+  std::uint64_t spent = 0;
+  while (spent < 20 || a.snapshot().own_lease == 0) {
+    BOOST_REQUIRE(h.acquire(a, h.up) == Verdict::allowed);
+    ++spent;
+  }
+  const std::uint64_t lease = a.snapshot().own_lease;
+  BOOST_TEST(h.charged() == static_cast<long long>(spent + lease));
+
+  // Redis away: the lease is spent, then nothing more.
+  BOOST_TEST(h.spend_all(a, h.down) == static_cast<int>(lease));
+  BOOST_TEST(h.acquire(a, h.down) == Verdict::unavailable);
+  // An instance started during the outage has no lease: it spends nothing.
+  QuotaCounter b(h.clock, limited(100000), "b");
+  BOOST_TEST(h.acquire(b, h.down) == Verdict::unavailable);
+
+  // Redis back: the spending is reported, the counter already covered it.
+  h.report(a, h.up);
+  BOOST_TEST(h.charged() == static_cast<long long>(spent + lease));
+  BOOST_TEST(h.leased() == 0);
+  BOOST_TEST(a.snapshot().used == spent + lease);
+}
+
+BOOST_AUTO_TEST_CASE(repeated_and_lost_replies_count_nothing_twice) {
+  Harness h;
+  QuotaCounter a(h.clock, limited(1000), "a");
+  long long spent = 0;
+  for (; spent < 5; ++spent) BOOST_REQUIRE(h.acquire(a, h.up) == Verdict::allowed);
+  // Reports repeated with the same figures change nothing.
+  h.report(a, h.up);
+  const long long charged = h.charged();
+  h.report(a, h.up);
+  h.report(a, h.up);
+  BOOST_TEST(h.charged() == charged);
+
+  // A lease script that times out but runs: Redis is stalled past the client's timeout
+  // while the instance asks for a new lease; the grant it never heard of is adopted by the
+  // next reply.
+  spent += h.spend_all(a, h.down);  // the current lease, spent without Redis
+  std::thread stall([&] { h.server.command({"DEBUG", "SLEEP", "1"}); });
+  std::this_thread::sleep_for(100ms);
+  BOOST_TEST(h.acquire(a, h.up) == Verdict::unavailable);  // timed out, but it will run
+  stall.join();
+  h.report(a, h.up);
+  BOOST_TEST(a.snapshot().own_lease > 0u);  // the grant the timeout hid
+  const int more = h.spend_all(a, h.down);
+  BOOST_TEST(more > 0);
+  spent += more;
+  BOOST_TEST(h.release(a, h.up));
+  BOOST_TEST(h.charged() == spent);
+  BOOST_TEST(a.snapshot().used == static_cast<std::uint64_t>(spent));
+  BOOST_TEST(h.leased() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_lost_instance_leaves_only_its_unspent_lease) {
+  Harness h;
+  std::uint64_t spent = 0, unspent = 0;
+  {
+    QuotaCounter a(h.clock, limited(1000), "a");
+    for (int i = 0; i < 20; ++i) BOOST_REQUIRE(h.acquire(a, h.up) == Verdict::allowed);
+    spent = 20;
+    unspent = a.snapshot().own_lease;
+    h.report(a, h.up);
+  }  // gone without giving anything back
+  BOOST_TEST(h.charged() == static_cast<long long>(spent + unspent));
+  BOOST_TEST(h.leased() == static_cast<long long>(unspent));
+  QuotaCounter b(h.clock, limited(1000), "b");
+  h.report(b, h.up);
+  BOOST_TEST(b.snapshot().leased == unspent);
+  BOOST_TEST(b.snapshot().used == spent);
+  // The rest of the month is b's to spend: never more than the limit.
+  const int allowed = h.spend_all(b, h.up);
+  BOOST_TEST(static_cast<std::uint64_t>(allowed) == 1000 - spent - unspent);
+}
+
+BOOST_AUTO_TEST_CASE(a_stop_without_redis_hands_its_ledger_to_the_next_start) {
+  Harness h;
+  wg::test::TempDir dir;
+  const std::string file = dir.path() + "/quota-lease";
+  std::uint64_t spent = 0;
+  {
+    QuotaCounter a(h.clock, limited(1000), "a");
+    for (int i = 0; i < 10; ++i) BOOST_REQUIRE(h.acquire(a, h.up) == Verdict::allowed);
+    BOOST_REQUIRE(h.acquire(a, h.down) == Verdict::allowed);  // from the lease, no Redis
+    spent = 11;
+    BOOST_TEST(!h.release(a, h.down));
+    BOOST_REQUIRE(save_lease_state(file, a.lease_state()));
+  }
+  // The next start takes the file (and only one start can).
+  std::optional<LeaseState> state = take_lease_state(file);
+  BOOST_REQUIRE(state.has_value());
+  BOOST_TEST(!take_lease_state(file).has_value());
+  QuotaCounter c(h.clock, limited(1000), "c");
+  c.restore(*state);
+  BOOST_TEST(c.instance() == "a");
+  // What a's stop gave back stays given back, even before Redis has heard of it.
+  BOOST_TEST(h.spend_all(c, h.down) == 0);
+  BOOST_TEST(h.charged() == 15);  // a's grants: what the counter holds until c reports
+  BOOST_TEST(h.release(c, h.up));
+  BOOST_TEST(h.charged() == static_cast<long long>(spent));
+  BOOST_TEST(h.leased() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(unknown_ids_have_a_budget_of_their_own) {
+  Harness h;
+  config::QuotaConfig c = limited(100);
+  c.unknown_share = 0.05;  // 5 lookups
+  QuotaCounter q(h.clock, c, "q");
+  auto unknown = [&](redis::Client& via) {
+    return redis::test::run(h.ioc, q.acquire_unknown(via))->verdict;
+  };
+  for (int i = 0; i < 5; ++i) BOOST_TEST((unknown(h.up) == Verdict::allowed));
+  BOOST_TEST((unknown(h.up) == Verdict::exhausted));
+  // A refund (the id turned out valid) frees one.
+  redis::test::run(h.ioc, [&]() -> asio::awaitable<bool> {
+    co_await q.refund_unknown(h.up, quota_period(h.clock.wall_now(), 0min));
+    co_return true;
+  }());
+  BOOST_TEST((unknown(h.up) == Verdict::allowed));
+  BOOST_TEST((unknown(h.up) == Verdict::exhausted));
+  BOOST_TEST(q.snapshot().unknown_used == 5u);
+  BOOST_TEST(*q.snapshot().unknown_limit == 5u);
+  // Without Redis the budget cannot be checked: refused.
+  BOOST_TEST((unknown(h.down) == Verdict::unavailable));
+  // Unlimited: no cap, nothing to check.
+  QuotaCounter unlimited(h.clock, limited(0), "u");
+  BOOST_TEST(!unlimited.snapshot().unknown_limit.has_value());
+  BOOST_TEST(
+      (redis::test::run(h.ioc, unlimited.acquire_unknown(h.down))->verdict == Verdict::allowed));
+}
+
+BOOST_AUTO_TEST_CASE(lease_files_round_trip_and_bad_ones_are_refused) {
+  LeaseState state{"host-1a2b", {{"2026-11", {40, 13, 2}}, {"2026-12", {5, 0, 0}}}};
+  BOOST_TEST((parse_lease_state(format_lease_state(state)) == state));
+  BOOST_TEST(!parse_lease_state("").has_value());
+  BOOST_TEST(!parse_lease_state("instance=x\n2026-13 granted=1 spent=0 returned=0\n"));
+  BOOST_TEST(!parse_lease_state("instance=x\n2026-11 granted=-1 spent=0 returned=0\n"));
+  BOOST_TEST(!parse_lease_state("instance=x\n2026-11 granted=1 spent=0\n"));
+}
