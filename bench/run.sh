@@ -394,6 +394,10 @@ start_gateway() {  # TTL_MS THREADS
     fi
     ((${S[gateway_l1]:-1})) || echo "l1_max_bytes = 0"
     ((${S[derive_pages]:-1})) || echo "derive_pages = false"
+    echo "[access]"
+    echo "# The load generator is one client address asking for many widgets nobody has fetched"
+    echo "# yet (all valid): the per-client limit on such lookups would measure itself."
+    echo "unknown_per_ip_rate = 0"
   } >"$conf"
   start_redis
   start_bg "$WORK/gateway.log" "${SERVER_PIN[@]}" "$BIN/widget-gateway" --config "$conf" \

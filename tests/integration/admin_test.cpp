@@ -11,25 +11,8 @@ namespace {
 
 const std::map<std::string, std::string> kAuth{{"Authorization", "Bearer s3cret"}};
 
-std::string widget_path(const std::string& id) {
-  return "/api/v1/widgets/widget/" + id + "/remote";
-}
-std::string reviews_path(const std::string& id, const std::string& query) {
-  return "/api/v1/widgets/widget/" + id + "/reviews/remote?" + query;
-}
-
 bool is_hit(const HttpResponse& r) {
   return r.header("cache-status").find("; hit") != std::string::npos;
-}
-
-// A purge is announced over Redis pub/sub: wait (bounded) until `pred` holds.
-template <class Pred>
-bool eventually(Pred pred) {
-  for (int i = 0; i < 100; ++i) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
 }
 
 }  // namespace

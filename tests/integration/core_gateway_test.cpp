@@ -10,23 +10,6 @@ using namespace wg::test;
 
 namespace {
 
-std::string widget_path(const std::string& id) {
-  return "/api/v1/widgets/widget/" + id + "/remote";
-}
-std::string reviews_path(const std::string& id, const std::string& query) {
-  return "/api/v1/widgets/widget/" + id + "/reviews/remote" + (query.empty() ? "" : "?" + query);
-}
-
-// The month key of the quota counter as the contract describes it (default offset +03:00).
-std::string current_quota_key() {
-  std::time_t now = std::time(nullptr) + 3 * 3600;
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "wg:quota:{%04d-%02d}", tm.tm_year + 1900, tm.tm_mon + 1);
-  return buf;
-}
-
 struct Stack {
   RedisServer redis;
   Stub stub;

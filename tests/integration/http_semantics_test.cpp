@@ -25,13 +25,6 @@ namespace {
 
 using Headers = std::map<std::string, std::string>;
 
-std::string widget_path(const std::string& id) {
-  return "/api/v1/widgets/widget/" + id + "/remote";
-}
-std::string reviews_path(const std::string& id, const std::string& query) {
-  return "/api/v1/widgets/widget/" + id + "/reviews/remote" + (query.empty() ? "" : "?" + query);
-}
-
 // A redis-server, the stub and one gateway started with `config_toml`, whose text may name
 // widget ids: "{id0}".."{id9}" are replaced by the stub's first widgets before it starts.
 struct Stack {

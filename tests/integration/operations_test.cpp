@@ -28,23 +28,6 @@ namespace {
 
 using Steady = std::chrono::steady_clock;
 
-std::string widget_path(const std::string& id) {
-  return "/api/v1/widgets/widget/" + id + "/remote";
-}
-std::string reviews_path(const std::string& id, const std::string& query) {
-  return "/api/v1/widgets/widget/" + id + "/reviews/remote" + (query.empty() ? "" : "?" + query);
-}
-
-// Polls `condition` every 50 ms until it holds or `timeout` passes.
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout = 15s) {
-  const auto deadline = Steady::now() + timeout;
-  for (;;) {
-    if (condition()) return true;
-    if (Steady::now() >= deadline) return false;
-    std::this_thread::sleep_for(50ms);
-  }
-}
-
 std::size_t count_of(std::string_view text, std::string_view needle) {
   std::size_t n = 0;
   for (auto at = text.find(needle); at != std::string_view::npos; at = text.find(needle, at + 1)) {

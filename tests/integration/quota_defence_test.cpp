@@ -22,31 +22,8 @@ namespace {
 
 const std::map<std::string, std::string> kAdmin{{"Authorization", "Bearer s3cret"}};
 
-std::string widget_path(const std::string& id) {
-  return "/api/v1/widgets/widget/" + id + "/remote";
-}
-
-// The month key of the quota counter (default quota.utc_offset +03:00).
-std::string current_quota_key() {
-  std::time_t now = std::time(nullptr) + 3 * 3600;
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "wg:quota:{%04d-%02d}", tm.tm_year + 1900, tm.tm_mon + 1);
-  return buf;
-}
-
 long long number(const std::string& text) {
   return text.empty() || text == "(nil)" ? 0 : std::stoll(text);
-}
-
-bool eventually(const std::function<bool()>& done, std::chrono::milliseconds limit = 20s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(20ms);
-  }
-  return true;
 }
 
 // A JSON member of a flat object, as text ("" when absent).

@@ -16,32 +16,6 @@ using namespace wg::test;
 
 namespace {
 
-std::string widget_path(const std::string& id) {
-  return "/api/v1/widgets/widget/" + id + "/remote";
-}
-std::string reviews_path(const std::string& id, const std::string& query) {
-  return "/api/v1/widgets/widget/" + id + "/reviews/remote?" + query;
-}
-
-// The month key of the quota counter (default quota.utc_offset +03:00).
-std::string current_quota_key() {
-  std::time_t now = std::time(nullptr) + 3 * 3600;
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "wg:quota:{%04d-%02d}", tm.tm_year + 1900, tm.tm_mon + 1);
-  return buf;
-}
-
-bool eventually(const std::function<bool()>& done, std::chrono::milliseconds limit = 20s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(20ms);
-  }
-  return true;
-}
-
 // `count` GETs of `target` at once, spread round-robin over `ports`; returns the statuses.
 std::vector<int> concurrent_gets(const std::vector<std::uint16_t>& ports, const std::string& target,
                                  int count) {

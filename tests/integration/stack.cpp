@@ -1,5 +1,11 @@
 #include "stack.hpp"
 
+#include <cstdio>
+
+#include <thread>
+
+#include <ctime>
+
 #include <simdjson.h>
 
 #include <boost/asio/connect.hpp>
@@ -141,8 +147,17 @@ HttpResponse stub_get(Stub& stub, const std::string& target) {
 
 std::vector<std::string> gateway_argv(const std::string& upstream_url,
                                       const std::string& redis_url) {
-  return {binary_path("widget-gateway"), "--listen", "127.0.0.1:0", "--admin-listen",
-          "127.0.0.1:0", "--upstream", upstream_url, "--redis", redis_url, "--threads", "2"};
+  return {binary_path("widget-gateway"),
+          "--listen",
+          "127.0.0.1:0",
+          "--admin-listen",
+          "127.0.0.1:0",
+          "--upstream",
+          upstream_url,
+          "--redis",
+          redis_url,
+          "--threads",
+          "2"};
 }
 
 Gateway::Gateway(const std::string& upstream_url, const std::string& redis_url,
@@ -159,6 +174,32 @@ Gateway::Gateway(const std::string& upstream_url, const std::string& redis_url,
   if (!port || !admin) throw std::runtime_error("gateway did not start: " + process_->output());
   port_ = *port;
   admin_port_ = *admin;
+}
+
+std::string widget_path(const std::string& id) {
+  return "/api/v1/widgets/widget/" + id + "/remote";
+}
+
+std::string reviews_path(const std::string& id, const std::string& query) {
+  return "/api/v1/widgets/widget/" + id + "/reviews/remote" + (query.empty() ? "" : "?" + query);
+}
+
+std::string current_quota_key() {
+  std::time_t now = std::time(nullptr) + 3 * 3600;
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "wg:quota:{%04d-%02d}", tm.tm_year + 1900, tm.tm_mon + 1);
+  return buf;
+}
+
+bool eventually(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
 }
 
 TestPki::TestPki() {

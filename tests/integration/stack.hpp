@@ -2,7 +2,9 @@
 // The processes an integration test runs: a private redis-server, the stub upstream and one or
 // more gateways, all on ephemeral loopback ports and all stopped when the test ends.
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -72,9 +74,22 @@ class Gateway {
   std::uint16_t admin_port_ = 0;
 };
 
+// API targets, as clients send them.
+std::string widget_path(const std::string& id);
+// "/api/v1/widgets/widget/ID/reviews/remote?QUERY" ("" = no query string).
+std::string reviews_path(const std::string& id, const std::string& query);
+
+// The month key of the quota counter as the contract describes it (default quota.utc_offset
+// +03:00), for the month the test runs in.
+std::string current_quota_key();
+
+// Polls `done` every 20 ms until it holds or `limit` passes; returns done().
+bool eventually(const std::function<bool()>& done, std::chrono::milliseconds limit = 20s);
+
 // widget-gateway's command line with ephemeral listeners, the given upstream and Redis, and
 // two io threads.
-std::vector<std::string> gateway_argv(const std::string& upstream_url, const std::string& redis_url);
+std::vector<std::string> gateway_argv(const std::string& upstream_url,
+                                      const std::string& redis_url);
 
 // Fetches `target` from the stub directly (the bytes upstream itself serves).
 HttpResponse stub_get(Stub& stub, const std::string& target);
