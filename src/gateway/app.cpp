@@ -257,13 +257,15 @@ class Gateway final : private Workers, private SiblingCaches {
     }
     co_await admin_server_.drain(std::chrono::milliseconds(100));
     stopping_ = true;
+    co_await known_widgets_.flush(control_redis_);
     co_await release_quota_lease();
     control_redis_.stop();
     purges_.stop();
     control_.stop();
   }
 
-  // The quota's spending reaches Redis about once a second (and its leases go back when idle).
+  // The quota's spending reaches Redis about once a second (and its leases go back when idle),
+  // and so do the widgets upstream confirmed since.
   asio::awaitable<void> report_quota() {
     asio::steady_timer tick(control_);
     while (!stopping_) {
@@ -271,6 +273,7 @@ class Gateway final : private Workers, private SiblingCaches {
       co_await tick.async_wait(asio::as_tuple(asio::use_awaitable));
       if (stopping_) break;
       co_await quota_.report(control_redis_);
+      co_await known_widgets_.flush(control_redis_);
     }
   }
 

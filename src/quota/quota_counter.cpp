@@ -55,11 +55,17 @@ delta = delta + grant
 charged = charged + grant
 leased = leased + (g2 - s2 - r2) - before
 if delta ~= 0 then redis.call('INCRBY', KEYS[1], delta) end
+local unknown = tonumber(redis.call('GET', KEYS[3])) or 0
 redis.call('HSET', KEYS[2], id .. ':g', g2, id .. ':s', s2, id .. ':r', r2, 'leased', leased)
 redis.call('EXPIREAT', KEYS[1], ARGV[7])
 redis.call('EXPIREAT', KEYS[2], ARGV[7])
-local unknown = tonumber(redis.call('GET', KEYS[3])) or 0
 return {g2, s2, r2, charged, leased, lost, unknown}
+)lua";
+
+constexpr std::string_view kRefundScript = R"lua(
+local used = tonumber(redis.call('GET', KEYS[1])) or 0
+if used > 0 then return redis.call('DECR', KEYS[1]) end
+return 0
 )lua";
 
 // KEYS[1] unknown counter; ARGV 1 cap (-1 = none), 2 expiry. Returns {allowed, used}.
@@ -70,12 +76,6 @@ if cap >= 0 and used >= cap then return {0, used} end
 used = redis.call('INCR', KEYS[1])
 if used == 1 then redis.call('EXPIREAT', KEYS[1], ARGV[2]) end
 return {1, used}
-)lua";
-
-constexpr std::string_view kRefundScript = R"lua(
-local used = tonumber(redis.call('GET', KEYS[1])) or 0
-if used > 0 then return redis.call('DECR', KEYS[1]) end
-return 0
 )lua";
 
 std::string unix_seconds(WallTime t) {

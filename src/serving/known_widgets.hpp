@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_set>
+#include <vector>
 
 namespace wg::redis {
 class Client;
@@ -31,16 +32,19 @@ class KnownWidgets {
   // In this process, else in Redis through `redis` (then remembered here). False when Redis
   // cannot answer: the id is then treated as unknown.
   boost::asio::awaitable<bool> known(redis::Client& redis, std::string id);
-  // Upstream answered 200 for `id`: added to Redis through `redis`, and here once Redis has it
-  // (so a 200 seen while Redis is away is added by the next one).
-  boost::asio::awaitable<void> remember(redis::Client& redis, std::string id);
+  // Upstream answered 200 for `id`: known here at once, and to Redis with the next flush().
+  void remember(const std::string& id);
+  // Adds the ids remembered since the last flush to Redis in one command (the control thread,
+  // about once a second); kept for the next one when Redis does not take them.
+  boost::asio::awaitable<void> flush(redis::Client& redis);
 
  private:
-  void insert_locally(const std::string& id);
+  void insert_locally_locked(const std::string& id);
 
   const std::size_t max_local_;
   mutable std::mutex mutex_;
   std::unordered_set<std::string> local_;
+  std::vector<std::string> unflushed_;  // bounded by max_local_
 };
 
 }  // namespace wg::serving

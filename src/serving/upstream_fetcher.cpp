@@ -1,9 +1,5 @@
 #include "upstream_fetcher.hpp"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/this_coro.hpp>
-
 #include "widget_gateway/api/keys.hpp"
 #include "widget_gateway/common/error.hpp"
 #include "widget_gateway/common/log.hpp"
@@ -127,6 +123,7 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch(const api::ApiRequest& requ
   // Only upstream's "I do not know this id" keeps the unknown-id reservation.
   const bool unknown_answer = !result.ec && is_unknown_widget(request.endpoint, status);
   if (unknown_period && !unknown_answer) {
+    // Before answering: a client that asks for its next new widget finds the room back.
     co_await parts_.quota.refund_unknown(parts_.redis, *unknown_period);
   }
 
@@ -169,9 +166,7 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch(const api::ApiRequest& requ
   }
   if (status == 200) {
     parts_.breaker.on_success(steady_now);
-    // In the background: the answer does not wait for Redis.
-    asio::co_spawn(co_await asio::this_coro::executor,
-                   parts_.known.remember(parts_.redis, request.widget_id), asio::detached);
+    parts_.known.remember(request.widget_id);
     auto freshness = settings.ttl.for_success(now, parts_.random.uniform01());
     entry->status = 200;
     entry->fresh_until = freshness.fresh_until;

@@ -92,7 +92,8 @@ class QuotaCounter {
 
   // The unknown-id budget: one lookup of an id not known to be valid is reserved before it
   // is sent (refused past the cap, or when Redis cannot be asked), and refunded unless
-  // upstream answered that it does not know the id.
+  // upstream answered that it does not know the id (at once: the budget's room is its cap
+  // less the lookups in flight).
   boost::asio::awaitable<Grant> acquire_unknown(redis::Client& redis);
   boost::asio::awaitable<void> refund_unknown(redis::Client& redis, QuotaPeriod period);
 
