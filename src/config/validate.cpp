@@ -75,6 +75,41 @@ void check_base_url(const std::string& text) {
   }
 }
 
+void check_redis_topology(const RedisConfig& redis) {
+  if (redis.mode != "standalone" && redis.mode != "sentinel" && redis.mode != "cluster") {
+    fail("redis.mode", "must be \"standalone\", \"sentinel\" or \"cluster\", got \"" +
+                           redis.mode + "\"");
+  }
+  for (const auto& node : redis.nodes) {
+    if (!parse_host_port(node) || parse_host_port(node)->port == 0) {
+      fail("redis.nodes", "\"" + node + "\" is not host:port");
+    }
+  }
+  if (redis.mode != "standalone" && redis.nodes.empty()) {
+    fail("redis.nodes", "must name at least one node in " + redis.mode + " mode");
+  }
+  if (redis.mode == "sentinel" && redis.sentinel_master.empty()) {
+    fail("redis.sentinel_master", "must name the monitored primary in sentinel mode");
+  }
+  // Braces would start a Redis Cluster hash tag of their own and split keys that must share
+  // a slot.
+  if (redis.key_prefix.find_first_of("{} \t\r\n") != std::string::npos) {
+    fail("redis.key_prefix", "must not contain braces or whitespace");
+  }
+  for (const auto& [key, file] : {std::pair{"redis.password_file", &redis.password_file},
+                                  {"redis.tls_ca_file", &redis.tls_ca_file},
+                                  {"redis.tls_cert_file", &redis.tls_cert_file},
+                                  {"redis.tls_key_file", &redis.tls_key_file}}) {
+    std::error_code ec;
+    if (!file->empty() && !std::filesystem::is_regular_file(*file, ec)) {
+      fail(key, "\"" + *file + "\" is not a readable file");
+    }
+  }
+  if (redis.tls_cert_file.empty() != redis.tls_key_file.empty()) {
+    fail("redis.tls_cert_file", "and redis.tls_key_file must be given together");
+  }
+}
+
 void check_redis_url(const std::string& text) {
   constexpr std::string_view key = "redis.url";
   constexpr std::string_view form = "must be redis://host[:port][/db]";
@@ -198,6 +233,7 @@ void validate(const Config& c) {
   check_redis_url(c.redis.url);
   check_positive("redis.timeout", c.redis.timeout, kMaxTimeout);
   check_positive("redis.reconnect_max", c.redis.reconnect_max, kMaxTimeout);
+  check_redis_topology(c.redis);
 
   // [cache]
   const auto& cache = c.cache;

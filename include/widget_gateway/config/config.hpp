@@ -50,9 +50,20 @@ struct UpstreamConfig {
 };
 
 struct RedisConfig {
+  // redis://[[user]:password@]host:port[/db]; rediss:// for TLS. In sentinel and cluster mode
+  // only its credentials, scheme and db count (the hosts come from `nodes`).
   std::string url = "redis://127.0.0.1:6379/0";
   Duration timeout = std::chrono::milliseconds(500);  // per command, and for connecting
   Duration reconnect_max = std::chrono::seconds(5);   // backoff ceiling
+  std::string password_file;  // the password, read at start (beats the URL's; WG_REDIS_PASSWORD beats both)
+  std::string tls_ca_file;    // extra trusted CAs for rediss://; the system store is always used
+  std::string tls_cert_file;  // client certificate (PEM), with tls_key_file
+  std::string tls_key_file;
+  std::string tls_server_name;  // name verified in the server certificate; "" = the host
+  std::string mode = "standalone";      // "standalone", "sentinel" or "cluster"
+  std::vector<std::string> nodes;       // "host:port": the sentinels, or cluster seed nodes
+  std::string sentinel_master;          // the monitored primary's name (sentinel mode)
+  std::string key_prefix = "wg:";       // of every key and the purge channel
   friend bool operator==(const RedisConfig&, const RedisConfig&) = default;
 };
 
