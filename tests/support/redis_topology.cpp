@@ -1,0 +1,196 @@
+#include "support/redis_topology.hpp"
+
+#include <cstdio>
+#include <functional>
+#include <stdexcept>
+#include <thread>
+
+namespace wg::test {
+
+namespace {
+
+using Steady = std::chrono::steady_clock;
+
+// Runs redis-cli against 127.0.0.1:port; returns its output (--raw: one value per line),
+// without the last newline.
+std::string redis_cli(std::uint16_t port, const std::vector<std::string>& args) {
+  std::string command = "redis-cli --raw -p " + std::to_string(port);
+  for (const auto& a : args) {
+    std::string quoted = "'";
+    for (char c : a) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    command += " " + quoted + "'";
+  }
+  command += " 2>&1";
+  std::string out;
+  if (FILE* pipe = ::popen(command.c_str(), "r")) {
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
+    ::pclose(pipe);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
+bool poll_until(const std::function<bool()>& done, std::chrono::milliseconds limit = 30s) {
+  const auto deadline = Steady::now() + limit;
+  while (!done()) {
+    if (Steady::now() >= deadline) return false;
+    std::this_thread::sleep_for(50ms);
+  }
+  return true;
+}
+
+}  // namespace
+
+RedisNode::RedisNode(std::vector<std::string> extra_args, bool sentinel) {
+  // A port taken between free_port() and the bind: try another.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    port_ = free_port();
+    std::vector<std::string> argv{"redis-server"};
+    if (sentinel) {
+      // A sentinel rewrites its config file: it needs one of its own.
+      argv.push_back(dir_.write("sentinel-" + std::to_string(port_) + ".conf", ""));
+      argv.push_back("--sentinel");
+    }
+    for (const std::string& a : std::vector<std::string>{
+             "--port", std::to_string(port_), "--bind", "127.0.0.1", "--save", "", "--appendonly",
+             "no", "--daemonize", "no", "--dir", dir_.path()}) {
+      argv.push_back(a);
+    }
+    for (auto& a : extra_args) argv.push_back(a);
+    process_ = std::make_unique<ChildProcess>(argv);
+    const bool ready = poll_until(
+        [&] {
+          return !process_->running() ||
+                 (process_->output().find("Ready to accept connections") != std::string::npos ||
+                  process_->output().find("Sentinel ID is") != std::string::npos) &&
+                     wait_for_port(port_, 1s);
+        },
+        10s);
+    if (ready && process_->running()) return;
+    process_->stop(9, 5s);
+  }
+  throw std::runtime_error("redis-server did not start: " + process_->output());
+}
+
+std::string RedisNode::command(const std::vector<std::string>& args) const {
+  return redis_cli(port_, args);
+}
+
+RedisCluster::RedisCluster(int primaries) {
+  std::vector<std::string> create{"--cluster", "create"};
+  for (int i = 0; i < primaries; ++i) {
+    nodes_.push_back(std::make_unique<RedisNode>(
+        std::vector<std::string>{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                                 "--cluster-node-timeout", "2000"}));
+    create.push_back(nodes_.back()->address());
+  }
+  create.push_back("--cluster-replicas");
+  create.push_back("0");
+  create.push_back("--cluster-yes");
+  const std::string created = redis_cli(nodes_.front()->port(), create);
+  const bool ok = poll_until([&] {
+    for (auto& node : nodes_) {
+      if (node->command({"CLUSTER", "INFO"}).find("cluster_state:ok") == std::string::npos) {
+        return false;
+      }
+    }
+    return true;
+  });
+  if (!ok) throw std::runtime_error("the cluster did not form: " + created);
+}
+
+std::vector<std::string> RedisCluster::seeds() const {
+  std::vector<std::string> out;
+  for (const auto& node : nodes_) out.push_back(node->address());
+  return out;
+}
+
+RedisNode& RedisCluster::node_for(const std::string& key) {
+  // Only the node that serves the key's slot answers without a MOVED redirection.
+  for (auto& node : nodes_) {
+    if (node->command({"EXISTS", key}).find("MOVED") == std::string::npos) return *node;
+  }
+  throw std::runtime_error("no node serves the slot of " + key);
+}
+
+std::string RedisCluster::command_for(const std::string& key,
+                                      const std::vector<std::string>& args) {
+  return node_for(key).command(args);
+}
+
+RedisSentinels::RedisSentinels(std::string name) : name_(std::move(name)) {
+  data_.push_back(std::make_unique<RedisNode>(std::vector<std::string>{}));
+  data_.push_back(std::make_unique<RedisNode>(
+      std::vector<std::string>{"--replicaof", "127.0.0.1", std::to_string(data_[0]->port())}));
+  for (int i = 0; i < 3; ++i) {
+    sentinels_.push_back(std::make_unique<RedisNode>(std::vector<std::string>{}, true));
+    auto& s = *sentinels_.back();
+    s.command({"SENTINEL", "MONITOR", name_, "127.0.0.1", std::to_string(data_[0]->port()), "2"});
+    s.command({"SENTINEL", "SET", name_, "down-after-milliseconds", "1000"});
+    s.command({"SENTINEL", "SET", name_, "failover-timeout", "5000"});
+  }
+  // Ready when the replica is in sync and every sentinel knows the replica and the others.
+  const bool ok = poll_until([&] {
+    if (data_[1]->command({"INFO", "replication"}).find("master_link_status:up") ==
+        std::string::npos) {
+      return false;
+    }
+    for (auto& s : sentinels_) {
+      const std::string replicas = s->command({"SENTINEL", "REPLICAS", name_});
+      const std::string others = s->command({"SENTINEL", "SENTINELS", name_});
+      if (replicas.find(std::to_string(data_[1]->port())) == std::string::npos) return false;
+      int seen = 0;
+      for (auto& o : sentinels_) {
+        if (o != s && others.find(std::to_string(o->port())) != std::string::npos) ++seen;
+      }
+      if (seen < 2) return false;
+    }
+    return true;
+  });
+  if (!ok) throw std::runtime_error("the sentinels did not settle");
+}
+
+std::vector<std::string> RedisSentinels::sentinels() const {
+  std::vector<std::string> out;
+  for (const auto& s : sentinels_) out.push_back(s->address());
+  return out;
+}
+
+std::uint16_t RedisSentinels::primary_port() {
+  const std::string answer =
+      sentinels_.front()->command({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", name_});
+  const auto newline = answer.find('\n');
+  if (newline == std::string::npos) throw std::runtime_error("no primary: " + answer);
+  return static_cast<std::uint16_t>(std::stoi(answer.substr(newline + 1)));
+}
+
+RedisNode& RedisSentinels::node_on(std::uint16_t port) {
+  for (auto& node : data_) {
+    if (node->port() == port) return *node;
+  }
+  throw std::runtime_error("no data node on port " + std::to_string(port));
+}
+
+std::uint16_t RedisSentinels::failover() {
+  const std::uint16_t before = primary_port();
+  const std::string answer = sentinels_.front()->command({"SENTINEL", "FAILOVER", name_});
+  if (answer != "OK") throw std::runtime_error("SENTINEL FAILOVER: " + answer);
+  std::uint16_t after = before;
+  const bool ok = poll_until([&] {
+    after = primary_port();
+    // Done when the new primary takes writes and the old one has become its replica.
+    return after != before && node_on(after).command({"ROLE"}).rfind("master", 0) == 0 &&
+           node_on(before).command({"ROLE"}).rfind("slave", 0) == 0 &&
+           node_on(after).command({"SET", "wg-test:failover-probe", "1"}) == "OK";
+  });
+  if (!ok) throw std::runtime_error("the failover did not complete");
+  return after;
+}
+
+std::string RedisSentinels::primary_command(const std::vector<std::string>& args) {
+  return node_on(primary_port()).command(args);
+}
+
+}  // namespace wg::test

@@ -1,0 +1,69 @@
+#pragma once
+// Real Redis topologies on loopback for tests: a Redis Cluster of primaries made with
+// `redis-cli --cluster create`, and a primary with a replica watched by sentinels
+// (`redis-server --sentinel`). Every process stops with its owner, even on failure.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/process.hpp"
+
+namespace wg::test {
+
+// A redis-server on a free loopback port with extra arguments, for topologies.
+class RedisNode {
+ public:
+  explicit RedisNode(std::vector<std::string> extra_args, bool sentinel = false);
+  std::uint16_t port() const { return port_; }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  // One command over a short blocking connection, as RedisServer::command.
+  std::string command(const std::vector<std::string>& args) const;
+  ChildProcess& process() { return *process_; }
+
+ private:
+  std::uint16_t port_ = 0;
+  TempDir dir_;
+  std::unique_ptr<ChildProcess> process_;
+};
+
+// `primaries` cluster-enabled nodes, no replicas, every slot assigned; waits for cluster_state:ok.
+class RedisCluster {
+ public:
+  explicit RedisCluster(int primaries = 3);
+  std::vector<std::string> seeds() const;  // "127.0.0.1:PORT" of every node
+  RedisNode& node(std::size_t i) { return *nodes_[i]; }
+  std::size_t size() const { return nodes_.size(); }
+  // The node serving `key`'s slot (asks CLUSTER KEYSLOT and the slot map).
+  RedisNode& node_for(const std::string& key);
+  // Runs `args` on the node serving `key`.
+  std::string command_for(const std::string& key, const std::vector<std::string>& args);
+
+ private:
+  std::vector<std::unique_ptr<RedisNode>> nodes_;
+};
+
+// A primary, one replica, and three sentinels monitoring them as `name` (quorum 2, a down
+// primary noticed after 1 s).
+class RedisSentinels {
+ public:
+  explicit RedisSentinels(std::string name = "wgprimary");
+  const std::string& name() const { return name_; }
+  std::vector<std::string> sentinels() const;  // "127.0.0.1:PORT" of each sentinel
+  // The primary's port as the sentinels name it now.
+  std::uint16_t primary_port();
+  // SENTINEL FAILOVER, then waits until the sentinels name the other node, it accepts writes
+  // and the old primary has become its replica. Returns the new primary's port.
+  std::uint16_t failover();
+  // A command on the node currently named primary.
+  std::string primary_command(const std::vector<std::string>& args);
+  RedisNode& node_on(std::uint16_t port);
+
+ private:
+  std::string name_;
+  std::vector<std::unique_ptr<RedisNode>> data_;  // [0] starts as primary, [1] as replica
+  std::vector<std::unique_ptr<RedisNode>> sentinels_;
+};
+
+}  // namespace wg::test
