@@ -8,22 +8,12 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "redis/client_impl.hpp"
-#include "redis/reply.hpp"
 #include "widget_gateway/common/error.hpp"
-#include "widget_gateway/common/log.hpp"
 
 namespace wg::redis {
 namespace detail {
 
 namespace asio = boost::asio;
-
-namespace {
-
-void log_select_failure(const Endpoint& endpoint, const std::string& error) {
-  log::warn("redis_select_failed", {{"endpoint", endpoint.to_string()}, {"error", error}});
-}
-
-}  // namespace
 
 ClientImpl::ClientImpl(asio::any_io_executor ex, Settings settings, RandomSource& random)
     : Link(std::move(ex), std::move(settings), "client", random),
@@ -47,36 +37,64 @@ void ClientImpl::submit(std::vector<std::string> args, Completion done) {
 void ClientImpl::do_submit(std::vector<std::string> args, Completion done) {
   if (stopping()) return done(wg::errc::shutting_down, {});
   Connection* conn = usable_connection();
-  if (conn == nullptr) return done(wg::errc::redis_down, {});
-  if (pending_.size() >= settings().max_pending) return done(wg::errc::redis_overloaded, {});
+  if (conn == nullptr) {
+    report_error(ErrorKind::down);
+    return done(wg::errc::redis_down, {});
+  }
+  if (pending_.size() >= settings().max_pending) {
+    report_error(ErrorKind::overloaded);
+    return done(wg::errc::redis_overloaded, {});
+  }
 
   auto it = pending_.insert(pending_.end(), Pending{this, {}, {}, std::move(done)});
   it->self = it;
   it->deadline = std::chrono::steady_clock::now() + settings().command_timeout;
-  if (!conn->send(args, &ClientImpl::on_reply, &*it)) {
+  Pending* p = &*it;
+  if (!conn->send(args, [p](Reply* reply) { p->owner->on_reply(*p, reply); })) {
     Completion failed = std::move(it->done);
     pending_.erase(it);
+    report_error(ErrorKind::down);
     return failed(wg::errc::redis_down, {});
   }
   if (first_live_ == pending_.end()) first_live_ = it;
   arm_timer();
 }
 
-void ClientImpl::on_reply(redisAsyncContext*, void* reply, void* privdata) {
-  auto* p = static_cast<Pending*>(privdata);
-  ClientImpl* self = p->owner;
-  if (reply != nullptr) self->consecutive_timeouts_ = 0;
-  if (p->done) {
+void ClientImpl::on_reply(Pending& p, Reply* reply) {
+  if (reply != nullptr) {
+    consecutive_timeouts_ = 0;
+    note_reply(*reply);  // a late reply tells about the server too
+  }
+  if (p.done) {
     if (reply != nullptr) {
-      self->complete(*p, {}, to_reply(*static_cast<redisReply*>(reply)));
+      if (reply->is_error()) report_error(classify_error_reply(reply->str));
+      complete(p, {}, std::move(*reply));
+    } else if (stopping() || destroying_) {
+      complete(p, wg::errc::shutting_down);
     } else {
-      // The context went away before the reply: the command may or may not have run.
-      self->complete(*p, self->stopping() || self->destroying_ ? wg::errc::shutting_down
-                                                               : wg::errc::redis_down);
+      // The connection went away before the reply: the command may or may not have run.
+      fail(p, wg::errc::redis_down, ErrorKind::down);
     }
   }
-  if (self->first_live_ == p->self) ++self->first_live_;
-  self->pending_.erase(p->self);
+  if (first_live_ == p.self) ++first_live_;
+  pending_.erase(p.self);
+}
+
+void ClientImpl::note_reply(const Reply& reply) {
+  auto now = std::chrono::steady_clock::now();
+  if (!reply.is_error()) {
+    if (now >= unhealthy_until_) healthy_.store(true, std::memory_order_release);
+    return;
+  }
+  healthy_.store(false, std::memory_order_release);
+  if (is_server_condition(classify_error_reply(reply.str))) {
+    unhealthy_until_ = now + settings().unhealthy_hold;
+  }
+}
+
+void ClientImpl::fail(Pending& p, std::error_code ec, ErrorKind kind) {
+  if (!destroying_) report_error(kind);
+  complete(p, ec);
 }
 
 void ClientImpl::complete(Pending& p, std::error_code ec, Reply reply) {
@@ -101,7 +119,7 @@ void ClientImpl::on_timer() {
   auto now = std::chrono::steady_clock::now();
   while (first_live_ != pending_.end() && first_live_->deadline <= now) {
     auto expired = first_live_++;
-    complete(*expired, wg::errc::redis_timeout);
+    fail(*expired, wg::errc::redis_timeout, ErrorKind::timeout);
     ++consecutive_timeouts_;
   }
   if (consecutive_timeouts_ >= settings().max_consecutive_timeouts) {
@@ -113,16 +131,8 @@ void ClientImpl::on_timer() {
   arm_timer();
 }
 
-asio::awaitable<bool> ClientImpl::on_open(SteadyTime deadline) {
+asio::awaitable<bool> ClientImpl::on_open(SteadyTime) {
   consecutive_timeouts_ = 0;
-  int db = settings().endpoint.db;
-  if (db == 0) co_return true;
-  std::vector<std::string> select{std::string("SELECT"), std::to_string(db)};
-  auto reply = co_await exec_setup(std::move(select), deadline);
-  if (!reply || reply->type != Reply::Type::status) {
-    log_select_failure(settings().endpoint, reply ? reply->str : std::string("no reply"));
-    co_return false;
-  }
   co_return true;
 }
 
@@ -152,9 +162,15 @@ void Client::stop() {
 bool Client::connected() const noexcept {
   return impl_->connected();
 }
+bool Client::healthy() const noexcept {
+  return impl_->healthy();
+}
 
 void Client::on_state_change(std::function<void(bool)> listener) {
   impl_->on_state_change(std::move(listener));
+}
+void Client::on_error(std::function<void(ErrorKind)> listener) {
+  impl_->on_error(std::move(listener));
 }
 
 namespace {

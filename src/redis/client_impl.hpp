@@ -1,7 +1,8 @@
 #pragma once
-// The Client's state on its strand: commands in flight, their deadlines, and the hiredis
-// reply callback.
+// The Client's state on its strand: commands in flight, their deadlines, the reply handler,
+// and the health that error replies tell.
 
+#include <atomic>
 #include <boost/asio/steady_timer.hpp>
 #include <list>
 #include <memory>
@@ -45,21 +46,24 @@ class ClientImpl final : public Link {
 
   // Any thread: posts to the strand, where the command is checked, sent and tracked.
   void submit(std::vector<std::string> args, Completion done);
+  bool healthy() const noexcept { return healthy_.load(std::memory_order_acquire); }
 
  private:
   struct Pending {
     ClientImpl* owner;
     std::list<Pending>::iterator self;
     SteadyTime deadline;
-    Completion done;  // empty once completed by a timeout; the entry stays until hiredis
-                      // hands back its reply (or a null reply), since it is hiredis' privdata
+    Completion done;  // empty once completed by a timeout; the entry stays until its reply
+                      // (or the connection's end) reaches on_reply, which holds its address
   };
 
   boost::asio::awaitable<bool> on_open(SteadyTime deadline) override;
   void on_stopped() override;
 
   void do_submit(std::vector<std::string> args, Completion done);
-  static void on_reply(redisAsyncContext* ac, void* reply, void* privdata);
+  void on_reply(Pending& p, Reply* reply);
+  void note_reply(const Reply& reply);
+  void fail(Pending& p, std::error_code ec, ErrorKind kind);
   void complete(Pending& p, std::error_code ec, Reply reply = {});
   void arm_timer();
   void on_timer();
@@ -70,6 +74,8 @@ class ClientImpl final : public Link {
   bool timer_armed_ = false;
   int consecutive_timeouts_ = 0;
   bool destroying_ = false;
+  std::atomic<bool> healthy_{true};
+  SteadyTime unhealthy_until_{};  // a server condition was reported: no recovery before this
 };
 
 }  // namespace wg::redis::detail

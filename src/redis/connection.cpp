@@ -1,153 +1,195 @@
 #include "redis/connection.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/write.hpp>
+
 namespace wg::redis::detail {
 
 namespace asio = boost::asio;
-using Descriptor = asio::posix::stream_descriptor;
+namespace ssl = asio::ssl;
 
-Connection::Connection(const Strand& strand, ConnectionEvents& events)
-    : descriptor_(strand), events_(&events) {}
+namespace {
 
-std::shared_ptr<Connection> Connection::open(const Strand& strand, const std::string& ip,
-                                             std::uint16_t port, ConnectionEvents& events,
-                                             std::string& error) {
-  redisAsyncContext* ac = redisAsyncConnect(ip.c_str(), port);
-  if (ac == nullptr) {
-    error = "out of memory";
-    return nullptr;
-  }
-  if (ac->err != 0) {
-    error = ac->errstr;
-    redisAsyncFree(ac);  // no hooks attached yet: only frees
-    return nullptr;
-  }
+// Probes notice a peer that vanished without closing, even on an idle connection: first after
+// 15 s of silence, then every 5 s, three times (hiredis' redisEnableKeepAlive does the same).
+void enable_keepalive(asio::ip::tcp::socket& socket) {
+  boost::system::error_code ignored;
+  socket.set_option(asio::socket_base::keep_alive(true), ignored);
+  const int fd = socket.native_handle();
+  const int idle = 15, interval = 5, count = 3;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+}
 
-  std::shared_ptr<Connection> c(new Connection(strand, events));
-  boost::system::error_code ec;
-  c->descriptor_.assign(ac->c.fd, ec);
-  if (ec) {
-    error = "cannot watch the socket: " + ec.message();
-    redisAsyncFree(ac);
-    return nullptr;
+std::string read_error(const boost::system::error_code& ec) {
+  if (ec == asio::error::eof || ec == ssl::error::stream_truncated) {
+    return "connection closed by the server";
   }
-  // Keepalive probes notice a peer that vanished without closing, even on an idle connection.
-  redisEnableKeepAlive(&ac->c);
-  c->ac_ = ac;
-  ac->data = c.get();
-  ac->ev.data = c.get();
-  ac->ev.addRead = &Connection::add_read;
-  ac->ev.delRead = &Connection::del_read;
-  ac->ev.addWrite = &Connection::add_write;
-  ac->ev.delWrite = &Connection::del_write;
-  ac->ev.cleanup = &Connection::cleanup;
-  // Setting the connect callback asks for write readiness: that is how hiredis learns that the
-  // non-blocking connect finished. The hooks must be in place before.
-  redisAsyncSetConnectCallback(ac, &Connection::connect_callback);
-  redisAsyncSetDisconnectCallback(ac, &Connection::disconnect_callback);
-  return c;
+  return "read failed: " + ec.message();
+}
+
+}  // namespace
+
+Connection::Connection(const Strand& strand, ssl::context* tls, ConnectionEvents& events)
+    : events_(&events), plain_(strand) {
+  if (tls != nullptr) tls_.emplace(strand, *tls);
 }
 
 Connection::~Connection() {
   // Normally closed already; this is the safety net for teardown paths.
-  if (ac_ != nullptr) {
-    events_ = nullptr;
-    redisAsyncFree(ac_);
-  }
+  events_ = nullptr;
+  shut();
 }
 
-bool Connection::send(const std::vector<std::string>& args, redisCallbackFn* fn, void* privdata) {
-  if (ac_ == nullptr || args.empty()) return false;
-  std::vector<const char*> argv;
-  std::vector<std::size_t> lengths;
-  argv.reserve(args.size());
-  lengths.reserve(args.size());
-  for (const auto& a : args) {
-    argv.push_back(a.data());
-    lengths.push_back(a.size());
+void Connection::connect(const Tcp::endpoint& to, const std::string& server_name) {
+  server_name_ = server_name;
+  socket().async_connect(to, [self = shared_from_this()](boost::system::error_code ec) {
+    if (!self->open_) return;
+    if (ec) return self->fail(ec.message());
+    self->on_tcp_connected();
+  });
+}
+
+void Connection::on_tcp_connected() {
+  boost::system::error_code ignored;
+  socket().set_option(Tcp::no_delay(true), ignored);
+  enable_keepalive(socket());
+  if (!tls_) return on_established();
+
+  boost::system::error_code not_ip;
+  asio::ip::make_address(server_name_, not_ip);
+  // SNI carries host names only (RFC 6066); an IP address is verified without it.
+  if (not_ip && SSL_set_tlsext_host_name(tls_->native_handle(), server_name_.c_str()) != 1) {
+    return fail("TLS: cannot set the server name \"" + server_name_ + "\"");
   }
-  // hiredis formats (copies) the arguments into its output buffer right away.
-  return redisAsyncCommandArgv(ac_, fn, privdata, static_cast<int>(argv.size()), argv.data(),
-                               lengths.data()) == REDIS_OK;
+  // Chain verification is the context's (verify_peer); this adds the name (or IP) check and
+  // remembers a mismatch, which OpenSSL would only report as "certificate verify failed".
+  tls_->set_verify_callback([check = ssl::host_name_verification(server_name_), this](
+                                bool preverified, ssl::verify_context& context) {
+    const bool ok = check(preverified, context);
+    if (preverified && !ok) name_rejected_ = true;
+    return ok;
+  });
+  tls_->async_handshake(ssl::stream_base::client,
+                        [self = shared_from_this()](boost::system::error_code ec) {
+                          if (!self->open_) return;
+                          if (!ec) return self->on_established();
+                          if (self->name_rejected_) {
+                            return self->fail("TLS: the server certificate does not match \"" +
+                                              self->server_name_ + "\"");
+                          }
+                          std::string why = "TLS handshake failed: " + ec.message();
+                          const long verify = SSL_get_verify_result(self->tls_->native_handle());
+                          if (verify != X509_V_OK) {
+                            why += std::string(" (") + X509_verify_cert_error_string(verify) + ")";
+                          }
+                          self->fail(std::move(why));
+                        });
+}
+
+void Connection::on_established() {
+  established_ = true;
+  read();
+  write();  // whatever was queued meanwhile
+  if (events_ != nullptr) events_->on_connect(true);
+}
+
+bool Connection::send(const std::vector<std::string>& args, ReplyHandler on_reply) {
+  if (!open_ || !append_command(args, queued_)) return false;
+  if (on_reply) waiting_.push_back(std::move(on_reply));
+  write();
+  return true;
 }
 
 void Connection::close() {
-  if (ac_ == nullptr) return;
   events_ = nullptr;
-  redisAsyncFree(ac_);  // runs cleanup(), which resets ac_
+  shut();
 }
 
-void Connection::add_read(void* data) {
-  auto* self = static_cast<Connection*>(data);
-  self->want_read_ = true;
-  self->wait_read();
-}
-
-void Connection::del_read(void* data) {
-  static_cast<Connection*>(data)->want_read_ = false;
-}
-
-void Connection::add_write(void* data) {
-  auto* self = static_cast<Connection*>(data);
-  self->want_write_ = true;
-  self->wait_write();
-}
-
-void Connection::del_write(void* data) {
-  static_cast<Connection*>(data)->want_write_ = false;
-}
-
-void Connection::cleanup(void* data) {
-  auto* self = static_cast<Connection*>(data);
-  self->want_read_ = false;
-  self->want_write_ = false;
-  self->ac_ = nullptr;
-  // hiredis closes the socket right after this hook: give it back without closing it. Waits
-  // still outstanding complete with operation_aborted and see ac_ == nullptr.
-  if (self->descriptor_.is_open()) self->descriptor_.release();
-}
-
-void Connection::connect_callback(const redisAsyncContext* ac, int status) {
-  auto* self = static_cast<Connection*>(ac->data);
-  if (status != REDIS_OK && ac->errstr != nullptr) self->error_ = ac->errstr;
-  // After a failure hiredis frees the context as soon as this returns.
-  if (self->events_ != nullptr) self->events_->on_connect(status == REDIS_OK);
-}
-
-void Connection::disconnect_callback(const redisAsyncContext* ac, int status) {
-  auto* self = static_cast<Connection*>(ac->data);
-  if (status != REDIS_OK) {
-    self->error_ = ac->errstr != nullptr ? ac->errstr : "connection lost";
+// One read is always outstanding once established; replies are handed out in order as soon
+// as they are complete.
+void Connection::read() {
+  auto on_read = [self = shared_from_this()](boost::system::error_code ec, std::size_t n) {
+    if (!self->open_) return;
+    if (ec) return self->fail(read_error(ec));
+    self->parser_.feed(self->read_buffer_.data(), n);
+    while (self->open_) {
+      auto reply = self->parser_.next();
+      if (!reply) break;
+      self->deliver(*reply);
+    }
+    if (!self->open_) return;
+    if (!self->parser_.error().empty())
+      return self->fail("protocol error: " + self->parser_.error());
+    self->read();
+  };
+  if (tls_) {
+    tls_->async_read_some(asio::buffer(read_buffer_), std::move(on_read));
   } else {
-    self->error_ = "connection closed";
+    plain_.async_read_some(asio::buffer(read_buffer_), std::move(on_read));
   }
-  if (self->events_ != nullptr) self->events_->on_disconnect();
 }
 
-// A wait stays outstanding even if hiredis drops its interest meanwhile; the handler checks
-// want_read_ when it fires. The shared_ptr keeps this object alive until then, so a handler
-// never touches freed memory even after the context is gone.
-void Connection::wait_read() {
-  if (read_waiting_ || ac_ == nullptr) return;
-  read_waiting_ = true;
-  descriptor_.async_wait(Descriptor::wait_read,
-                         [self = shared_from_this()](boost::system::error_code ec) {
-                           self->read_waiting_ = false;
-                           if (ec || self->ac_ == nullptr || !self->want_read_) return;
-                           redisAsyncHandleRead(self->ac_);  // may free the context
-                           if (self->ac_ != nullptr && self->want_read_) self->wait_read();
-                         });
+// At most one write in flight; commands queued meanwhile go out together in the next one.
+void Connection::write() {
+  if (writing_ || !established_ || !open_ || queued_.empty()) return;
+  writing_ = true;
+  sending_.swap(queued_);  // queued_ takes the emptied buffer of the last write, capacity kept
+  auto on_written = [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
+    self->writing_ = false;
+    if (!self->open_) return;
+    if (ec) return self->fail("write failed: " + ec.message());
+    self->sending_.clear();
+    self->write();
+  };
+  if (tls_) {
+    asio::async_write(*tls_, asio::buffer(sending_), std::move(on_written));
+  } else {
+    asio::async_write(plain_, asio::buffer(sending_), std::move(on_written));
+  }
 }
 
-void Connection::wait_write() {
-  if (write_waiting_ || ac_ == nullptr) return;
-  write_waiting_ = true;
-  descriptor_.async_wait(Descriptor::wait_write,
-                         [self = shared_from_this()](boost::system::error_code ec) {
-                           self->write_waiting_ = false;
-                           if (ec || self->ac_ == nullptr || !self->want_write_) return;
-                           redisAsyncHandleWrite(self->ac_);  // may free the context
-                           if (self->ac_ != nullptr && self->want_write_) self->wait_write();
-                         });
+void Connection::deliver(Reply& reply) {
+  if (!waiting_.empty()) {
+    ReplyHandler handler = std::move(waiting_.front());
+    waiting_.pop_front();
+    handler(&reply);
+  } else if (on_push_) {
+    on_push_(reply);
+  } else {
+    fail("a reply nothing asked for");
+  }
+}
+
+void Connection::fail(std::string why) {
+  if (!open_) return;
+  error_ = std::move(why);
+  const bool was_established = established_;
+  shut();
+  if (events_ == nullptr) return;
+  if (was_established) {
+    events_->on_disconnect();
+  } else {
+    events_->on_connect(false);
+  }
+}
+
+void Connection::shut() {
+  if (!open_) return;
+  open_ = false;
+  established_ = false;
+  boost::system::error_code ignored;
+  socket().close(ignored);  // outstanding operations complete with operation_aborted
+  // Moved out first: a handler may send (refused now) or close (a no-op now).
+  auto waiting = std::move(waiting_);
+  waiting_.clear();
+  for (auto& handler : waiting) handler(nullptr);
 }
 
 }  // namespace wg::redis::detail

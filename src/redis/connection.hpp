@@ -1,35 +1,43 @@
 #pragma once
-// One hiredis asynchronous connection driven by the Asio event loop.
+// One Redis connection: an Asio TCP socket, or a TLS stream over one for rediss://, carrying
+// commands formatted and replies parsed by resp_codec.
 //
-// hiredis asks for read/write readiness through its `ev` hooks; each hook is mapped to an
-// async_wait on a stream_descriptor that shares the context's socket, and readiness is handed
-// back with redisAsyncHandleRead/Write. hiredis owns the socket: the descriptor is released
-// (never closed) in the cleanup hook, which hiredis calls before closing the socket.
+// Commands are queued in one output buffer and written together while a write is in flight,
+// so many commands are pipelined on the connection; replies arrive in sending order and go to
+// a FIFO of handlers. A command sent without a handler expects no reply of its own (SUBSCRIBE):
+// replies arriving while no handler waits go to the push handler.
 //
-// Threading: everything, including construction and destruction, happens on one strand.
+// Threading: everything, including construction and destruction, happens on one strand. The
+// pending I/O operations hold a shared_ptr to the connection until they complete.
 
-#include <hiredis/async.h>
-
+#include <array>
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/strand.hpp>
-#include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "redis/resp_codec.hpp"
 
 namespace wg::redis::detail {
 
 using Strand = boost::asio::strand<boost::asio::any_io_executor>;
 
-// Receives a connection's events on the strand, from inside hiredis callbacks: an
-// implementation must not close or destroy the connection synchronously.
+// Receives a connection's events on the strand. An implementation must not destroy the
+// connection synchronously (closing it is fine).
 class ConnectionEvents {
  public:
-  // Exactly once per connection (unless close() comes first): the TCP connect's outcome.
+  // Exactly once per connect() (unless close() comes first): whether the TCP connect and, for
+  // TLS, the handshake succeeded.
   virtual void on_connect(bool ok) = 0;
-  // Once, after a successful connect, when hiredis loses the connection (peer closed, I/O
-  // error, protocol error). Not called for close().
+  // Once, after a successful connect, when the connection is lost (peer closed, I/O error,
+  // protocol error). Not called for close().
   virtual void on_disconnect() = 0;
 
  protected:
@@ -38,48 +46,59 @@ class ConnectionEvents {
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  // Starts a non-blocking connect to a numeric address (hiredis would otherwise resolve a
-  // name with a blocking getaddrinfo). Returns nullptr with `error` set if it fails at once.
-  static std::shared_ptr<Connection> open(const Strand& strand, const std::string& ip,
-                                          std::uint16_t port, ConnectionEvents& events,
-                                          std::string& error);
+  // Called with the reply, or with nullptr when the connection closes before it arrives.
+  using ReplyHandler = std::function<void(Reply* reply)>;
+  using PushHandler = std::function<void(Reply& reply)>;
+
+  // `tls`: the client context for rediss://, null for plain TCP; it must outlive this object.
+  Connection(const Strand& strand, boost::asio::ssl::context* tls, ConnectionEvents& events);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  // False once the hiredis context is gone (closed, failed or disconnected).
-  bool is_open() const { return ac_ != nullptr; }
-  // Queues a binary-safe command; `fn(ac, reply, privdata)` runs exactly once per reply: with
-  // the reply, or with a null reply when the context goes away first. For SUBSCRIBE it runs
-  // once per message and confirmation. False (and no callback) if the context cannot take it.
-  bool send(const std::vector<std::string>& args, redisCallbackFn* fn, void* privdata);
-  // Frees the context now: pending callbacks run with null replies, no event follows. Must not
-  // be called from inside a hiredis callback.
+  // Starts connecting to `to`; with TLS, then the handshake, which sends `server_name` as SNI
+  // (unless it is an IP address) and checks the certificate against it. Ends with
+  // events.on_connect().
+  void connect(const boost::asio::ip::tcp::endpoint& to, const std::string& server_name);
+  // False once closed, failed or lost.
+  bool is_open() const { return open_; }
+  // Queues a command, written as soon as the connection allows. `on_reply` runs exactly once
+  // (see ReplyHandler); an empty one means the command has no reply of its own. False (and no
+  // callback) if the connection is not open.
+  bool send(const std::vector<std::string>& args, ReplyHandler on_reply);
+  void set_push_handler(PushHandler on_push) { on_push_ = std::move(on_push); }
+  // Closes now: waiting handlers run with nullptr, no event follows. Safe inside a handler.
   void close();
-  // hiredis' description of the last failure.
+  // Why the connection failed or was lost, for logs.
   const std::string& error() const { return error_; }
 
  private:
-  Connection(const Strand& strand, ConnectionEvents& events);
+  using Tcp = boost::asio::ip::tcp;
+  using TlsStream = boost::asio::ssl::stream<Tcp::socket>;
 
-  static void add_read(void* data);
-  static void del_read(void* data);
-  static void add_write(void* data);
-  static void del_write(void* data);
-  static void cleanup(void* data);
-  static void connect_callback(const redisAsyncContext* ac, int status);
-  static void disconnect_callback(const redisAsyncContext* ac, int status);
+  Tcp::socket& socket() { return tls_ ? tls_->next_layer() : plain_; }
+  void on_tcp_connected();
+  void on_established();
+  void read();
+  void write();
+  void deliver(Reply& reply);
+  void fail(std::string why);
+  void shut();
 
-  void wait_read();
-  void wait_write();
-
-  boost::asio::posix::stream_descriptor descriptor_;
   ConnectionEvents* events_;
-  redisAsyncContext* ac_ = nullptr;
-  bool want_read_ = false;  // what hiredis asked for
-  bool want_write_ = false;
-  bool read_waiting_ = false;  // an async_wait is outstanding
-  bool write_waiting_ = false;
+  Tcp::socket plain_;             // the stream for plain TCP
+  std::optional<TlsStream> tls_;  // the stream for TLS (its socket is the next layer)
+  std::string server_name_;
+  bool name_rejected_ = false;  // the certificate did not match server_name_
+  bool open_ = true;
+  bool established_ = false;  // connected (and handshaken): reads and writes may run
+  bool writing_ = false;
+  std::string queued_;   // formatted commands not yet handed to a write
+  std::string sending_;  // the bytes of the write in flight
+  std::deque<ReplyHandler> waiting_;
+  PushHandler on_push_;
+  ReplyParser parser_;
+  std::array<char, 16 * 1024> read_buffer_;
   std::string error_;
 };
 

@@ -8,7 +8,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "redis/reply.hpp"
+#include "redis/tls_context.hpp"
 #include "widget_gateway/common/log.hpp"
 
 namespace wg::redis::detail {
@@ -20,22 +20,13 @@ namespace {
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
-// State of one setup command; shared by the waiting coroutine and the hiredis callback, which
-// may come after the coroutine gave up.
+// State of one setup command; shared by the waiting coroutine and the reply handler, which
+// may run after the coroutine gave up.
 struct SetupCall {
   std::function<void()> wake;
   bool done = false;
   std::optional<Reply> reply;
 };
-
-void setup_reply(redisAsyncContext*, void* reply, void* privdata) {
-  std::unique_ptr<std::shared_ptr<SetupCall>> holder(
-      static_cast<std::shared_ptr<SetupCall>*>(privdata));
-  SetupCall& call = **holder;
-  call.done = true;
-  if (reply != nullptr) call.reply = to_reply(*static_cast<redisReply*>(reply));
-  call.wake();
-}
 
 }  // namespace
 
@@ -44,6 +35,9 @@ Link::Link(asio::any_io_executor ex, Settings settings, std::string role, Random
       settings_(std::move(settings)),
       role_(std::move(role)),
       endpoint_text_(settings_.endpoint.to_string()),
+      server_name_(settings_.tls.server_name.empty() ? settings_.endpoint.host
+                                                     : settings_.tls.server_name),
+      tls_context_(settings_.endpoint.tls ? make_tls_context(settings_.tls) : nullptr),
       random_(random),
       wake_(strand_),
       resolver_(strand_) {}
@@ -69,10 +63,23 @@ void Link::on_state_change(std::function<void(bool)> listener) {
   if (!callbacks_detached_) listeners_.push_back(std::move(listener));
 }
 
+void Link::on_error(std::function<void(ErrorKind)> listener) {
+  std::lock_guard lock(callback_mutex_);
+  if (!callbacks_detached_) error_listeners_.push_back(std::move(listener));
+}
+
 void Link::detach_callbacks() {
   std::lock_guard lock(callback_mutex_);
   callbacks_detached_ = true;
   listeners_.clear();
+  error_listeners_.clear();
+}
+
+void Link::report_error(ErrorKind kind) {
+  std::lock_guard lock(callback_mutex_);
+  for (std::size_t i = 0; i < error_listeners_.size() && !callbacks_detached_; ++i) {
+    error_listeners_[i](kind);
+  }
 }
 
 void Link::do_stop() {
@@ -121,30 +128,32 @@ awaitable<std::optional<Reply>> Link::exec_setup(std::vector<std::string> args,
                                                  SteadyTime deadline) {
   auto call = std::make_shared<SetupCall>();
   call->wake = [this] { notify(); };
-  auto* holder = new std::shared_ptr<SetupCall>(call);
-  if (!conn_ || !conn_->send(args, &setup_reply, holder)) {
-    delete holder;
-    co_return std::nullopt;
-  }
+  auto on_reply = [call](Reply* reply) {
+    call->done = true;
+    if (reply != nullptr) call->reply = std::move(*reply);
+    call->wake();
+  };
+  if (!conn_ || !conn_->send(args, std::move(on_reply))) co_return std::nullopt;
   Predicate answered = [&] { return call->done || stopping_ || !conn_ || !conn_->is_open(); };
   co_await wait_until(answered, deadline);
-  // The callback may still come later (with a null reply when the context is freed); it only
-  // touches `call` and notify(), and the context never outlives this object.
+  // The handler may still run later (with nullptr when the connection closes); it only touches
+  // `call`, and wakes nobody any more.
   call->wake = [] {};
   co_return std::move(call->reply);
 }
 
-awaitable<std::optional<std::string>> Link::resolve(std::string& reason, SteadyTime deadline) {
+awaitable<std::optional<asio::ip::address>> Link::resolve(std::string& reason,
+                                                          SteadyTime deadline) {
   const std::string& host = settings_.endpoint.host;
   boost::system::error_code ec;
   auto address = asio::ip::make_address(host, ec);
-  if (!ec) co_return address.to_string();
+  if (!ec) co_return address;
 
   // The resolver runs getaddrinfo on a private thread; its result comes back on the strand.
   struct Outcome {
     bool done = false;
     boost::system::error_code ec;
-    std::vector<std::string> ips;
+    std::vector<asio::ip::address> ips;
   };
   auto outcome = std::make_shared<Outcome>();
   resolver_.async_resolve(
@@ -157,7 +166,7 @@ awaitable<std::optional<std::string>> Link::resolve(std::string& reason, SteadyT
         for (int v6 = 0; v6 < 2 && !ec; ++v6) {
           for (const auto& entry : results) {
             auto address = entry.endpoint().address();
-            if (address.is_v6() == (v6 == 1)) outcome->ips.push_back(address.to_string());
+            if (address.is_v6() == (v6 == 1)) outcome->ips.push_back(address);
           }
         }
         self->notify();
@@ -179,19 +188,20 @@ awaitable<std::optional<std::string>> Link::resolve(std::string& reason, SteadyT
 
 awaitable<bool> Link::connect_once(std::string& reason) {
   auto deadline = std::chrono::steady_clock::now() + settings_.connect_timeout;
-  auto ip = co_await resolve(reason, deadline);
-  if (!ip || stopping_) co_return false;
+  auto address = co_await resolve(reason, deadline);
+  if (!address || stopping_) co_return false;
 
   connect_result_.reset();
   down_reason_.clear();
   ++address_turn_;  // undone below if this address works
-  conn_ = Connection::open(strand_, *ip, settings_.endpoint.port, *this, reason);
-  if (!conn_) co_return false;
+  ConnectionEvents& events = *this;
+  conn_ = std::make_shared<Connection>(strand_, tls_context_.get(), events);
+  conn_->connect(asio::ip::tcp::endpoint(*address, settings_.endpoint.port), server_name_);
   Predicate connected = [this] { return connect_result_.has_value() || stopping_; };
   co_await wait_until(connected, deadline);
   if (stopping_) co_return false;
   if (!connect_result_) {
-    reason = "connect timed out";
+    reason = tls_context_ ? "connect or TLS handshake timed out" : "connect timed out";
     conn_->close();
     co_return false;
   }
@@ -199,13 +209,57 @@ awaitable<bool> Link::connect_once(std::string& reason) {
     reason = conn_->error();
     co_return false;
   }
-  // The session setup gets a command timeout of its own, on top of the connect budget.
-  bool ok = co_await on_open(std::chrono::steady_clock::now() + settings_.command_timeout);
+  bool ok = co_await open_session(reason, deadline);
   if (stopping_) co_return false;
-  if (ok && conn_->is_open()) --address_turn_;  // this address works: stay with it
+  if (ok) {
+    // The role's setup gets a command timeout of its own, on top of the connect budget.
+    ok = co_await on_open(std::chrono::steady_clock::now() + settings_.command_timeout);
+    if (stopping_) co_return false;
+    if (!ok) reason = conn_->is_open() ? "session setup failed" : conn_->error();
+  }
   if (!ok || !conn_->is_open()) {
-    reason = conn_->is_open() ? "session setup failed" : conn_->error();
+    if (ok) reason = conn_->error();
     conn_->close();
+    co_return false;
+  }
+  --address_turn_;  // this address works: stay with it
+  co_return true;
+}
+
+// AUTH and SELECT before anything else, on every connection. Without either, a PING finds out
+// whether the server wants credentials (NOAUTH) before the connection counts as up.
+awaitable<bool> Link::open_session(std::string& reason, SteadyTime deadline) {
+  const Endpoint& endpoint = settings_.endpoint;
+  if (!endpoint.password.empty()) {
+    std::vector<std::string> auth{std::string("AUTH")};
+    if (!endpoint.user.empty()) auth.push_back(endpoint.user);
+    auth.push_back(endpoint.password);
+    if (!co_await setup_command(std::move(auth), "AUTH", reason, deadline)) co_return false;
+  }
+  if (endpoint.db != 0) {
+    std::vector<std::string> select{std::string("SELECT"), std::to_string(endpoint.db)};
+    co_return co_await setup_command(std::move(select), "SELECT", reason, deadline);
+  }
+  if (endpoint.password.empty()) {
+    std::vector<std::string> ping{std::string("PING")};
+    co_return co_await setup_command(std::move(ping), "PING", reason, deadline);
+  }
+  co_return true;
+}
+
+awaitable<bool> Link::setup_command(std::vector<std::string> args, std::string_view name,
+                                    std::string& reason, SteadyTime deadline) {
+  auto reply = co_await exec_setup(std::move(args), deadline);
+  if (!reply) {
+    reason = conn_ && !conn_->is_open() && !conn_->error().empty()
+                 ? conn_->error()
+                 : std::string(name) + " timed out";
+    co_return false;
+  }
+  if (reply->is_error()) {
+    // The server's words name the problem best: "WRONGPASS invalid username-password pair...".
+    reason = reply->str;
+    report_error(classify_error_reply(reply->str));
     co_return false;
   }
   co_return true;
@@ -249,8 +303,10 @@ void Link::set_state(bool up, std::string_view reason) {
   up_.store(up, std::memory_order_release);
   bool was = reported_up_;
   reported_up_ = up;
-  if (logged_up_ != up) {
+  // Every change is logged once: up/down, and while down a new reason (refused, then WRONGPASS).
+  if (logged_up_ != up || (!up && reason != logged_reason_)) {
     logged_up_ = up;
+    logged_reason_ = up ? std::string() : std::string(reason);
     if (up) {
       log::info("redis_up", {{"endpoint", endpoint_text_}, {"role", role_}});
     } else if (stopping_) {

@@ -1,7 +1,8 @@
 #pragma once
-// The connection lifecycle shared by Client and Subscriber: resolve, connect, set up the
-// session (on_open), report up/down, and reconnect with exponential backoff and jitter until
-// stopped. One coroutine (run) drives it on the link's strand.
+// The connection lifecycle shared by Client and Subscriber: resolve, connect (and TLS
+// handshake), authenticate and select the database, set up the role's session (on_open),
+// report up/down, and reconnect with exponential backoff and jitter until stopped. One
+// coroutine (run) drives it on the link's strand.
 //
 // Ownership: the handle (Client/Subscriber) holds a shared_ptr; the run coroutine and posted
 // work hold more while they are pending, and all of them end after stop(). No object stores a
@@ -28,6 +29,7 @@ namespace wg::redis::detail {
 
 class Link : public std::enable_shared_from_this<Link>, private ConnectionEvents {
  public:
+  // Throws std::invalid_argument when a TLS file cannot be used.
   Link(boost::asio::any_io_executor ex, Settings settings, std::string role, RandomSource& random);
   virtual ~Link();
   Link(const Link&) = delete;
@@ -38,6 +40,7 @@ class Link : public std::enable_shared_from_this<Link>, private ConnectionEvents
   void stop();
   bool connected() const noexcept { return up_.load(std::memory_order_acquire); }
   void on_state_change(std::function<void(bool)> listener);
+  void on_error(std::function<void(ErrorKind)> listener);
   // From the handle's destructor, any thread: no listener runs after this returns.
   void detach_callbacks();
 
@@ -57,18 +60,20 @@ class Link : public std::enable_shared_from_this<Link>, private ConnectionEvents
   Connection* current_connection() const {
     return conn_ && conn_->is_open() ? conn_.get() : nullptr;
   }
+  // Strand only. Tells the error listeners.
+  void report_error(ErrorKind kind);
   // Strand only. Closes the connection now (its pending callbacks run with null replies) and
   // lets the run loop report it down and reconnect.
   void drop_connection(std::string_view reason);
-  // Strand only, for the most-derived destructor: frees the hiredis context while the derived
+  // Strand only, for the most-derived destructor: closes the connection while the derived
   // object, which its callbacks reach, still exists.
   void close_connection_now();
   // Held while a handle-supplied callback runs; detach_callbacks() takes it too.
   std::recursive_mutex& callback_mutex() { return callback_mutex_; }
   bool callbacks_detached() const { return callbacks_detached_; }  // with callback_mutex()
 
-  // Sets up a fresh connection before it is reported up (SELECT, SUBSCRIBE). Runs inside the
-  // run coroutine; `deadline` bounds it.
+  // Sets up a fresh, authenticated connection before it is reported up (SUBSCRIBE). Runs
+  // inside the run coroutine; `deadline` bounds it.
   virtual boost::asio::awaitable<bool> on_open(SteadyTime deadline) = 0;
   // After stop(): fail whatever still waits.
   virtual void on_stopped() {}
@@ -88,8 +93,11 @@ class Link : public std::enable_shared_from_this<Link>, private ConnectionEvents
  private:
   boost::asio::awaitable<void> run();
   boost::asio::awaitable<bool> connect_once(std::string& reason);
-  boost::asio::awaitable<std::optional<std::string>> resolve(std::string& reason,
-                                                             SteadyTime deadline);
+  boost::asio::awaitable<bool> open_session(std::string& reason, SteadyTime deadline);
+  boost::asio::awaitable<bool> setup_command(std::vector<std::string> args, std::string_view name,
+                                             std::string& reason, SteadyTime deadline);
+  boost::asio::awaitable<std::optional<boost::asio::ip::address>> resolve(std::string& reason,
+                                                                          SteadyTime deadline);
   void do_stop();
   void set_state(bool up, std::string_view reason);
   std::chrono::milliseconds next_delay(std::chrono::milliseconds& backoff);
@@ -101,6 +109,8 @@ class Link : public std::enable_shared_from_this<Link>, private ConnectionEvents
   Settings settings_;
   std::string role_;
   std::string endpoint_text_;
+  std::string server_name_;                                 // checked in the TLS certificate
+  std::unique_ptr<boost::asio::ssl::context> tls_context_;  // rediss:// only
   RandomSource& random_;
 
   std::atomic<bool> up_{false};
@@ -108,6 +118,7 @@ class Link : public std::enable_shared_from_this<Link>, private ConnectionEvents
   bool stopping_ = false;
   bool reported_up_ = false;       // last state given to listeners
   std::optional<bool> logged_up_;  // last state logged, to log changes only
+  std::string logged_reason_;      // and why it was down
   std::shared_ptr<Connection> conn_;
   std::optional<bool> connect_result_;
   std::size_t address_turn_ = 0;  // which resolved address to try next
@@ -118,6 +129,7 @@ class Link : public std::enable_shared_from_this<Link>, private ConnectionEvents
   std::recursive_mutex callback_mutex_;
   bool callbacks_detached_ = false;
   std::vector<std::function<void(bool)>> listeners_;
+  std::vector<std::function<void(ErrorKind)>> error_listeners_;
 };
 
 }  // namespace wg::redis::detail

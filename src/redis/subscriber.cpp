@@ -1,8 +1,6 @@
 #include "widget_gateway/redis/subscriber.hpp"
 
 #include "redis/link.hpp"
-#include "redis/reply.hpp"
-#include "widget_gateway/common/log.hpp"
 
 namespace wg::redis {
 namespace detail {
@@ -26,7 +24,11 @@ class SubscriberImpl final : public Link {
     std::vector<std::string> args{"SUBSCRIBE"};
     args.insert(args.end(), channels_.begin(), channels_.end());
     Connection* conn = current_connection();
-    if (conn == nullptr || !conn->send(args, &SubscriberImpl::on_push, this)) co_return false;
+    if (conn == nullptr) co_return false;
+    // The confirmations and then the messages arrive as pushes: SUBSCRIBE has no reply of its
+    // own. The connection is closed before this object goes away, so `this` stays valid.
+    conn->set_push_handler([this](Reply& reply) { on_push(reply); });
+    if (!conn->send(args, {})) co_return false;
     // Up only once every subscription is confirmed: nothing published after that is missed.
     Predicate confirmed = [this, conn] {
       return confirmed_ >= channels_.size() || stopping() || !conn->is_open();
@@ -35,25 +37,20 @@ class SubscriberImpl final : public Link {
     co_return confirmed_ >= channels_.size();
   }
 
-  // hiredis calls this for the confirmation of each channel and for every message; with a null
-  // reply when the context goes away (nothing to do: the link reports the disconnect).
-  static void on_push(redisAsyncContext*, void* reply, void* privdata) {
-    if (reply == nullptr) return;
-    auto* self = static_cast<SubscriberImpl*>(privdata);
-    const auto& r = *static_cast<redisReply*>(reply);
-    if (r.type != REDIS_REPLY_ARRAY || r.elements < 3 || r.element[0]->type != REDIS_REPLY_STRING) {
+  // Each channel's confirmation, then every message: ["subscribe"|"message", channel, ...].
+  void on_push(const Reply& r) {
+    if (r.type != Reply::Type::array || r.elements.size() < 3 ||
+        r.elements[0].type != Reply::Type::string) {
       return;
     }
-    std::string_view kind(r.element[0]->str, r.element[0]->len);
+    const std::string& kind = r.elements[0].str;
     if (kind == "subscribe") {
-      ++self->confirmed_;
-      self->notify();
-    } else if (kind == "message" && r.element[1]->type == REDIS_REPLY_STRING &&
-               r.element[2]->type == REDIS_REPLY_STRING) {
-      std::string_view channel(r.element[1]->str, r.element[1]->len);
-      std::string_view message(r.element[2]->str, r.element[2]->len);
-      std::lock_guard lock(self->callback_mutex());
-      if (!self->callbacks_detached() && self->on_message_) self->on_message_(channel, message);
+      ++confirmed_;
+      notify();
+    } else if (kind == "message" && r.elements[1].type == Reply::Type::string &&
+               r.elements[2].type == Reply::Type::string) {
+      std::lock_guard lock(callback_mutex());
+      if (!callbacks_detached() && on_message_) on_message_(r.elements[1].str, r.elements[2].str);
     }
   }
 

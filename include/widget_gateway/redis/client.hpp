@@ -1,7 +1,7 @@
 #pragma once
-// An asynchronous Redis client: one hiredis connection driven by the Asio event loop, with
-// per-command deadlines, a bound on commands in flight, and reconnection with backoff.
-// Nothing here ever blocks a thread.
+// An asynchronous Redis client: one connection (TCP, or TLS for rediss://) driven by the Asio
+// event loop, with per-command deadlines, a bound on commands in flight, and reconnection with
+// backoff. Nothing here ever blocks a thread.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -17,10 +17,11 @@
 #include <vector>
 
 #include "widget_gateway/common/random.hpp"
+#include "widget_gateway/redis/error_kind.hpp"
 
 namespace wg::redis {
 
-// One reply, converted from hiredis' redisReply (RESP2). Strings are binary-safe.
+// One reply, as parsed by hiredis' reader (RESP2). Strings are binary-safe.
 struct Reply {
   enum class Type { nil, status, error, integer, string, array };
   Type type = Type::nil;
@@ -33,28 +34,48 @@ struct Reply {
 };
 
 struct Endpoint {
+  Endpoint() = default;
+  Endpoint(std::string host, std::uint16_t port, int db = 0)
+      : host(std::move(host)), port(port), db(db) {}
+
   std::string host;  // a name or an address; IPv6 without brackets
   std::uint16_t port = 6379;
   int db = 0;
-  // host:port/db, IPv6 in brackets; for logs.
+  std::string user;      // ACL user for AUTH; "" = the default user
+  std::string password;  // "" = no AUTH
+  bool tls = false;      // rediss://
+  // host:port/db, IPv6 in brackets; for logs, so never with credentials.
   std::string to_string() const;
 };
 
-// redis://host[:port][/db]; host may be [v6]. Credentials, other schemes, a bad port or db
-// give nullopt.
+// redis[s]://[[user]:password@]host[:port][/db]; host may be [v6]; user and password are
+// percent-decoded. Other schemes, a bad port or db, or a bad escape give nullopt.
 std::optional<Endpoint> parse_url(std::string_view url);
+
+// For rediss://. The system trust store is always used; files are read by the constructor.
+struct TlsSettings {
+  std::string ca_file;    // extra trusted CAs (PEM)
+  std::string cert_file;  // client certificate chain (PEM), with key_file
+  std::string key_file;
+  std::string server_name;  // verified in the server's certificate (and sent as SNI); "" = host
+};
 
 struct Settings {
   Endpoint endpoint;
+  TlsSettings tls;                                 // used when endpoint.tls
   std::chrono::milliseconds command_timeout{500};  // from submission to reply
-  std::chrono::milliseconds connect_timeout{500};  // resolve + TCP connect + SELECT/SUBSCRIBE
-  std::chrono::milliseconds reconnect_min{100};    // first backoff; doubles up to reconnect_max
+  // Resolve + TCP connect + TLS handshake + AUTH + SELECT (SUBSCRIBE then has command_timeout).
+  std::chrono::milliseconds connect_timeout{500};
+  std::chrono::milliseconds reconnect_min{100};  // first backoff; doubles up to reconnect_max
   std::chrono::milliseconds reconnect_max{5000};
   // Commands in flight on the connection; a timed-out one counts until its late reply arrives.
   std::size_t max_pending = 10000;
   // This many consecutive command timeouts mark the connection dead: it is dropped and
   // re-established.
   int max_consecutive_timeouts = 3;
+  // After an error reply that says the server cannot serve this client (auth, readonly, oom,
+  // ...: is_server_condition), healthy() stays false at least this long.
+  std::chrono::milliseconds unhealthy_hold{10000};
 };
 
 namespace detail {
@@ -62,11 +83,12 @@ class ClientImpl;
 class SubscriberImpl;
 }  // namespace detail
 
-// Owns one hiredis async connection, used only on its own strand. All public members are
-// thread-safe. start() once, then stop() (or destroy) once.
+// Owns one connection, used only on its own strand. All public members are thread-safe.
+// start() once, then stop() (or destroy) once.
 class Client {
  public:
-  // `random` draws the reconnect jitter; it must outlive the client's background work.
+  // `random` draws the reconnect jitter; it must outlive the client's background work. Throws
+  // std::invalid_argument when a TLS file cannot be used.
   Client(boost::asio::any_io_executor ex, Settings settings,
          RandomSource& random = DefaultRandom::instance());
   // Stops (as stop()). No state listener runs after the destructor returns.
@@ -79,7 +101,13 @@ class Client {
   void start();
   // Disconnects; commands in flight complete with errc::shutting_down, later ones too.
   void stop();
+  // Up: connected, authenticated (AUTH) and in its database (SELECT).
   bool connected() const noexcept;
+  // False from an error reply until a later command gets a reply that is not an error; after
+  // an error reply saying the server cannot serve this client as configured (NOPERM, READONLY,
+  // OOM, LOADING, MOVED, ...: is_server_condition) for at least unhealthy_hold as well. Only
+  // error replies count: connected() tells whether the server can be reached at all.
+  bool healthy() const noexcept;
 
   // Sends one command (binary-safe arguments) and waits for its reply. Completes on the
   // caller's executor with:
@@ -94,6 +122,10 @@ class Client {
 
   // Called on the client's strand whenever the connection goes up (true) or down (false).
   void on_state_change(std::function<void(bool connected)> listener);
+  // Called on the client's strand for every failed command: each error reply (also to AUTH or
+  // SELECT while connecting) and each redis_down, redis_timeout or redis_overloaded result.
+  // Not for shutting_down.
+  void on_error(std::function<void(ErrorKind kind)> listener);
 
  private:
   std::shared_ptr<detail::ClientImpl> impl_;
