@@ -1,0 +1,56 @@
+#include "widget_gateway/redis/settings_from.hpp"
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "widget_gateway/config/config.hpp"
+
+namespace wg::redis {
+namespace {
+
+std::string read_password_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument("redis.password_file \"" + path + "\": cannot be read");
+  std::ostringstream content;
+  content << in.rdbuf();
+  std::string password = content.str();
+  // Editors and `echo` end the file with a newline that is not part of the password.
+  while (!password.empty() && (password.back() == '\n' || password.back() == '\r')) {
+    password.pop_back();
+  }
+  if (password.empty()) {
+    throw std::invalid_argument("redis.password_file \"" + path + "\": is empty");
+  }
+  return password;
+}
+
+}  // namespace
+
+std::string pick_password(std::optional<std::string_view> env, std::optional<std::string_view> file,
+                          std::string_view from_url) {
+  if (env && !env->empty()) return std::string(*env);
+  if (file) return std::string(*file);
+  return std::string(from_url);
+}
+
+Settings settings_from(const config::RedisConfig& config, std::optional<std::string_view> env) {
+  auto endpoint = parse_url(config.url);
+  if (!endpoint) throw std::invalid_argument("redis.url: not a valid redis:// or rediss:// URL");
+  std::optional<std::string> file;
+  if (!config.password_file.empty()) file = read_password_file(config.password_file);
+
+  Settings settings;
+  settings.endpoint = std::move(*endpoint);
+  settings.endpoint.password = pick_password(env, file, settings.endpoint.password);
+  settings.tls.ca_file = config.tls_ca_file;
+  settings.tls.cert_file = config.tls_cert_file;
+  settings.tls.key_file = config.tls_key_file;
+  settings.tls.server_name = config.tls_server_name;
+  settings.command_timeout = config.timeout;
+  settings.connect_timeout = config.timeout;
+  settings.reconnect_max = config.reconnect_max;
+  return settings;
+}
+
+}  // namespace wg::redis
