@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "config/url_redaction.hpp"
 #include "widget_gateway/config/loader.hpp"
 
 namespace wg::config {
@@ -25,7 +26,7 @@ constexpr Option kOptions[] = {
     {"--upstream", "WG_UPSTREAM", "upstream.base_url", "URL",
      "upstream base URL, http:// or https://, may carry a path prefix (required)"},
     {"--redis", "WG_REDIS", "redis.url", "URL",
-     "redis://host:port/db (default redis://127.0.0.1:6379/0)"},
+     "redis[s]://[[user]:password@]host:port/db (default redis://127.0.0.1:6379/0)"},
     {"--quota-limit", "WG_QUOTA_LIMIT", "quota.monthly_limit", "N",
      "upstream requests per month; 0 = unlimited, still counted (default 0)"},
     {"--threads", "WG_THREADS", "server.threads", "N", "io threads; 0 = CPU cores (default 0)"},
@@ -184,6 +185,10 @@ Invocation parse_invocation(int argc, const char* const* argv, const char* const
   sources.config_file = config_flag ? config_flag : config_env;
 
   invocation.config = build_config(sources);
+  if (invocation.action == Action::check_config) {
+    // Printed, and such output ends up in CI logs: the URL's password is shown as "***".
+    invocation.config.redis.url = redact_url_password(invocation.config.redis.url);
+  }
   return invocation;
 }
 
@@ -220,6 +225,9 @@ std::string usage() {
       "  --check-config            validate the config, print it as TOML, exit 0 (valid) or 1\n"
       "  --version                 print the version and exit\n"
       "  --help, -h                print this help and exit\n"
+      "\n"
+      "  WG_REDIS_PASSWORD         the Redis password; beats redis.password_file, which beats a\n"
+      "                            password in redis.url (neither shows in the process list)\n"
       "\n"
       "Flags take their value as \"--flag value\" or \"--flag=value\". Other WG_* variables are\n"
       "ignored. SIGHUP reloads the file (the environment and flags given at start still apply).\n";

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <regex>
 
+#include "config/url_redaction.hpp"
 #include "widget_gateway/config/loader.hpp"
 
 namespace wg::config {
@@ -112,13 +113,15 @@ void check_redis_topology(const RedisConfig& redis) {
 
 void check_redis_url(const std::string& text) {
   constexpr std::string_view key = "redis.url";
-  constexpr std::string_view form = "must be redis://host[:port][/db]";
+  constexpr std::string_view form = "must be redis[s]://[[user]:password@]host[:port][/db]";
+  // The text may carry a password: messages show it as "***".
+  const std::string got = ", got \"" + redact_url_password(text) + "\"";
   auto parsed = boost::urls::parse_uri(text);
-  if (!parsed) fail(key, std::string(form) + ", got \"" + text + "\"");
+  if (!parsed) fail(key, std::string(form) + got);
   const auto& url = *parsed;
-  if (url.scheme() != "redis" || !url.has_authority() || url.encoded_host().empty() ||
-      url.has_userinfo() || url.has_query() || url.has_fragment()) {
-    fail(key, std::string(form) + ", got \"" + text + "\"");
+  if ((url.scheme() != "redis" && url.scheme() != "rediss") || !url.has_authority() ||
+      url.encoded_host().empty() || url.has_query() || url.has_fragment()) {
+    fail(key, std::string(form) + got);
   }
   if (!valid_url_port(url)) fail(key, "port must be 1..65535");
   auto path = url.encoded_path();

@@ -567,3 +567,55 @@ BOOST_AUTO_TEST_CASE(usage_lists_every_flag_and_variable) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(redis_credentials)
+
+BOOST_AUTO_TEST_CASE(redis_urls_with_credentials_and_tls_are_valid) {
+  for (const char* url :
+       {"redis://app:secret@10.0.0.5:6380/3", "redis://:secret@localhost", "redis://app@h:1/0",
+        "rediss://app:p%40ss%3Aw@cache.example:6380/1", "rediss://[::1]"}) {
+    auto c = valid_config();
+    c.redis.url = url;
+    BOOST_CHECK_NO_THROW(cfg::validate(c));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(bad_redis_urls_are_named_without_their_password) {
+  for (const char* url : {"redis://app:hunter2@h/x", "http://app:hunter2@h:6379",
+                          "redis://app:hunter2@h:99999", "redis://app:hunter2@h/0?x=1"}) {
+    auto c = valid_config();
+    c.redis.url = url;
+    auto e = error_of([&] { cfg::validate(c); });
+    BOOST_TEST(contains(e, "redis.url"), url << " -> " << e);
+    BOOST_TEST(!contains(e, "hunter2"), url << " -> " << e);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(check_config_masks_the_url_password) {
+  Args argv{"gw",         "--check-config",
+            "--upstream", "http://127.0.0.1:1",
+            "--redis",    "redis://app:s3cret@cache.local:6379/0"};
+  Args env{};
+  auto inv = cfg::parse_invocation(argv.argc(), argv.data(), env.data());
+  BOOST_TEST((inv.action == cfg::Action::check_config));
+  BOOST_TEST(inv.config.redis.url == "redis://app:***@cache.local:6379/0");
+  const std::string printed = cfg::to_toml(inv.config, cfg::Secrets::redact);
+  BOOST_TEST(contains(printed, "url = \"redis://app:***@cache.local:6379/0\""));
+  BOOST_TEST(!contains(printed, "s3cret"));
+
+  // Running keeps the real URL; a URL without a password is printed as it is.
+  Args run{"gw", "--upstream", "http://127.0.0.1:1", "--redis", "rediss://:pw@h:1/2"};
+  BOOST_TEST(cfg::parse_invocation(run.argc(), run.data(), env.data()).config.redis.url ==
+             "rediss://:pw@h:1/2");
+  Args check_plain{"gw",      "--check-config",   "--upstream", "http://127.0.0.1:1",
+                   "--redis", "redis://app@h:1/2"};
+  BOOST_TEST(
+      cfg::parse_invocation(check_plain.argc(), check_plain.data(), env.data()).config.redis.url ==
+      "redis://app@h:1/2");
+}
+
+BOOST_AUTO_TEST_CASE(usage_names_the_password_variable) {
+  BOOST_TEST(contains(cfg::usage(), "WG_REDIS_PASSWORD"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
