@@ -1,8 +1,13 @@
 #include "readiness.hpp"
 
 #include "widget_gateway/quota/quota_counter.hpp"
+#include "widget_gateway/redis/client.hpp"
 
 namespace wg::frontend {
+
+bool redis_usable(const redis::Client& client) {
+  return client.connected() && client.healthy();
+}
 
 http::Response local_json(unsigned status, std::string body) {
   http::Response response;

@@ -122,6 +122,39 @@ std::string_view to_string(QuotaMode mode) {
   return "normal";
 }
 
+std::string_view to_string(RedisError error) {
+  switch (error) {
+    case RedisError::timeout:
+      return "timeout";
+    case RedisError::down:
+      return "down";
+    case RedisError::overloaded:
+      return "overloaded";
+    case RedisError::auth:
+      return "auth";
+    case RedisError::readonly:
+      return "readonly";
+    case RedisError::oom:
+      return "oom";
+    case RedisError::unavailable:
+      return "unavailable";
+    case RedisError::moved:
+      return "moved";
+    case RedisError::crossslot:
+      return "crossslot";
+    case RedisError::other:
+      break;
+  }
+  return "other";
+}
+
+RedisError redis_error_from(std::string_view text) {
+  for (std::size_t e = 0; e < static_cast<std::size_t>(RedisError::other); ++e) {
+    if (text == to_string(static_cast<RedisError>(e))) return static_cast<RedisError>(e);
+  }
+  return RedisError::other;
+}
+
 UpstreamFailure upstream_failure_from(std::string_view text) {
   for (auto f :
        {UpstreamFailure::none, UpstreamFailure::connect, UpstreamFailure::timeout,
@@ -263,7 +296,10 @@ GatewayMetrics::GatewayMetrics(Registry& registry, ScrapeSources sources) {
   derived_pages_ = &registry.counter("wg_derived_pages_total",
                                      "Review pages derived from a cached larger page.");
 
-  redis_errors_ = &registry.counter("wg_redis_errors_total", "Failed Redis commands.");
+  for (std::size_t e = 0; e < kRedisErrors; ++e) {
+    redis_errors_[e] = &registry.counter("wg_redis_errors_total", "Failed Redis commands, by kind.",
+                                         {{"kind", label(static_cast<RedisError>(e))}});
+  }
   for (std::size_t r = 0; r < withheld_.size(); ++r) {
     withheld_[r] =
         &registry.counter("wg_upstream_withheld_total",
@@ -360,8 +396,9 @@ void GatewayMetrics::withheld(Withheld reason) noexcept {
   withheld_[static_cast<std::size_t>(reason)]->inc();
 }
 
-void GatewayMetrics::redis_error() noexcept {
-  redis_errors_->inc();
+void GatewayMetrics::redis_error(RedisError kind) noexcept {
+  const auto e = static_cast<std::size_t>(kind);
+  redis_errors_[e < kRedisErrors ? e : kRedisErrors - 1]->inc();
 }
 void GatewayMetrics::redis_state(bool up) noexcept {
   redis_up_->set(up ? 1.0 : 0.0);

@@ -2,6 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "redis/resp_codec.hpp"
+#include "widget_gateway/metrics/gateway_metrics.hpp"
 #include "widget_gateway/redis/error_kind.hpp"
 
 using namespace wg::redis;
@@ -78,4 +79,14 @@ BOOST_AUTO_TEST_CASE(error_replies_are_classified) {
   BOOST_TEST(!is_server_condition(ErrorKind::timeout));
   BOOST_TEST(to_string(ErrorKind::crossslot) == "crossslot");
   BOOST_TEST(to_string(ErrorKind::other) == "other");
+}
+
+// The metric label of each kind is the kind's own name: the gateway passes the name along.
+BOOST_AUTO_TEST_CASE(metric_kinds_mirror_error_kinds) {
+  for (std::size_t k = 0; k < kErrorKinds; ++k) {
+    const auto kind = static_cast<ErrorKind>(k);
+    const auto metric = wg::metrics::redis_error_from(to_string(kind));
+    BOOST_TEST(static_cast<std::size_t>(metric) == k, to_string(kind));
+    BOOST_TEST(wg::metrics::to_string(metric) == to_string(kind));
+  }
 }

@@ -46,6 +46,20 @@ enum class StaleReason : std::uint8_t {
   other
 };
 enum class QuotaMode : std::uint8_t { normal, economy, exhausted };
+// Why a Redis command failed: the names and order of redis::ErrorKind, which the client
+// reports (Client::on_error) and which arrives here as its name.
+enum class RedisError : std::uint8_t {
+  timeout,
+  down,
+  overloaded,
+  auth,
+  readonly,
+  oom,
+  unavailable,
+  moved,
+  crossslot,
+  other
+};
 
 // Label values, as rendered.
 std::string_view to_string(Route route);
@@ -56,6 +70,7 @@ std::string_view to_string(Tier tier);
 std::string_view to_string(Withheld reason);
 std::string_view to_string(StaleReason reason);  // the Cache-Status detail spelling
 std::string_view to_string(QuotaMode mode);
+std::string_view to_string(RedisError error);
 
 // "" -> none; "connect", "timeout", "closed", "bad_status", "invalid_body", "tls",
 // "rate_limited"; anything else -> other.
@@ -64,6 +79,9 @@ UpstreamFailure upstream_failure_from(std::string_view text);
 UpstreamFailure upstream_failure_from(std::error_code ec);
 // "stale-while-revalidate", "stale-if-error", "quota-exhausted"; anything else -> other.
 StaleReason stale_reason_from(std::string_view text);
+// "timeout", "down", "overloaded", "auth", "readonly", "oom", "unavailable", "moved",
+// "crossslot"; anything else -> other.
+RedisError redis_error_from(std::string_view text);
 
 // State owned by other components, read at scrape time. A source left empty is not exported
 // (rather than exported as a misleading 0).
@@ -118,7 +136,11 @@ class GatewayMetrics {
   void stale_served(std::string_view reason) noexcept { stale_served(stale_reason_from(reason)); }
   void local_answer() noexcept;
   void derived_page() noexcept;
-  void redis_error() noexcept;
+  // One failed Redis command (wg_redis_errors_total{kind}).
+  void redis_error(RedisError kind) noexcept;
+  void redis_error(std::string_view kind) noexcept { redis_error(redis_error_from(kind)); }
+  // Transitional, for callers that do not know the kind: counted as "other".
+  void redis_error() noexcept { redis_error(RedisError::other); }
   void withheld(Withheld reason) noexcept;
   void redis_state(bool up) noexcept;
   void circuit_state(bool open) noexcept;
@@ -135,6 +157,7 @@ class GatewayMetrics {
   static constexpr std::size_t kFailures = 9;
   static constexpr std::size_t kTiers = 2;
   static constexpr std::size_t kStaleReasons = 4;
+  static constexpr std::size_t kRedisErrors = 10;
 
   std::array<std::array<std::array<Counter*, kCacheResults>, kStatusSlots>, kRoutes> requests_{};
   std::array<Histogram*, kRoutes> request_duration_{};
@@ -146,7 +169,7 @@ class GatewayMetrics {
   Counter* coalesced_waiters_ = nullptr;
   Counter* local_answers_ = nullptr;
   Counter* derived_pages_ = nullptr;
-  Counter* redis_errors_ = nullptr;
+  std::array<Counter*, kRedisErrors> redis_errors_{};
   std::array<Counter*, 5> withheld_{};
   Gauge* redis_up_ = nullptr;
   Gauge* circuit_open_ = nullptr;
