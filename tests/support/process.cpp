@@ -10,6 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -24,6 +27,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -102,10 +106,12 @@ std::optional<std::string> find_line(const std::string& text,
   return std::nullopt;
 }
 
-// Reads one RESP reply from a blocking socket, formatting it as text.
+// Reads one RESP reply from a blocking byte source, formatting it as text.
 class RespReader {
  public:
-  explicit RespReader(int fd) : fd_(fd) {}
+  // `receive` reads like recv(): bytes read, 0 when closed, negative on error.
+  explicit RespReader(std::function<ssize_t(char*, std::size_t)> receive)
+      : receive_(std::move(receive)) {}
 
   std::string reply() {
     std::string line = read_line();
@@ -161,15 +167,67 @@ class RespReader {
   }
   void fill() {
     char chunk[4096];
-    ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
+    ssize_t n = receive_(chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) return;
     if (n <= 0) throw std::runtime_error("redis connection closed or timed out");
     buffer_.append(chunk, static_cast<std::size_t>(n));
   }
 
-  int fd_;
+  std::function<ssize_t(char*, std::size_t)> receive_;
   std::string buffer_;
 };
+
+// A blocking TLS client session over a connected socket (its timeouts apply), for command().
+class TlsSession {
+ public:
+  TlsSession(int fd, const RedisOptions::Tls& tls)
+      : context_(SSL_CTX_new(TLS_client_method())), ssl_(nullptr) {
+    if (context_ == nullptr) throw std::runtime_error("SSL_CTX_new failed");
+    SSL_CTX_set_verify(context_, SSL_VERIFY_PEER, nullptr);
+    if (SSL_CTX_load_verify_locations(context_, tls.ca_file.c_str(), nullptr) != 1) {
+      throw std::runtime_error("cannot load " + tls.ca_file);
+    }
+    if (!tls.client_cert_file.empty() &&
+        (SSL_CTX_use_certificate_chain_file(context_, tls.client_cert_file.c_str()) != 1 ||
+         SSL_CTX_use_PrivateKey_file(context_, tls.client_key_file.c_str(), SSL_FILETYPE_PEM) !=
+             1)) {
+      throw std::runtime_error("cannot load the client certificate " + tls.client_cert_file);
+    }
+    ssl_ = SSL_new(context_);
+    if (ssl_ == nullptr || SSL_set_fd(ssl_, fd) != 1 || SSL_connect(ssl_) != 1) {
+      throw std::runtime_error("TLS handshake with redis-server failed");
+    }
+  }
+  ~TlsSession() {
+    if (ssl_ != nullptr) SSL_free(ssl_);
+    SSL_CTX_free(context_);
+  }
+  TlsSession(const TlsSession&) = delete;
+  TlsSession& operator=(const TlsSession&) = delete;
+
+  bool send_all(std::string_view bytes) {
+    return SSL_write(ssl_, bytes.data(), static_cast<int>(bytes.size())) ==
+           static_cast<int>(bytes.size());
+  }
+  ssize_t receive(char* data, std::size_t size) {
+    int n = SSL_read(ssl_, data, static_cast<int>(size));
+    return n > 0 ? n : -1;
+  }
+
+ private:
+  SSL_CTX* context_;
+  SSL* ssl_;
+};
+
+std::string resp_command(const std::vector<std::string>& args) {
+  std::string request = "*" + std::to_string(args.size()) + "\r\n";
+  for (const auto& a : args) {
+    request += "$" + std::to_string(a.size()) + "\r\n";
+    request += a;
+    request += "\r\n";
+  }
+  return request;
+}
 
 std::string lower(std::string_view text) {
   std::string out(text);
@@ -382,7 +440,10 @@ std::optional<std::uint16_t> listening_port(ChildProcess& process, std::string_v
 // ---------------------------------------------------------------------------------------------
 // RedisServer
 
-RedisServer::RedisServer(std::uint16_t port) : port_(port) {
+RedisServer::RedisServer(std::uint16_t port) : RedisServer(RedisOptions{}, port) {}
+
+RedisServer::RedisServer(RedisOptions options, std::uint16_t port)
+    : options_(std::move(options)), port_(port) {
   // A port picked by free_port() can be taken by someone else before redis binds it: retry
   // with another one a few times.
   const int attempts = port == 0 ? 3 : 1;
@@ -402,7 +463,32 @@ RedisServer::~RedisServer() {
 }
 
 std::string RedisServer::url() const {
-  return "redis://127.0.0.1:" + std::to_string(port_) + "/0";
+  return std::string(options_.tls ? "rediss" : "redis") + "://127.0.0.1:" + std::to_string(port_) +
+         "/0";
+}
+
+std::vector<std::string> RedisServer::argv() const {
+  std::vector<std::string> argv{"redis-server", "--bind", "127.0.0.1", "--save", "", "--appendonly",
+                                "no", "--daemonize", "no", "--dir", dir_.path(),
+                                // DEBUG SLEEP simulates a stalled server.
+                                "--enable-debug-command", "local"};
+  auto add = [&argv](std::initializer_list<std::string> words) {
+    argv.insert(argv.end(), words.begin(), words.end());
+  };
+  if (options_.tls) {
+    add({"--port", "0", "--tls-port", std::to_string(port_), "--tls-cert-file",
+         options_.tls->cert_file, "--tls-key-file", options_.tls->key_file, "--tls-ca-cert-file",
+         options_.tls->ca_file, "--tls-auth-clients", options_.tls->auth_clients});
+  } else {
+    add({"--port", std::to_string(port_)});
+  }
+  if (!options_.requirepass.empty()) add({"--requirepass", options_.requirepass});
+  for (const auto& user : options_.users) {
+    // Each word its own argument: redis-server joins them into one `user` directive.
+    argv.push_back("--user");
+    argv.insert(argv.end(), user.begin(), user.end());
+  }
+  return argv;
 }
 
 void RedisServer::stop() {
@@ -415,11 +501,7 @@ void RedisServer::stop() {
 void RedisServer::start() {
   if (running()) return;
   process_.reset();
-  process_.emplace(std::vector<std::string>{"redis-server", "--port", std::to_string(port_),
-                                            "--bind", "127.0.0.1", "--save", "", "--appendonly",
-                                            "no", "--daemonize", "no", "--dir", dir_.path(),
-                                            // DEBUG SLEEP simulates a stalled server.
-                                            "--enable-debug-command", "local"});
+  process_.emplace(argv());
   auto deadline = Steady::now() + 10s;
   while (Steady::now() < deadline) {
     if (!process_->running()) break;
@@ -442,17 +524,25 @@ bool RedisServer::running() const {
 }
 
 std::string RedisServer::command(const std::vector<std::string>& args) const {
-  std::string request = "*" + std::to_string(args.size()) + "\r\n";
-  for (const auto& a : args) {
-    request += "$" + std::to_string(a.size()) + "\r\n";
-    request += a;
-    request += "\r\n";
-  }
+  std::string request;
+  const bool auth = !options_.requirepass.empty();
+  if (auth) request = resp_command({"AUTH", options_.requirepass});
+  request += resp_command(args);
   Socket s;
   s.set_timeouts(5s);
   if (!s.connect(port_)) throw std::runtime_error("cannot connect to redis-server");
-  if (!s.send_all(request)) throw std::runtime_error("cannot send to redis-server");
-  return RespReader(s.fd()).reply();
+  std::optional<TlsSession> tls;
+  if (options_.tls) tls.emplace(s.fd(), *options_.tls);
+  const bool sent = tls ? tls->send_all(request) : s.send_all(request);
+  if (!sent) throw std::runtime_error("cannot send to redis-server");
+  RespReader reader([&](char* data, std::size_t size) -> ssize_t {
+    return tls ? tls->receive(data, size) : ::recv(s.fd(), data, size, 0);
+  });
+  if (auth) {
+    std::string ok = reader.reply();
+    if (ok != "OK") throw std::runtime_error("AUTH failed: " + ok);
+  }
+  return reader.reply();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -79,22 +79,45 @@ class ChildProcess {
 std::optional<std::uint16_t> listening_port(ChildProcess& process, std::string_view listener,
                                             std::chrono::milliseconds timeout = 15s);
 
+// How a private redis-server is secured; the default is plain TCP, no password, no ACL users.
+struct RedisOptions {
+  std::string requirepass;  // --requirepass: the default user's password
+  // One ACL user per entry, as the words of a `user` directive:
+  // {"app", "on", ">secret", "~*", "+@all", "-flushdb"}.
+  std::vector<std::vector<std::string>> users;
+  struct Tls {
+    std::string cert_file;  // the server's certificate and key (PEM)
+    std::string key_file;
+    std::string ca_file;              // --tls-ca-cert-file: verifies client certificates
+    std::string auth_clients = "no";  // --tls-auth-clients: "no", "optional" or "yes"
+    std::string client_cert_file;     // what command() presents, e.g. when "yes"
+    std::string client_key_file;
+  };
+  // Set: TLS only (--port 0, --tls-port PORT).
+  std::optional<Tls> tls;
+};
+
 // A private redis-server (no persistence, no config file) on 127.0.0.1. DEBUG is allowed from
 // loopback, so tests can stall it with DEBUG SLEEP.
 class RedisServer {
  public:
   explicit RedisServer(std::uint16_t port = 0);  // 0 = pick a free port
+  explicit RedisServer(RedisOptions options, std::uint16_t port = 0);
   ~RedisServer();
   std::uint16_t port() const { return port_; }
-  std::string url() const;  // redis://127.0.0.1:PORT/0
+  std::string url() const;  // redis://127.0.0.1:PORT/0, rediss:// with TLS
   void stop();              // SIGKILL-free shutdown; start() brings it back on the same port
   void start();
   bool running() const;
   // Runs one command with a short blocking connection (tests only), returns the raw reply
-  // formatted as text: integers and bulk strings as their value, nil as "(nil)".
+  // formatted as text: integers and bulk strings as their value, nil as "(nil)". Speaks TLS
+  // and sends AUTH requirepass first when the options ask for them.
   std::string command(const std::vector<std::string>& args) const;
 
  private:
+  std::vector<std::string> argv() const;
+
+  RedisOptions options_;
   std::uint16_t port_;
   TempDir dir_;  // --dir; declared before process_ so that it outlives the server
   std::optional<ChildProcess> process_;
