@@ -36,28 +36,4 @@ void Generations::clear() {
   global_.store(-1);
 }
 
-std::string widget_generation_key(std::string_view escaped_id) {
-  std::string key = "wg:{";
-  key.append(escaped_id).append("}:gen");
-  return key;
-}
-
-std::optional<KeyParts> split_key(std::string_view logical_key) {
-  constexpr std::string_view kPrefix = "wg:{";
-  if (!logical_key.starts_with(kPrefix)) return std::nullopt;
-  auto close = logical_key.find("}:", kPrefix.size());
-  if (close == std::string_view::npos) return std::nullopt;
-  return KeyParts{logical_key.substr(kPrefix.size(), close - kPrefix.size()),
-                  logical_key.substr(close + 2)};
-}
-
-std::string physical_key(const KeyParts& parts, std::uint64_t global, std::uint64_t widget) {
-  std::string key = "wg:{";
-  key.append(parts.escaped_id).append("}:g");
-  key.append(std::to_string(global)).push_back('.');
-  key.append(std::to_string(widget)).push_back(':');
-  key.append(parts.rest);
-  return key;
-}
-
 }  // namespace wg::cache

@@ -38,12 +38,13 @@ std::optional<std::uint64_t> generation_of(const redis::Reply& reply) {
 asio::awaitable<std::pair<std::error_code, std::string>> RedisStore::physical(
     const std::string& key) {
   auto parts = split_key(key);
-  if (!parts) co_return std::pair{std::error_code{}, key};  // not a widget key: as is
+  // Not a widget key: prefixed, without generations.
+  if (!parts) co_return std::pair{std::error_code{}, keys_.unversioned(key)};
   auto global = generations_.global();
   auto widget = generations_.widget(parts->escaped_id);
   if (!global || !widget) {
-    std::vector<std::string> args{"MGET", std::string(kGlobalGenerationKey),
-                                  widget_generation_key(parts->escaped_id)};
+    std::vector<std::string> args{"MGET", keys_.global_generation(),
+                                  keys_.widget_generation(parts->escaped_id)};
     auto [ec, reply] = co_await redis_.command(std::move(args));
     if (ec) co_return std::pair{ec, std::string()};
     if (reply.type != redis::Reply::Type::array || reply.elements.size() != 2) {
@@ -55,7 +56,7 @@ asio::awaitable<std::pair<std::error_code, std::string>> RedisStore::physical(
     generations_.set_global(*global);
     generations_.set_widget(parts->escaped_id, *widget);
   }
-  co_return std::pair{std::error_code{}, physical_key(*parts, *global, *widget)};
+  co_return std::pair{std::error_code{}, keys_.entry(*parts, *global, *widget)};
 }
 
 namespace {
@@ -134,11 +135,11 @@ asio::awaitable<std::error_code> RedisStore::put(const std::string& key, const E
 
 asio::awaitable<std::error_code> RedisStore::purge_widget(std::string_view widget_id) {
   const std::string escaped = api::escape_key_id(widget_id);
-  std::vector<std::string> incr{"INCR", widget_generation_key(escaped)};
+  std::vector<std::string> incr{"INCR", keys_.widget_generation(escaped)};
   auto [ec, reply] = co_await redis_.command(std::move(incr));
   if (ec) co_return ec;
   if (reply.type != redis::Reply::Type::integer) co_return make_error_code(errc::redis_error);
-  std::vector<std::string> publish{"PUBLISH", std::string(kPurgeChannel),
+  std::vector<std::string> publish{"PUBLISH", keys_.purge_channel(),
                                    "w " + std::to_string(reply.integer) + " " + escaped};
   auto [publish_ec, publish_reply] = co_await redis_.command(std::move(publish));
   apply_purge_message("w " + std::to_string(reply.integer) + " " + escaped);
@@ -146,11 +147,11 @@ asio::awaitable<std::error_code> RedisStore::purge_widget(std::string_view widge
 }
 
 asio::awaitable<std::error_code> RedisStore::purge_all() {
-  std::vector<std::string> incr{"INCR", std::string(kGlobalGenerationKey)};
+  std::vector<std::string> incr{"INCR", keys_.global_generation()};
   auto [ec, reply] = co_await redis_.command(std::move(incr));
   if (ec) co_return ec;
   if (reply.type != redis::Reply::Type::integer) co_return make_error_code(errc::redis_error);
-  std::vector<std::string> publish{"PUBLISH", std::string(kPurgeChannel),
+  std::vector<std::string> publish{"PUBLISH", keys_.purge_channel(),
                                    "a " + std::to_string(reply.integer)};
   auto [publish_ec, publish_reply] = co_await redis_.command(std::move(publish));
   apply_purge_message("a " + std::to_string(reply.integer));
@@ -174,9 +175,7 @@ std::optional<std::string> RedisStore::apply_purge_message(std::string_view mess
   std::string_view escaped = rest.substr(space + 1);
   if (!generation || escaped.empty()) return std::nullopt;
   generations_.set_widget(escaped, *generation);
-  std::string prefix = "wg:{";
-  prefix.append(escaped).append("}:");
-  return prefix;
+  return logical_widget_prefix(escaped);
 }
 
 }  // namespace wg::cache

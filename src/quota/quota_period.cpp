@@ -39,16 +39,16 @@ std::optional<QuotaPeriod> period_of_month(std::string_view month,
   return period;
 }
 
-std::string quota_key(const QuotaPeriod& period) {
-  return "wg:quota:{" + period.month + "}";
+std::string quota_key(const QuotaPeriod& period, const cache::KeySpace& keys) {
+  return keys.quota(period.month);
 }
 
-std::string leases_key(const QuotaPeriod& period) {
-  return quota_key(period) + ":leases";
+std::string leases_key(const QuotaPeriod& period, const cache::KeySpace& keys) {
+  return keys.quota_leases(period.month);
 }
 
-std::string unknown_key(const QuotaPeriod& period) {
-  return quota_key(period) + ":unknown";
+std::string unknown_key(const QuotaPeriod& period, const cache::KeySpace& keys) {
+  return keys.quota_unknown(period.month);
 }
 
 WallTime quota_key_expiry(const QuotaPeriod& period) {

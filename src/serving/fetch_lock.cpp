@@ -44,8 +44,8 @@ asio::awaitable<FetchLock::Held> FetchLock::try_acquire(const std::string& lock_
   Held held;
   if (!redis_.connected()) co_return held;
   held.token = random_token(random_);
-  std::vector<std::string> args{"SET", lock_key, held.token,
-                                "NX",  "PX",     std::to_string(ttl.count())};
+  const std::string key = keys_.unversioned(lock_key);
+  std::vector<std::string> args{"SET", key, held.token, "NX", "PX", std::to_string(ttl.count())};
   if (set_nx_get_) args.emplace_back("GET");
   auto [ec, reply] = co_await redis_.command(std::move(args));
   if (!ec && reply.is_error() && set_nx_get_ && reply.str.find("syntax") != std::string::npos) {
@@ -62,7 +62,7 @@ asio::awaitable<FetchLock::Held> FetchLock::try_acquire(const std::string& lock_
   } else {
     held.acquired = reply.type == redis::Reply::Type::status;  // "OK"; nil when already held
     if (!held.acquired) {
-      std::vector<std::string> get{"GET", lock_key};
+      std::vector<std::string> get{"GET", key};
       auto [get_ec, value] = co_await redis_.command(std::move(get));
       held.done = !get_ec && value.type == redis::Reply::Type::string && value.str == kDone;
     }
@@ -74,7 +74,8 @@ asio::awaitable<FetchLock::Held> FetchLock::take_over_done(const std::string& lo
                                                            std::chrono::milliseconds ttl) {
   Held held;
   held.token = random_token(random_);
-  std::vector<std::string> args{"EVAL",     std::string(kTakeOverScript), "1", lock_key,
+  std::vector<std::string> args{"EVAL",     std::string(kTakeOverScript),
+                                "1",        keys_.unversioned(lock_key),
                                 held.token, std::to_string(ttl.count())};
   auto [ec, reply] = co_await redis_.command(std::move(args));
   if (ec || reply.is_error()) co_return Held{};
@@ -84,14 +85,15 @@ asio::awaitable<FetchLock::Held> FetchLock::take_over_done(const std::string& lo
 }
 
 asio::awaitable<void> FetchLock::mark_done(const std::string& lock_key) {
-  std::vector<std::string> args{"SET", lock_key, std::string(kDone), "PX",
+  std::vector<std::string> args{"SET", keys_.unversioned(lock_key), std::string(kDone), "PX",
                                 std::to_string(kDoneFor.count())};
   co_await redis_.command(std::move(args));
 }
 
 asio::awaitable<void> FetchLock::release(const std::string& lock_key, const std::string& token) {
   if (token.empty()) co_return;
-  std::vector<std::string> args{"EVAL", std::string(kReleaseScript), "1", lock_key, token};
+  std::vector<std::string> args{"EVAL", std::string(kReleaseScript), "1",
+                                keys_.unversioned(lock_key), token};
   co_await redis_.command(std::move(args));
 }
 
@@ -100,8 +102,9 @@ asio::awaitable<bool> FetchLock::wait_released(const std::string& lock_key,
   asio::steady_timer timer(co_await asio::this_coro::executor);
   auto deadline = std::chrono::steady_clock::now() + max_wait;
   std::chrono::milliseconds interval(10);
+  const std::string key = keys_.unversioned(lock_key);
   while (std::chrono::steady_clock::now() < deadline) {
-    std::vector<std::string> args{"GET", lock_key};
+    std::vector<std::string> args{"GET", key};
     auto [ec, reply] = co_await redis_.command(std::move(args));
     if (ec || reply.is_error()) co_return false;
     if (reply.is_nil() || reply.str == kDone) co_return true;

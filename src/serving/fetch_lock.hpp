@@ -1,5 +1,5 @@
 #pragma once
-// Cross-instance (and cross-worker) coalescing: a short Redis lock per cache key ("SET key
+// Cross-instance (and cross-worker) coalescing: a short Redis lock per cache key ("SET lock
 // token NX PX ttl"), so that of all the gateway instances sharing a Redis only one fetches a
 // cold or expired key; the others wait for the entry it stores. The lock expires by itself if
 // its holder dies.
@@ -8,11 +8,16 @@
 // (kDoneFor) instead of deleting it: a request whose lookup missed just before the entry was
 // stored then fails to take the lock and reads the entry, instead of fetching again. That
 // closes the race without a Redis read under the lock on every upstream trip.
+//
+// Callers name a lock by lock_key_for(cache key), a logical name; the lock lives in Redis
+// under KeySpace::unversioned of it: in the widget's hash tag, without purge generations.
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <string>
+#include <utility>
 
+#include "widget_gateway/cache/key_space.hpp"
 #include "widget_gateway/common/random.hpp"
 
 namespace wg::redis {
@@ -23,7 +28,8 @@ namespace wg::serving {
 
 class FetchLock {
  public:
-  FetchLock(redis::Client& redis, RandomSource& random) : redis_(redis), random_(random) {}
+  FetchLock(redis::Client& redis, RandomSource& random, cache::KeySpace keys = cache::KeySpace())
+      : redis_(redis), random_(random), keys_(std::move(keys)) {}
 
   // How long "done" stays: it must outlast the gap between a request's lookup and its lock
   // attempt (a few Redis round trips), and stay short next to any entry's freshness.
@@ -55,10 +61,12 @@ class FetchLock {
  private:
   redis::Client& redis_;
   RandomSource& random_;
+  const cache::KeySpace keys_;
   bool set_nx_get_ = true;  // cleared when Redis (before 7.0) refuses SET with NX and GET
 };
 
-// The lock's key for a cache key: same hash tag, so it lives on the same cluster slot.
+// The lock's logical name for a logical cache key: same hash tag, so it lives on the same
+// cluster slot as the widget's entries.
 inline std::string lock_key_for(const std::string& cache_key) {
   return cache_key + ":lock";
 }

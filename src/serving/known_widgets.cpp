@@ -20,7 +20,7 @@ void KnownWidgets::insert_locally_locked(const std::string& id) {
 
 asio::awaitable<bool> KnownWidgets::known(redis::Client& redis, std::string id) {
   if (known_locally(id)) co_return true;
-  std::vector<std::string> args{"SISMEMBER", std::string(kKnownWidgetsKey), id};
+  std::vector<std::string> args{"SISMEMBER", key_, id};
   auto [ec, reply] = co_await redis.command(std::move(args));
   const bool found = !ec && reply.type == redis::Reply::Type::integer && reply.integer == 1;
   if (found) {
@@ -46,7 +46,7 @@ asio::awaitable<void> KnownWidgets::flush(redis::Client& redis) {
     ids.swap(unflushed_);
   }
   if (ids.empty()) co_return;
-  std::vector<std::string> args{"SADD", std::string(kKnownWidgetsKey)};
+  std::vector<std::string> args{"SADD", key_};
   args.insert(args.end(), ids.begin(), ids.end());
   auto [ec, reply] = co_await redis.command(std::move(args));
   if (!ec && reply.type == redis::Reply::Type::integer) co_return;

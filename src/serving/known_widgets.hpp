@@ -5,8 +5,8 @@
 // outage. Ids known nowhere draw on the unknown-id budget (quota.unknown_share,
 // access.unknown_per_ip_rate).
 //
-// The Redis set holds only ids upstream confirmed, so it grows with upstream's catalogue and
-// never with what clients make up.
+// The Redis set (KeySpace::known_widgets) holds only ids upstream confirmed, so it grows with
+// upstream's catalogue and never with what clients make up.
 
 #include <boost/asio/awaitable.hpp>
 #include <mutex>
@@ -15,18 +15,20 @@
 #include <unordered_set>
 #include <vector>
 
+#include "widget_gateway/cache/key_space.hpp"
+
 namespace wg::redis {
 class Client;
 }
 
 namespace wg::serving {
 
-inline constexpr std::string_view kKnownWidgetsKey = "wg:known-widgets";
-
 // Threads: process-wide; one small mutex, never held across I/O, taken on the miss path only.
 class KnownWidgets {
  public:
-  explicit KnownWidgets(std::size_t max_local = 100'000) : max_local_(max_local) {}
+  explicit KnownWidgets(const cache::KeySpace& keys = cache::KeySpace(),
+                        std::size_t max_local = 100'000)
+      : key_(keys.known_widgets()), max_local_(max_local) {}
 
   bool known_locally(const std::string& id) const;
   // In this process, else in Redis through `redis` (then remembered here). False when Redis
@@ -41,6 +43,7 @@ class KnownWidgets {
  private:
   void insert_locally_locked(const std::string& id);
 
+  const std::string key_;
   const std::size_t max_local_;
   mutable std::mutex mutex_;
   std::unordered_set<std::string> local_;

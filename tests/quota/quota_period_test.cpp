@@ -100,6 +100,17 @@ BOOST_AUTO_TEST_CASE(key_contains_quota_and_month) {
   BOOST_TEST(key.find("2026-07") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(keys_carry_the_fleet_prefix_and_the_month_as_their_tag) {
+  QuotaPeriod p = quota_period(utc(2026, 7, 4), kUtc);
+  BOOST_TEST(quota_key(p) == "wg:quota:{2026-07}");
+  BOOST_TEST(leases_key(p) == "wg:quota:{2026-07}:leases");
+  BOOST_TEST(unknown_key(p) == "wg:quota:{2026-07}:unknown");
+  const wg::cache::KeySpace b("fleet-b:");
+  BOOST_TEST(quota_key(p, b) == "fleet-b:quota:{2026-07}");
+  BOOST_TEST(leases_key(p, b) == "fleet-b:quota:{2026-07}:leases");
+  BOOST_TEST(unknown_key(p, b) == "fleet-b:quota:{2026-07}:unknown");
+}
+
 BOOST_AUTO_TEST_CASE(key_expiry_bounds) {
   // Every day of several years, in several offsets: never before the reset, at most 35 days
   // after it, and the key is alive at any instant of its month (31st included).

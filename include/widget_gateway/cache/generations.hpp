@@ -1,8 +1,8 @@
 #pragma once
-// Purge generations. Every Redis key of a widget carries the widget's generation and the
-// global one ("wg:{id}:g<global>.<widget>:..."), so a purge is one INCR: entries under the old
-// generations are simply never looked up again and expire by themselves. This is the local,
-// bounded memory of the generations last seen, kept current by the purge channel.
+// Purge generations. Every Redis key of a cache entry carries the widget's generation and the
+// global one (KeySpace::entry), so a purge is one INCR: entries under the old generations are
+// simply never looked up again and expire by themselves. This is the local, bounded memory of
+// the generations last seen, kept current by the purge channel.
 
 #include <atomic>
 #include <cstdint>
@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+
+#include "widget_gateway/cache/key_space.hpp"
 
 namespace wg::cache {
 
@@ -36,20 +38,8 @@ class Generations {
   std::atomic<std::int64_t> global_{-1};  // -1 = not known
 };
 
-// Redis keys of the generation counters.
-std::string widget_generation_key(std::string_view escaped_id);  // "wg:{id}:gen"
-inline constexpr std::string_view kGlobalGenerationKey = "wg:gen";
-// The pub/sub channel on which purges are announced to every instance.
-inline constexpr std::string_view kPurgeChannel = "wg:purge";
-
-// Splits a logical cache key "wg:{id}:rest" into the escaped id and the rest; nullopt when the
-// key does not have that shape.
-struct KeyParts {
-  std::string_view escaped_id;
-  std::string_view rest;
-};
-std::optional<KeyParts> split_key(std::string_view logical_key);
-// "wg:{id}:g<global>.<widget>:rest"
-std::string physical_key(const KeyParts& parts, std::uint64_t global, std::uint64_t widget);
+// The default fleet's purge channel, for app.cpp until it subscribes to
+// KeySpace::purge_channel() of its configured prefix.
+inline const std::string kPurgeChannel = KeySpace().purge_channel();
 
 }  // namespace wg::cache

@@ -1,16 +1,19 @@
 #pragma once
 // The shared cache tier (L2): encoded entries in Redis, each expiring with its stale window so
 // Redis itself forgets what the gateway may no longer serve. Keys carry purge generations
-// (see generations.hpp): callers use logical keys, the store adds the generations.
+// (see generations.hpp): callers use logical keys, the store names them in Redis through its
+// KeySpace and adds the generations.
 
 #include <boost/asio/awaitable.hpp>
 #include <memory>
 #include <optional>
 #include <string>
 #include <system_error>
+#include <utility>
 
 #include "widget_gateway/cache/entry.hpp"
 #include "widget_gateway/cache/generations.hpp"
+#include "widget_gateway/cache/key_space.hpp"
 
 namespace wg::redis {
 class Client;
@@ -26,8 +29,10 @@ struct Lookup {
 
 class RedisStore {
  public:
-  RedisStore(redis::Client& redis, Generations& generations)
-      : redis_(redis), generations_(generations) {}
+  RedisStore(redis::Client& redis, Generations& generations, KeySpace keys = KeySpace())
+      : redis_(redis), generations_(generations), keys_(std::move(keys)) {}
+
+  const KeySpace& keys() const { return keys_; }
 
   boost::asio::awaitable<Lookup> get(const std::string& key);
   // Two keys of one widget (one hash tag, so one cluster slot) in one MGET: what a page miss
@@ -38,11 +43,12 @@ class RedisStore {
   // count failures, since a failed store only costs a later miss.
   boost::asio::awaitable<std::error_code> put(const std::string& key, const Entry& entry);
 
-  // Purges: one INCR each, announced on the purge channel so every instance drops its L1.
+  // Purges: one INCR each, announced on the purge channel so every instance of the fleet (the
+  // same key prefix) drops its L1.
   boost::asio::awaitable<std::error_code> purge_widget(std::string_view widget_id);
   boost::asio::awaitable<std::error_code> purge_all();
-  // Applies a purge announcement (from the subscriber); returns the L1 prefix to drop ("" for
-  // everything), nullopt for a malformed message.
+  // Applies a purge announcement (from the subscriber of keys().purge_channel()); returns the
+  // L1 prefix to drop ("" for everything), nullopt for a malformed message.
   std::optional<std::string> apply_purge_message(std::string_view message);
 
   // The Redis key `key` currently maps to (reads generations it does not know yet).
@@ -51,6 +57,7 @@ class RedisStore {
  private:
   redis::Client& redis_;
   Generations& generations_;
+  const KeySpace keys_;
 };
 
 }  // namespace wg::cache

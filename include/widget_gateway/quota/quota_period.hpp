@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "widget_gateway/cache/key_space.hpp"
 #include "widget_gateway/common/clock.hpp"
 
 namespace wg::quota {
@@ -21,13 +22,15 @@ QuotaPeriod quota_period(WallTime now, std::chrono::minutes utc_offset);
 // The period named "YYYY-MM"; nullopt for any other text.
 std::optional<QuotaPeriod> period_of_month(std::string_view month, std::chrono::minutes utc_offset);
 
-// "wg:quota:{YYYY-MM}"; the braces make it a Redis Cluster hash tag. The month's charged
-// count: requests sent upstream plus the leases instances hold and have not spent yet.
-std::string quota_key(const QuotaPeriod& period);
-// "wg:quota:{YYYY-MM}:leases": each instance's lease ledger, and the fleet's unspent total.
-std::string leases_key(const QuotaPeriod& period);
-// "wg:quota:{YYYY-MM}:unknown": lookups of ids upstream did not know (their own budget).
-std::string unknown_key(const QuotaPeriod& period);
+// The month's Redis keys, named by `keys` (KeySpace::quota...): they share the month as their
+// Redis Cluster hash tag, since one script touches all three.
+// "<prefix>quota:{YYYY-MM}": the month's charged count: requests sent upstream plus the
+// leases instances hold and have not spent yet.
+std::string quota_key(const QuotaPeriod& period, const cache::KeySpace& keys = cache::KeySpace());
+// "<prefix>quota:{YYYY-MM}:leases": each instance's lease ledger, and the fleet's unspent total.
+std::string leases_key(const QuotaPeriod& period, const cache::KeySpace& keys = cache::KeySpace());
+// "<prefix>quota:{YYYY-MM}:unknown": lookups of ids upstream did not know (their own budget).
+std::string unknown_key(const QuotaPeriod& period, const cache::KeySpace& keys = cache::KeySpace());
 
 // resets_at + 7 days: the counter outlives its month long enough to be read for reports
 // (and for late increments from an instance whose clock lags), and expires well within the
