@@ -1,7 +1,10 @@
 #include "widget_gateway/cache/redis_store.hpp"
 
+#include <boost/asio/experimental/awaitable_operators.hpp>
+
 #include <charconv>
 #include <chrono>
+#include <tuple>
 #include <vector>
 
 #include "widget_gateway/api/keys.hpp"
@@ -35,6 +38,16 @@ std::optional<std::uint64_t> generation_of(const redis::Reply& reply) {
 
 }  // namespace
 
+asio::awaitable<std::pair<std::error_code, std::uint64_t>> RedisStore::read_generation(
+    std::string key) {
+  std::vector<std::string> args{"GET", std::move(key)};
+  auto [ec, reply] = co_await redis_.command(std::move(args));
+  if (ec) co_return std::pair{ec, std::uint64_t{0}};
+  auto generation = generation_of(reply);
+  if (!generation) co_return std::pair{make_error_code(errc::redis_error), std::uint64_t{0}};
+  co_return std::pair{std::error_code{}, *generation};
+}
+
 asio::awaitable<std::pair<std::error_code, std::string>> RedisStore::physical(
     const std::string& key) {
   auto parts = split_key(key);
@@ -43,16 +56,26 @@ asio::awaitable<std::pair<std::error_code, std::string>> RedisStore::physical(
   auto global = generations_.global();
   auto widget = generations_.widget(parts->escaped_id);
   if (!global || !widget) {
-    std::vector<std::string> args{"MGET", keys_.global_generation(),
-                                  keys_.widget_generation(parts->escaped_id)};
-    auto [ec, reply] = co_await redis_.command(std::move(args));
-    if (ec) co_return std::pair{ec, std::string()};
-    if (reply.type != redis::Reply::Type::array || reply.elements.size() != 2) {
-      co_return std::pair{make_error_code(errc::redis_error), std::string()};
+    std::pair<std::error_code, std::uint64_t> global_read{{}, global.value_or(0)};
+    std::pair<std::error_code, std::uint64_t> widget_read{{}, widget.value_or(0)};
+    std::string global_key = keys_.global_generation();
+    std::string widget_key = keys_.widget_generation(parts->escaped_id);
+    if (!global && !widget) {
+      // Two slots, so two commands; pipelined on the connection, they still cost one round
+      // trip (the first lookup after start, or after the purge channel dropped).
+      using namespace asio::experimental::awaitable_operators;
+      auto both = read_generation(std::move(global_key)) && read_generation(std::move(widget_key));
+      std::tie(global_read, widget_read) = co_await std::move(both);
+    } else if (!global) {
+      global_read = co_await read_generation(std::move(global_key));
+    } else {
+      widget_read = co_await read_generation(std::move(widget_key));
     }
-    global = generation_of(reply.elements[0]);
-    widget = generation_of(reply.elements[1]);
-    if (!global || !widget) co_return std::pair{make_error_code(errc::redis_error), std::string()};
+    if (global_read.first || widget_read.first) {
+      co_return std::pair{global_read.first ? global_read.first : widget_read.first, std::string()};
+    }
+    global = global_read.second;
+    widget = widget_read.second;
     generations_.set_global(*global);
     generations_.set_widget(parts->escaped_id, *widget);
   }
@@ -102,6 +125,12 @@ asio::awaitable<std::pair<Lookup, Lookup>> RedisStore::get_pair(const std::strin
   auto [second_ec, second_physical] = co_await physical(second);  // generations known by now
   if (first_ec || second_ec) {
     found.first.ec = found.second.ec = first_ec ? first_ec : second_ec;
+    co_return found;
+  }
+  if (hash_tag(first_physical) != hash_tag(second_physical)) {
+    // Keys of two widgets: two slots, so two commands.
+    found.first = co_await get(first);
+    found.second = co_await get(second);
     co_return found;
   }
   found.first.physical_key = first_physical;

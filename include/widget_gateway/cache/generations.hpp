@@ -3,6 +3,10 @@
 // global one (KeySpace::entry), so a purge is one INCR: entries under the old generations are
 // simply never looked up again and expire by themselves. This is the local, bounded memory of
 // the generations last seen, kept current by the purge channel.
+//
+// The global (purge-all) generation lives under a key of its own, in a slot of its own, so no
+// command reads it with a widget's: the process keeps it here and reads it only when it does
+// not know it (at start, and after the purge channel dropped, when clear() forgot it).
 
 #include <atomic>
 #include <cstdint>

@@ -5,6 +5,7 @@
 // KeySpace and adds the generations.
 
 #include <boost/asio/awaitable.hpp>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,7 +37,8 @@ class RedisStore {
 
   boost::asio::awaitable<Lookup> get(const std::string& key);
   // Two keys of one widget (one hash tag, so one cluster slot) in one MGET: what a page miss
-  // needs (the widget data and the page's window) in one round trip and one command.
+  // needs (the widget data and the page's window) in one round trip and one command. Keys of
+  // two widgets are read with a GET each, never one command across slots.
   boost::asio::awaitable<std::pair<Lookup, Lookup>> get_pair(const std::string& first,
                                                              const std::string& second);
   // Stores `entry` until its stale_until. Returns the Redis outcome; callers usually only
@@ -55,6 +57,10 @@ class RedisStore {
   boost::asio::awaitable<std::pair<std::error_code, std::string>> physical(const std::string& key);
 
  private:
+  // One generation counter's value (nil is 0).
+  boost::asio::awaitable<std::pair<std::error_code, std::uint64_t>> read_generation(
+      std::string key);
+
   redis::Client& redis_;
   Generations& generations_;
   const KeySpace keys_;
