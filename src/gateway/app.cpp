@@ -151,7 +151,7 @@ class Gateway final : private Workers, private SiblingCaches {
             kFirstCircuitPause),
         access_log_(config_.log.access_log, config_.log.sample, DefaultRandom::instance()),
         metrics_(registry_, scrape_sources()),
-        readiness_([this] { return redis_up(); }, quota_),
+        readiness_([this] { return redis_usable(); }, quota_),
         widget_policy_(std::make_shared<const api::WidgetPolicy>(config_.access.widget_pattern,
                                                                  config_.access.widgets)),
         admin_handler_({readiness_, registry_, quota_, *this, store_, SystemClock::instance(),
@@ -170,6 +170,8 @@ class Gateway final : private Workers, private SiblingCaches {
                              threads_ > 1 ? static_cast<SiblingCaches*>(this) : nullptr,
                              threads_};
     restore_quota_lease();
+    control_redis_.on_error(
+        [this](redis::ErrorKind kind) { metrics_.redis_error(redis::to_string(kind)); });
     auto limiter = limiter_.for_config(config_);
     for (unsigned i = 0; i < threads_; ++i) {
       workers_.push_back(
@@ -426,7 +428,16 @@ class Gateway final : private Workers, private SiblingCaches {
     }
   }
 
-  // Redis counts as up while every worker's connection is up. Any thread.
+  // /readyz's "redis": every connection up and none getting error replies. Any thread.
+  bool redis_usable() const {
+    if (!frontend::redis_usable(control_redis_)) return false;
+    for (const auto& worker : workers_) {
+      if (!worker->redis_usable()) return false;
+    }
+    return !workers_.empty();
+  }
+
+  // wg_redis_up: every worker's connection is up. Any thread.
   bool redis_up() const {
     for (const auto& worker : workers_) {
       if (!worker->redis_connected()) return false;

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "frontend/public_handler.hpp"
+#include "frontend/readiness.hpp"
 #include "serving/serving_core.hpp"
 #include "widget_gateway/http/server.hpp"
 
@@ -49,6 +50,8 @@ class Worker {
   std::size_t l1_bytes() const { return core_.l1.bytes(); }
   std::size_t l1_entries() const { return core_.l1.entries(); }
   bool redis_connected() const { return core_.redis.connected(); }
+  // Connected, and no error reply (auth, permissions, READONLY, OOM...) lately.
+  bool redis_usable() const { return frontend::redis_usable(core_.redis); }
 
  private:
   unsigned index_;

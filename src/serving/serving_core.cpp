@@ -4,19 +4,21 @@
 #include <boost/asio/detached.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 
+#include "widget_gateway/metrics/gateway_metrics.hpp"
 #include "widget_gateway/quota/quota_counter.hpp"
+#include "widget_gateway/redis/settings_from.hpp"
 
 namespace wg::serving {
 namespace asio = boost::asio;
 
 redis::Settings redis_settings(const config::Config& config) {
-  redis::Settings settings;
-  settings.endpoint = *redis::parse_url(config.redis.url);  // validated by the config loader
-  settings.command_timeout = config.redis.timeout;
-  settings.connect_timeout = config.redis.timeout;
-  settings.reconnect_max = config.redis.reconnect_max;
-  return settings;
+  // Read at start only (the workers' connections, the control connection and the subscriber):
+  // the password from WG_REDIS_PASSWORD, redis.password_file or the URL.
+  const char* env = std::getenv(redis::kPasswordEnv);
+  return redis::settings_from(config.redis,
+                              env ? std::optional<std::string_view>(env) : std::nullopt);
 }
 
 ServingCore::ServingCore(asio::any_io_executor ex, const config::Config& config,
@@ -40,7 +42,8 @@ ServingCore::ServingCore(asio::any_io_executor ex, const config::Config& config,
                parts.metrics, parts.siblings, index},
               config),
       executor_(ex),
-      quota_(parts.quota) {}
+      quota_(parts.quota),
+      metrics_(parts.metrics) {}
 
 ServingCore::~ServingCore() {
   redis.stop();
@@ -48,6 +51,9 @@ ServingCore::~ServingCore() {
 }
 
 void ServingCore::start() {
+  if (metrics_ != nullptr) {
+    redis.on_error([metrics = metrics_](redis::ErrorKind kind) { metrics->redis_error(redis::to_string(kind)); });
+  }
   redis.on_state_change([this](bool up) {
     if (up) asio::co_spawn(executor_, quota_.report(redis), asio::detached);
   });

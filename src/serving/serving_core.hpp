@@ -74,6 +74,7 @@ class ServingCore {
  private:
   boost::asio::any_io_executor executor_;
   quota::QuotaCounter& quota_;
+  metrics::GatewayMetrics* metrics_;
 };
 
 }  // namespace wg::serving
