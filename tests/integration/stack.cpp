@@ -184,13 +184,13 @@ std::string reviews_path(const std::string& id, const std::string& query) {
   return "/api/v1/widgets/widget/" + id + "/reviews/remote" + (query.empty() ? "" : "?" + query);
 }
 
-std::string current_quota_key() {
+std::string current_quota_key(const std::string& prefix) {
   std::time_t now = std::time(nullptr) + 3 * 3600;
   std::tm tm{};
   gmtime_r(&now, &tm);
   char buf[48];
-  std::snprintf(buf, sizeof buf, "wg:quota:{%04d-%02d}", tm.tm_year + 1900, tm.tm_mon + 1);
-  return buf;
+  std::snprintf(buf, sizeof buf, "quota:{%04d-%02d}", tm.tm_year + 1900, tm.tm_mon + 1);
+  return prefix + buf;
 }
 
 bool eventually(const std::function<bool()>& done, std::chrono::milliseconds limit) {

@@ -80,8 +80,8 @@ std::string widget_path(const std::string& id);
 std::string reviews_path(const std::string& id, const std::string& query);
 
 // The month key of the quota counter as the contract describes it (default quota.utc_offset
-// +03:00), for the month the test runs in.
-std::string current_quota_key();
+// +03:00), for the month the test runs in, under redis.key_prefix `prefix`.
+std::string current_quota_key(const std::string& prefix = "wg:");
 
 // Polls `done` every 20 ms until it holds or `limit` passes; returns done().
 bool eventually(const std::function<bool()>& done, std::chrono::milliseconds limit = 20s);
