@@ -7,6 +7,7 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <cstdlib>
 
 #include "redis/tls_context.hpp"
 #include "widget_gateway/common/log.hpp"
@@ -76,6 +77,12 @@ void Link::detach_callbacks() {
 }
 
 void Link::report_error(ErrorKind kind) {
+  if (settings_.sentinel && kind == ErrorKind::readonly) {
+    // The primary became a replica (a failover): leave it, and ask the sentinels again.
+    asio::post(strand_, [self = shared_from_this()] {
+      self->drop_connection("READONLY: no longer the primary");
+    });
+  }
   std::lock_guard lock(callback_mutex_);
   for (std::size_t i = 0; i < error_listeners_.size() && !callbacks_detached_; ++i) {
     error_listeners_[i](kind);
@@ -142,9 +149,9 @@ awaitable<std::optional<Reply>> Link::exec_setup(std::vector<std::string> args,
   co_return std::move(call->reply);
 }
 
-awaitable<std::optional<asio::ip::address>> Link::resolve(std::string& reason,
+awaitable<std::optional<asio::ip::address>> Link::resolve(const std::string& host,
+                                                          std::uint16_t port, std::string& reason,
                                                           SteadyTime deadline) {
-  const std::string& host = settings_.endpoint.host;
   boost::system::error_code ec;
   auto address = asio::ip::make_address(host, ec);
   if (!ec) co_return address;
@@ -157,7 +164,7 @@ awaitable<std::optional<asio::ip::address>> Link::resolve(std::string& reason,
   };
   auto outcome = std::make_shared<Outcome>();
   resolver_.async_resolve(
-      host, std::to_string(settings_.endpoint.port),
+      host, std::to_string(port),
       [self = shared_from_this(), outcome](boost::system::error_code ec,
                                            asio::ip::tcp::resolver::results_type results) {
         outcome->done = true;
@@ -186,17 +193,18 @@ awaitable<std::optional<asio::ip::address>> Link::resolve(std::string& reason,
   co_return outcome->ips[address_turn_ % outcome->ips.size()];
 }
 
-awaitable<bool> Link::connect_once(std::string& reason) {
-  auto deadline = std::chrono::steady_clock::now() + settings_.connect_timeout;
-  auto address = co_await resolve(reason, deadline);
+awaitable<bool> Link::open_transport(const std::string& host, std::uint16_t port,
+                                     const std::string& server_name, std::string& reason,
+                                     SteadyTime deadline) {
+  auto address = co_await resolve(host, port, reason, deadline);
   if (!address || stopping_) co_return false;
 
   connect_result_.reset();
   down_reason_.clear();
-  ++address_turn_;  // undone below if this address works
+  ++address_turn_;  // undone by the caller if this address works
   ConnectionEvents& events = *this;
   conn_ = std::make_shared<Connection>(strand_, tls_context_.get(), events);
-  conn_->connect(asio::ip::tcp::endpoint(*address, settings_.endpoint.port), server_name_);
+  conn_->connect(asio::ip::tcp::endpoint(*address, port), server_name);
   Predicate connected = [this] { return connect_result_.has_value() || stopping_; };
   co_await wait_until(connected, deadline);
   if (stopping_) co_return false;
@@ -209,8 +217,77 @@ awaitable<bool> Link::connect_once(std::string& reason) {
     reason = conn_->error();
     co_return false;
   }
+  co_return true;
+}
+
+awaitable<std::optional<std::pair<std::string, std::uint16_t>>> Link::locate_primary(
+    std::string& reason, SteadyTime deadline) {
+  const SentinelSettings& sentinel = *settings_.sentinel;  // settings_ never changes
+  const Endpoint& endpoint = settings_.endpoint;
+  for (std::size_t i = 0; i < sentinel.sentinels.size() && !stopping_; ++i) {
+    // Copies, not references: GCC 12 mishandles references that live across a co_await in a
+    // loop.
+    const std::string host =
+        sentinel.sentinels[(sentinel_turn_ + i) % sentinel.sentinels.size()].first;
+    const std::uint16_t port =
+        sentinel.sentinels[(sentinel_turn_ + i) % sentinel.sentinels.size()].second;
+    std::string why;
+    const std::string name = settings_.tls.server_name.empty() ? host : settings_.tls.server_name;
+    if (!co_await open_transport(host, port, name, why, deadline)) {
+      reason = "sentinel " + host + ":" + std::to_string(port) + ": " + why;
+      continue;
+    }
+    if (!endpoint.password.empty()) {
+      // Sentinels often share the data nodes' credentials; one without a password refuses
+      // AUTH with an error, which is no reason not to ask it.
+      std::vector<std::string> auth{std::string("AUTH")};
+      if (!endpoint.user.empty()) auth.push_back(endpoint.user);
+      auth.push_back(endpoint.password);
+      co_await exec_setup(std::move(auth), deadline);
+    }
+    std::vector<std::string> ask{std::string("SENTINEL"), std::string("GET-MASTER-ADDR-BY-NAME"),
+                                 sentinel.master};
+    auto reply = co_await exec_setup(std::move(ask), deadline);
+    if (conn_) conn_->close();
+    conn_.reset();
+    if (reply && reply->type == Reply::Type::array && reply->elements.size() == 2) {
+      const unsigned long primary_port = std::strtoul(reply->elements[1].str.c_str(), nullptr, 10);
+      if (primary_port > 0 && primary_port < 65536) {
+        sentinel_turn_ =
+            (sentinel_turn_ + i) % sentinel.sentinels.size();  // ask it first next time
+        co_return std::pair{reply->elements[0].str, static_cast<std::uint16_t>(primary_port)};
+      }
+    }
+    reason = "sentinel " + host + ":" + std::to_string(port) + " names no primary \"" +
+             sentinel.master + "\"" + (reply && reply->is_error() ? ": " + reply->str : "");
+  }
+  co_return std::nullopt;
+}
+
+awaitable<bool> Link::connect_once(std::string& reason) {
+  auto deadline = std::chrono::steady_clock::now() + settings_.connect_timeout;
+  std::string host = settings_.endpoint.host;
+  std::uint16_t port = settings_.endpoint.port;
+  std::string name = server_name_;
+  if (settings_.sentinel) {
+    auto primary = co_await locate_primary(reason, deadline);
+    if (!primary || stopping_) co_return false;
+    host = primary->first;
+    port = primary->second;
+    if (settings_.tls.server_name.empty()) name = host;
+    endpoint_text_ = host + ":" + std::to_string(port) + " (" + settings_.sentinel->master + ")";
+  }
+  if (!co_await open_transport(host, port, name, reason, deadline)) co_return false;
   bool ok = co_await open_session(reason, deadline);
   if (stopping_) co_return false;
+  if (ok && settings_.sentinel) {
+    // The sentinels' answer may be a moment old: only the primary itself will do.
+    std::vector<std::string> role{std::string("ROLE")};
+    auto reply = co_await exec_setup(std::move(role), deadline);
+    ok = reply && reply->type == Reply::Type::array && !reply->elements.empty() &&
+         reply->elements[0].str == "master";
+    if (!ok) reason = "the server the sentinels named is not the primary (yet)";
+  }
   if (ok) {
     // The role's setup gets a command timeout of its own, on top of the connect budget.
     ok = co_await on_open(std::chrono::steady_clock::now() + settings_.command_timeout);

@@ -96,7 +96,17 @@ class Link : public std::enable_shared_from_this<Link>, private ConnectionEvents
   boost::asio::awaitable<bool> open_session(std::string& reason, SteadyTime deadline);
   boost::asio::awaitable<bool> setup_command(std::vector<std::string> args, std::string_view name,
                                              std::string& reason, SteadyTime deadline);
-  boost::asio::awaitable<std::optional<boost::asio::ip::address>> resolve(std::string& reason,
+  // Sentinel mode: asks the sentinels in turn for the primary's address; nullopt (with
+  // `reason`) when none answers.
+  boost::asio::awaitable<std::optional<std::pair<std::string, std::uint16_t>>> locate_primary(
+      std::string& reason, SteadyTime deadline);
+  // Opens conn_ to host:port (resolve, connect, TLS handshake) within `deadline`.
+  boost::asio::awaitable<bool> open_transport(const std::string& host, std::uint16_t port,
+                                              const std::string& server_name, std::string& reason,
+                                              SteadyTime deadline);
+  boost::asio::awaitable<std::optional<boost::asio::ip::address>> resolve(const std::string& host,
+                                                                          std::uint16_t port,
+                                                                          std::string& reason,
                                                                           SteadyTime deadline);
   void do_stop();
   void set_state(bool up, std::string_view reason);
@@ -121,7 +131,8 @@ class Link : public std::enable_shared_from_this<Link>, private ConnectionEvents
   std::string logged_reason_;      // and why it was down
   std::shared_ptr<Connection> conn_;
   std::optional<bool> connect_result_;
-  std::size_t address_turn_ = 0;  // which resolved address to try next
+  std::size_t address_turn_ = 0;   // which resolved address to try next
+  std::size_t sentinel_turn_ = 0;  // which sentinel to ask first
   std::string down_reason_;
   boost::asio::steady_timer wake_;
   boost::asio::ip::tcp::resolver resolver_;

@@ -50,6 +50,18 @@ Settings settings_from(const config::RedisConfig& config, std::optional<std::str
   settings.command_timeout = config.timeout;
   settings.connect_timeout = config.timeout;
   settings.reconnect_max = config.reconnect_max;
+  if (config.mode == "sentinel") {
+    SentinelSettings sentinel{{}, config.sentinel_master};
+    for (const auto& node : config.nodes) {
+      // "host:port" (validated by the config loader); an IPv6 host comes in brackets.
+      const auto colon = node.rfind(':');
+      std::string host = node.substr(0, colon);
+      if (host.size() > 1 && host.front() == '[') host = host.substr(1, host.size() - 2);
+      sentinel.sentinels.emplace_back(
+          host, static_cast<std::uint16_t>(std::stoul(node.substr(colon + 1))));
+    }
+    settings.sentinel = std::move(sentinel);
+  }
   return settings;
 }
 

@@ -60,8 +60,18 @@ struct TlsSettings {
   std::string server_name;  // verified in the server's certificate (and sent as SNI); "" = host
 };
 
+// Sentinel mode: the primary is whatever the sentinels name for `master`, asked before every
+// (re)connect; a server that no longer is the primary (READONLY, or ROLE says replica) is left
+// and the sentinels are asked again.
+struct SentinelSettings {
+  std::vector<std::pair<std::string, std::uint16_t>> sentinels;  // host, port
+  std::string master;
+};
+
 struct Settings {
+  // Standalone: the server. Sentinel mode: only its credentials, db and TLS flag count.
   Endpoint endpoint;
+  std::optional<SentinelSettings> sentinel;
   TlsSettings tls;                                 // used when endpoint.tls
   std::chrono::milliseconds command_timeout{500};  // from submission to reply
   // Resolve + TCP connect + TLS handshake + AUTH + SELECT (SUBSCRIBE then has command_timeout).
