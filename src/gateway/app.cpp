@@ -21,6 +21,7 @@
 #include "serving/serving_core.hpp"
 #include "widget_gateway/accesslog/access_log.hpp"
 #include "widget_gateway/api/widget_policy.hpp"
+#include "widget_gateway/cache/key_space.hpp"
 #include "widget_gateway/cache/redis_store.hpp"
 #include "widget_gateway/common/log.hpp"
 #include "widget_gateway/edge/rate_limiter.hpp"
@@ -132,12 +133,13 @@ class Gateway final : private Workers, private SiblingCaches {
       : invocation_(invocation),
         config_(invocation.config),
         threads_(thread_count(config_)),
+        keys_(config_.redis.key_prefix),
         control_redis_(control_.get_executor(), serving::redis_settings(config_)),
-        store_(control_redis_, generations_),
-        purges_(control_.get_executor(), serving::redis_settings(config_),
-                {std::string(cache::kPurgeChannel)},
+        store_(control_redis_, generations_, keys_),
+        purges_(control_.get_executor(), serving::redis_settings(config_), {keys_.purge_channel()},
                 [this](std::string_view, std::string_view message) { this->on_purge(message); }),
-        quota_(SystemClock::instance(), config_.quota, instance_name(DefaultRandom::instance())),
+        quota_(SystemClock::instance(), config_.quota, instance_name(DefaultRandom::instance()),
+               keys_),
         breaker_(
             config_.upstream.circuit_failures,
             std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -149,6 +151,7 @@ class Gateway final : private Workers, private SiblingCaches {
               log::warn("circuit", {{"state", upstream::to_string(to)}});
             },
             kFirstCircuitPause),
+        known_widgets_(keys_),
         access_log_(config_.log.access_log, config_.log.sample, DefaultRandom::instance()),
         metrics_(registry_, scrape_sources()),
         readiness_([this] { return redis_usable(); }, quota_),
@@ -209,7 +212,11 @@ class Gateway final : private Workers, private SiblingCaches {
     purges_.on_state_change([this](bool up) {
       if (!up) return;
       generations_.clear();
-      erase_everywhere("");
+      // Each worker forgets its L1 once its own connection is back too: until then its L1 is
+      // all that serves its cached keys (after a failover the subscriber is often back first).
+      for (auto& worker : workers_) {
+        asio::post(worker->executor(), [&core = worker->core()] { core.clear_l1_when_redis_up(); });
+      }
     });
     admin_server_.set_max_body_bytes(64 * 1024);
     control_redis_.start();
@@ -513,6 +520,7 @@ class Gateway final : private Workers, private SiblingCaches {
   const config::Invocation& invocation_;
   config::Config config_;
   unsigned threads_;
+  const cache::KeySpace keys_;  // redis.key_prefix: every key and the purge channel
   asio::io_context control_{1};
   cache::Generations generations_;
   redis::Client control_redis_;

@@ -136,8 +136,9 @@ std::uint64_t Snapshot::remaining() const {
   return limit == 0 ? 0 : minus(limit, used + leased);
 }
 
-QuotaCounter::QuotaCounter(Clock& clock, const config::QuotaConfig& config, std::string instance)
-    : clock_(clock), instance_(std::move(instance)), config_(config) {}
+QuotaCounter::QuotaCounter(Clock& clock, const config::QuotaConfig& config, std::string instance,
+                           cache::KeySpace keys)
+    : clock_(clock), instance_(std::move(instance)), keys_(std::move(keys)), config_(config) {}
 
 QuotaPeriod QuotaCounter::current_period() const {
   return quota_period(clock_.wall_now(), config_.utc_offset);
@@ -190,9 +191,9 @@ asio::awaitable<std::optional<QuotaCounter::Reply>> QuotaCounter::exchange(redis
     args = {"EVAL",
             std::string(kLeaseScript),
             "3",
-            quota_key(period),
-            leases_key(period),
-            unknown_key(period),
+            quota_key(period, keys_),
+            leases_key(period, keys_),
+            unknown_key(period, keys_),
             instance_,
             std::to_string(month.ledger.spent),
             std::to_string(month.ledger.returned),
@@ -294,7 +295,7 @@ asio::awaitable<QuotaCounter::Grant> QuotaCounter::acquire_unknown(redis::Client
   std::vector<std::string> args{"EVAL",
                                 std::string(kUnknownScript),
                                 "1",
-                                unknown_key(grant.period),
+                                unknown_key(grant.period, keys_),
                                 cap ? std::to_string(*cap) : std::string("-1"),
                                 unix_seconds(quota_key_expiry(grant.period))};
   auto [ec, reply] = co_await redis.command(std::move(args));
@@ -310,7 +311,8 @@ asio::awaitable<QuotaCounter::Grant> QuotaCounter::acquire_unknown(redis::Client
 }
 
 asio::awaitable<void> QuotaCounter::refund_unknown(redis::Client& redis, QuotaPeriod period) {
-  std::vector<std::string> args{"EVAL", std::string(kRefundScript), "1", unknown_key(period)};
+  std::vector<std::string> args{"EVAL", std::string(kRefundScript), "1",
+                                unknown_key(period, keys_)};
   auto [ec, reply] = co_await redis.command(std::move(args));
   if (!ec && reply.type == redis::Reply::Type::integer) {
     std::lock_guard lock(mutex_);

@@ -26,11 +26,11 @@ ServingCore::ServingCore(asio::any_io_executor ex, const config::Config& config,
                          ProcessParts parts, unsigned index)
     : redis(ex, redis_settings, parts.random),
       upstream(ex, config.upstream, parts.clock),
-      store(redis, parts.generations),
+      store(redis, parts.generations, cache::KeySpace(config.redis.key_prefix)),
       // One shard: the worker is its only user, so shards would only split its budget.
       l1(l1_bytes, 1, cache::L1Cache::Access::owner_thread),
       tier(l1, store, parts.clock, parts.metrics),
-      lock(redis, parts.random),
+      lock(redis, parts.random, cache::KeySpace(config.redis.key_prefix)),
       // Shares, so the workers together never exceed the instance's limits (each gets one
       // slot at least).
       slots(std::max<std::size_t>(1, config.upstream.max_in_flight / std::max(parts.workers, 1u)),
@@ -52,12 +52,28 @@ ServingCore::~ServingCore() {
 
 void ServingCore::start() {
   if (metrics_ != nullptr) {
-    redis.on_error([metrics = metrics_](redis::ErrorKind kind) { metrics->redis_error(redis::to_string(kind)); });
+    redis.on_error([metrics = metrics_](redis::ErrorKind kind) {
+      metrics->redis_error(redis::to_string(kind));
+    });
   }
+  // The listener runs on the connection's strand, on this worker's (only) thread.
   redis.on_state_change([this](bool up) {
-    if (up) asio::co_spawn(executor_, quota_.report(redis), asio::detached);
+    if (!up) return;
+    asio::co_spawn(executor_, quota_.report(redis), asio::detached);
+    if (clear_l1_when_up_) {
+      clear_l1_when_up_ = false;
+      l1.clear();
+    }
   });
   redis.start();
+}
+
+void ServingCore::clear_l1_when_redis_up() {
+  if (redis.connected()) {
+    l1.clear();
+  } else {
+    clear_l1_when_up_ = true;
+  }
 }
 
 void ServingCore::apply(const config::Config& config, std::size_t l1_bytes) {

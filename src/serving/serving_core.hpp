@@ -60,6 +60,8 @@ class ServingCore {
 
   // Worker thread only, as everything below.
   void apply(const config::Config& config, std::size_t l1_bytes);
+  // Clears L1 now if this worker's Redis connection is up, else as soon as it comes up.
+  void clear_l1_when_redis_up();
 
   redis::Client redis;
   upstream::Client upstream;
@@ -75,6 +77,7 @@ class ServingCore {
   boost::asio::any_io_executor executor_;
   quota::QuotaCounter& quota_;
   metrics::GatewayMetrics* metrics_;
+  bool clear_l1_when_up_ = false;
 };
 
 }  // namespace wg::serving

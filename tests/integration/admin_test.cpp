@@ -1,6 +1,8 @@
 #define BOOST_TEST_MODULE admin api integration
 #include <boost/test/unit_test.hpp>
 
+#include <memory>
+#include <sstream>
 #include <thread>
 
 #include "stack.hpp"
@@ -114,4 +116,71 @@ BOOST_AUTO_TEST_CASE(entry_inspection_reports_both_tiers) {
   BOOST_TEST(bad.status == 400);
   auto no_token = http_request(gateway.admin_port(), "GET", "/admin/entry?widget=x");
   BOOST_TEST(no_token.status == 401);
+}
+
+// redis.key_prefix: two fleets on one redis-server share no cache entry, purge, quota or
+// known-widget set, and write nothing outside their prefixes.
+BOOST_AUTO_TEST_CASE(two_key_prefixes_on_one_redis_share_no_entry_purge_or_quota) {
+  RedisServer redis;
+  Stub stub;
+  auto ids = stub.widgets(5);
+  auto fleet = [&](const std::string& prefix, const std::string& limit) {
+    return std::make_unique<Gateway>(
+        stub.base_url(), redis.url(),
+        std::vector<std::string>{"--admin-token", "s3cret", "--quota-limit", limit},
+        "[redis]\nkey_prefix = \"" + prefix + "\"\n");
+  };
+  {
+    auto a = fleet("fleet-a:", "3");
+    auto b = fleet("fleet-b:", "3");
+    stub.reset();
+
+    // Quota: fleet a spends its month, and fleet b still has its own.
+    for (int i = 0; i < 3; ++i) BOOST_TEST(a->get(widget_path(ids[i].id)).status == 200);
+    BOOST_TEST(a->get(widget_path(ids[3].id)).status == 429);
+    BOOST_TEST(b->get(widget_path(ids[3].id)).status == 200);
+    BOOST_TEST(stub.stats().total == 4u);
+
+    // Entries: what fleet a stored is a miss for fleet b, and a hit for another gateway of
+    // the same fleet.
+    auto b_first = b->get(widget_path(ids[0].id));
+    BOOST_TEST(b_first.status == 200);
+    BOOST_TEST(!is_hit(b_first));
+    BOOST_TEST(stub.stats().total == 5u);
+    auto a2 = fleet("fleet-a:", "3");
+    auto b2 = fleet("fleet-b:", "3");
+    BOOST_TEST(is_hit(a2->get(widget_path(ids[0].id))));
+    BOOST_TEST(is_hit(b2->get(widget_path(ids[0].id))));
+
+    // Purges: once a second gateway of the purging fleet has heard it, the other fleet (which
+    // would have heard it by then on a shared channel) still hits.
+    BOOST_TEST(http_request(b->admin_port(), "POST", "/admin/purge-all", kAuth).status == 200);
+    BOOST_TEST(eventually([&] { return !is_hit(b2->get(widget_path(ids[0].id))); }));
+    BOOST_TEST(is_hit(a->get(widget_path(ids[0].id))));
+    BOOST_TEST(is_hit(a2->get(widget_path(ids[0].id))));
+    auto purge = http_request(a->admin_port(), "POST", "/admin/purge?widget=" + ids[0].id, kAuth);
+    BOOST_TEST(purge.status == 200);
+    BOOST_TEST(eventually([&] { return !is_hit(a2->get(widget_path(ids[0].id))); }));
+    BOOST_TEST(is_hit(b2->get(widget_path(ids[0].id))));
+    BOOST_TEST(is_hit(b->get(widget_path(ids[0].id))));
+  }
+  // Every gateway stopped and gave its unspent lease back: each fleet's counter holds what it
+  // sent upstream.
+  auto used = [&](const std::string& prefix) {
+    const std::string count = redis.command({"GET", current_quota_key(prefix)});
+    return count == "(nil)" ? -1 : std::stoll(count);
+  };
+  const auto a_used = used("fleet-a:");
+  const auto b_used = used("fleet-b:");
+  BOOST_TEST(a_used == 3);
+  BOOST_TEST(static_cast<std::uint64_t>(a_used + b_used) == stub.stats().total);
+  BOOST_TEST(redis.command({"SISMEMBER", "fleet-a:known-widgets", ids[1].id}) == "1");
+  BOOST_TEST(redis.command({"SISMEMBER", "fleet-b:known-widgets", ids[1].id}) == "0");
+  BOOST_TEST(redis.command({"SISMEMBER", "fleet-b:known-widgets", ids[3].id}) == "1");
+  std::istringstream keys(redis.command({"KEYS", "*"}));
+  std::size_t count = 0;
+  for (std::string key; keys >> key; ++count) {
+    BOOST_TEST((key.starts_with("fleet-a:") || key.starts_with("fleet-b:")), key);
+  }
+  BOOST_TEST(count >= 10u);
 }

@@ -42,8 +42,4 @@ class Generations {
   std::atomic<std::int64_t> global_{-1};  // -1 = not known
 };
 
-// The default fleet's purge channel, for app.cpp until it subscribes to
-// KeySpace::purge_channel() of its configured prefix.
-inline const std::string kPurgeChannel = KeySpace().purge_channel();
-
 }  // namespace wg::cache

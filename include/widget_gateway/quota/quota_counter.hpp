@@ -73,8 +73,10 @@ struct LeaseState {
 // spends through it, with its own Redis connection when a lease must be reserved.
 class QuotaCounter {
  public:
-  // `instance` names this process's ledger in Redis; unique in the fleet.
-  QuotaCounter(Clock& clock, const config::QuotaConfig& config, std::string instance);
+  // `instance` names this process's ledger in Redis; unique in the fleet. `keys` names the
+  // month's keys (the fleet's redis.key_prefix).
+  QuotaCounter(Clock& clock, const config::QuotaConfig& config, std::string instance,
+               cache::KeySpace keys = cache::KeySpace());
 
   enum class Verdict {
     allowed,      // one upstream request may be sent, and is counted
@@ -144,6 +146,7 @@ class QuotaCounter {
 
   Clock& clock_;
   std::string instance_;
+  const cache::KeySpace keys_;
   mutable std::mutex mutex_;
   config::QuotaConfig config_;
   std::map<std::string, Month> months_;  // by "YYYY-MM"
