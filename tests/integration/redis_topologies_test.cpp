@@ -1,0 +1,152 @@
+#define BOOST_TEST_MODULE redis topologies integration
+// The gateway against production-shaped Redis, all real servers on loopback: a password and an
+// ACL user, TLS with a CA made here, and a primary/replica pair under sentinels failed over
+// while traffic runs.
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <thread>
+
+#include "../redis/test_pki.hpp"
+#include "stack.hpp"
+#include "support/redis_topology.hpp"
+
+using namespace wg::test;
+using RedisPki = wg::redis::test::TestPki;
+
+namespace {
+
+bool redis_up(Gateway& gateway) {
+  return gateway.get("/readyz").body.find("\"redis\":\"up\"") != std::string::npos;
+}
+
+// GETs of `targets` round-robin from one client thread until stopped; counts what failed.
+class Traffic {
+ public:
+  Traffic(std::uint16_t port, std::vector<std::string> targets)
+      : thread_([this, port, targets = std::move(targets)] {
+          for (std::size_t i = 0; !stop_; ++i) {
+            auto response = http_get(port, targets[i % targets.size()]);
+            ++sent_;
+            if (response.status != 200) {
+              ++failed_;
+              if (first_failure_.empty()) {
+                first_failure_ = std::to_string(response.status) + " " + response.body;
+              }
+            }
+          }
+        }) {}
+  ~Traffic() { stop(); }
+  void stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  int sent() const { return sent_; }
+  int failed() const { return failed_; }
+  std::string first_failure() const { return first_failure_; }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::atomic<int> sent_{0}, failed_{0};
+  std::string first_failure_;
+  std::thread thread_;
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(an_acl_user_with_its_password_works_and_a_wrong_password_is_down) {
+  RedisOptions options;
+  options.requirepass = "default-secret";
+  options.users.push_back({"app", "on", ">app-secret", "~*", "&*", "+@all"});
+  RedisServer redis(options);
+  Stub stub({}, 10);
+  const auto widgets = stub.widgets();
+  const std::string port = std::to_string(redis.port());
+
+  // The password from a file, not from the URL: --check-config shows none of it.
+  TempDir dir;
+  const std::string secret = dir.write("redis-password", "app-secret\n");
+  Gateway good(stub.base_url(), "redis://app@127.0.0.1:" + port + "/0", {},
+               "[redis]\npassword_file = \"" + secret + "\"\n");
+  BOOST_TEST(eventually([&] { return redis_up(good); }));
+  BOOST_TEST(good.get(widget_path(widgets[0].id)).status == 200);
+  BOOST_TEST(eventually([&] {
+    return good.get(widget_path(widgets[0].id)).header("cache-status").find("hit") !=
+           std::string::npos;
+  }));
+
+  // A wrong password: never "up", and the log says why.
+  Gateway wrong(stub.base_url(), "redis://app:nope@127.0.0.1:" + port + "/0");
+  BOOST_TEST(wrong.process().wait_for_line("WRONGPASS").has_value());
+  BOOST_TEST(!redis_up(wrong));
+  BOOST_TEST(wrong.get("/readyz").body.find("\"redis\":\"down\"") != std::string::npos);
+  BOOST_TEST(wrong.get(widget_path(widgets[1].id)).status == 200);  // it serves: L1 + upstream
+}
+
+BOOST_AUTO_TEST_CASE(tls_with_the_ca_of_the_server_and_only_with_it) {
+  RedisPki pki;
+  RedisOptions options;
+  options.tls = RedisOptions::Tls{pki.server_cert, pki.server_key, pki.ca_cert, "no", "", ""};
+  RedisServer redis(options);
+  Stub stub({}, 10);
+  const auto widgets = stub.widgets();
+
+  Gateway trusting(stub.base_url(), redis.url(), {},
+                   "[redis]\ntls_ca_file = \"" + pki.ca_cert + "\"\n");
+  BOOST_TEST(redis.url().rfind("rediss://", 0) == 0);
+  BOOST_TEST(eventually([&] { return redis_up(trusting); }));
+  BOOST_TEST(trusting.get(widget_path(widgets[0].id)).status == 200);
+  BOOST_TEST(eventually([&] { return redis.command({"DBSIZE"}) != "0"; }));  // stored in Redis
+
+  Gateway doubting(stub.base_url(), redis.url(), {},
+                   "[redis]\ntls_ca_file = \"" + pki.other_ca_cert + "\"\n");
+  BOOST_TEST(doubting.process().wait_for_line("redis_down").has_value());
+  BOOST_TEST(!redis_up(doubting));
+}
+
+BOOST_AUTO_TEST_CASE(a_sentinel_failover_under_traffic_fails_no_cached_request) {
+  RedisSentinels topology;
+  Stub stub({}, 30);
+  const auto widgets = stub.widgets();
+  std::string nodes = "[";
+  for (const auto& s : topology.sentinels()) nodes += "\"" + s + "\",";
+  nodes.back() = ']';
+  // The URL's host is not used in sentinel mode; its db and credentials are.
+  const std::string config =
+      "[redis]\nmode = \"sentinel\"\nnodes = " + nodes + "\nsentinel_master = \"" +
+      topology.name() + "\"\n[quota]\nmonthly_limit = 1000\n[access]\nunknown_per_ip_rate = 0\n";
+  auto gateway =
+      std::make_unique<Gateway>(stub.base_url(), "redis://127.0.0.1:1/0",
+                                std::vector<std::string>{"--admin-token", "s3cret"}, config);
+  BOOST_REQUIRE(eventually([&] { return redis_up(*gateway); }));
+  std::vector<std::string> cached;
+  for (std::size_t i = 0; i < 10; ++i) {
+    cached.push_back(widget_path(widgets[i].id));
+    BOOST_REQUIRE_EQUAL(gateway->get(cached.back()).status, 200);
+  }
+
+  {
+    Traffic traffic(gateway->port(), cached);
+    const auto old_primary = topology.primary_port();
+    const auto new_primary = topology.failover();
+    BOOST_TEST(new_primary != old_primary);
+    // The gateway follows: new misses are stored in the new primary.
+    BOOST_TEST(eventually([&] { return redis_up(*gateway); }));
+    for (std::size_t i = 10; i < 20; ++i) {
+      BOOST_TEST(gateway->get(widget_path(widgets[i].id)).status == 200);
+    }
+    traffic.stop();
+    BOOST_TEST_MESSAGE("requests during the failover: " << traffic.sent());
+    BOOST_TEST(traffic.failed() == 0, "first failure: " << traffic.first_failure());
+    if (traffic.failed() > 0) BOOST_TEST_MESSAGE(gateway->process().output());
+  }
+  // Writes reach the new primary (a purge bumps a generation there).
+  BOOST_TEST(http_request(gateway->admin_port(), "POST", "/admin/purge?widget=" + widgets[0].id,
+                          {{"Authorization", "Bearer s3cret"}})
+                 .status == 200);
+
+  // Stopped, the gateway gives its lease back to the new primary: the count is exact.
+  BOOST_TEST(gateway->process().stop() == 0);
+  BOOST_TEST(topology.primary_command({"GET", current_quota_key()}) ==
+             std::to_string(stub.stats().total));
+}
