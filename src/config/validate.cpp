@@ -86,6 +86,10 @@ void check_redis_topology(const RedisConfig& redis) {
       fail("redis.nodes", "\"" + node + "\" is not host:port");
     }
   }
+  if (redis.mode == "cluster") {
+    // Refused rather than half-served: this build has no Redis Cluster client yet.
+    fail("redis.mode", "\"cluster\" is not supported yet; use \"standalone\" or \"sentinel\"");
+  }
   if (redis.mode != "standalone" && redis.nodes.empty()) {
     fail("redis.nodes", "must name at least one node in " + redis.mode + " mode");
   }

@@ -46,10 +46,8 @@ asio::awaitable<std::pair<Found, Found>> CacheTier::find_pair(const std::string&
 }
 
 Found CacheTier::take_shared(const std::string& key, cache::Lookup& lookup) {
-  if (metrics_) {
-    metrics_->cache_lookup(metrics::Tier::l2, lookup.entry != nullptr);
-    if (lookup.ec) metrics_->redis_error();
-  }
+  // Failed commands are counted by the Redis client itself (wg_redis_errors_total{kind}).
+  if (metrics_) metrics_->cache_lookup(metrics::Tier::l2, lookup.entry != nullptr);
   Found found;
   found.shared_unavailable = static_cast<bool>(lookup.ec);
   if (!lookup.entry || clock_.wall_now() >= lookup.entry->stale_until) return found;
@@ -63,7 +61,6 @@ asio::awaitable<bool> CacheTier::store(const std::string& key,
                                        std::shared_ptr<const cache::Entry> entry) {
   l1_.put(key, entry);
   auto ec = co_await l2_.put(key, *entry);
-  if (ec && metrics_) metrics_->redis_error();
   co_return !ec;
 }
 

@@ -297,6 +297,20 @@ BOOST_AUTO_TEST_CASE(failures_name_the_key) {
       {"redis.url", [](cfg::Config& c) { c.redis.url = "redis://"; }},
       {"redis.url", [](cfg::Config& c) { c.redis.url = "redis://h:6379/x"; }},
       {"redis.url", [](cfg::Config& c) { c.redis.url = "localhost:6379"; }},
+      {"redis.mode", [](cfg::Config& c) { c.redis.mode = "replicated"; }},
+      {"redis.mode",  // no cluster client yet: refused, not served as standalone
+       [](cfg::Config& c) {
+         c.redis.mode = "cluster";
+         c.redis.nodes = {"127.0.0.1:7000"};
+       }},
+      {"redis.nodes", [](cfg::Config& c) { c.redis.mode = "sentinel"; }},
+      {"redis.nodes", [](cfg::Config& c) { c.redis.nodes = {"no-port"}; }},
+      {"redis.sentinel_master",
+       [](cfg::Config& c) {
+         c.redis.mode = "sentinel";
+         c.redis.nodes = {"127.0.0.1:26379"};
+       }},
+      {"redis.key_prefix", [](cfg::Config& c) { c.redis.key_prefix = "wg{x}:"; }},
       {"cache.max_ttl", [](cfg::Config& c) { c.cache.max_ttl = 999ms; }},
       {"cache.min_ttl",
        [](cfg::Config& c) {
