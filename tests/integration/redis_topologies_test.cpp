@@ -150,3 +150,34 @@ BOOST_AUTO_TEST_CASE(a_sentinel_failover_under_traffic_fails_no_cached_request) 
   BOOST_TEST(topology.primary_command({"GET", current_quota_key()}) ==
              std::to_string(stub.stats().total));
 }
+
+BOOST_AUTO_TEST_CASE(under_memory_pressure_volatile_ttl_evicts_cache_entries_never_the_quota) {
+  // The policy deploy/README.md recommends: evictions take the keys closest to expiring.
+  // Cache entries expire within days, the quota keys a week after the month's reset, and the
+  // generations and the known-widget set never (so no volatile-* policy takes them).
+  RedisServer redis;
+  BOOST_REQUIRE_EQUAL(redis.command({"CONFIG", "SET", "maxmemory-policy", "volatile-ttl"}), "OK");
+  Stub stub({}, 20);
+  const auto widgets = stub.widgets();
+  auto gateway = std::make_unique<Gateway>(stub.base_url(), redis.url(), std::vector<std::string>{},
+                                           "[quota]\nmonthly_limit = 1000\n");
+  for (std::size_t i = 0; i < 10; ++i) {
+    BOOST_REQUIRE_EQUAL(gateway->get(widget_path(widgets[i].id)).status, 200);
+  }
+  // Redis fills up: far more short-lived data than maxmemory holds.
+  const long long used = std::stoll(redis.command({"MEMORY", "USAGE", current_quota_key()}));
+  BOOST_TEST(used > 0);
+  BOOST_REQUIRE_EQUAL(redis.command({"CONFIG", "SET", "maxmemory", "3mb"}), "OK");
+  for (int batch = 0; batch < 40; ++batch) {
+    redis.command({"EVAL",
+                   "for i = 1, 500 do redis.call('SET', 'fill:' .. ARGV[1] .. ':' .. i, "
+                   "string.rep('x', 1024), 'PX', 600000) end return 1",
+                   "0", std::to_string(batch)});
+  }
+  const std::string stats = redis.command({"INFO", "stats"});
+  BOOST_TEST(stats.find("evicted_keys:0\r") == std::string::npos);  // evictions happened
+  // Stopped, the gateway gives its lease back: the counter is there and exact.
+  BOOST_TEST(gateway->process().stop() == 0);
+  BOOST_TEST(redis.command({"GET", current_quota_key()}) == std::to_string(stub.stats().total));
+  BOOST_TEST(redis.command({"EXISTS", "wg:known-widgets"}) == "1");
+}
