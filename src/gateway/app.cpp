@@ -134,9 +134,10 @@ class Gateway final : private Workers, private SiblingCaches {
         config_(invocation.config),
         threads_(thread_count(config_)),
         keys_(config_.redis.key_prefix),
-        control_redis_(control_.get_executor(), serving::redis_settings(config_)),
+        redis_settings_(serving::redis_settings(config_)),
+        control_redis_(control_.get_executor(), redis_settings_),
         store_(control_redis_, generations_, keys_),
-        purges_(control_.get_executor(), serving::redis_settings(config_), {keys_.purge_channel()},
+        purges_(control_.get_executor(), redis_settings_, {keys_.purge_channel()},
                 [this](std::string_view, std::string_view message) { this->on_purge(message); }),
         quota_(SystemClock::instance(), config_.quota, instance_name(DefaultRandom::instance()),
                keys_),
@@ -177,8 +178,8 @@ class Gateway final : private Workers, private SiblingCaches {
         [this](redis::ErrorKind kind) { metrics_.redis_error(redis::to_string(kind)); });
     auto limiter = limiter_.for_config(config_);
     for (unsigned i = 0; i < threads_; ++i) {
-      workers_.push_back(
-          std::make_unique<Worker>(i, threads_, config_, parts, readiness_, limiter, &access_log_));
+      workers_.push_back(std::make_unique<Worker>(i, threads_, config_, redis_settings_, parts,
+                                                  readiness_, limiter, &access_log_));
     }
   }
 
@@ -521,6 +522,8 @@ class Gateway final : private Workers, private SiblingCaches {
   config::Config config_;
   unsigned threads_;
   const cache::KeySpace keys_;  // redis.key_prefix: every key and the purge channel
+  // Every connection's settings, built once: the password file is read at start only.
+  const redis::Settings redis_settings_;
   asio::io_context control_{1};
   cache::Generations generations_;
   redis::Client control_redis_;

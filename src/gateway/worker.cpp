@@ -24,12 +24,13 @@ std::size_t l1_share(std::size_t l1_max_bytes, unsigned workers) {
   return l1_max_bytes / std::max(1u, workers);
 }
 
-Worker::Worker(unsigned index, unsigned workers, const config::Config& config, ProcessParts parts,
+Worker::Worker(unsigned index, unsigned workers, const config::Config& config,
+               const redis::Settings& redis_settings, ProcessParts parts,
                const Readiness& readiness, frontend::ClientLimiters limiters,
                accesslog::AccessLog* access_log)
     : index_(index),
       workers_(workers),
-      core_(ioc_.get_executor(), config, serving::redis_settings(config),
+      core_(ioc_.get_executor(), config, redis_settings,
             l1_share(config.cache.l1_max_bytes, workers), parts, index),
       handler_(core_.service, readiness, parts.clock, config, std::move(limiters), parts.metrics,
                access_log),

@@ -24,9 +24,9 @@ using serving::ServingCore;
 
 class Worker {
  public:
-  Worker(unsigned index, unsigned workers, const config::Config& config, ProcessParts parts,
-         const Readiness& readiness, frontend::ClientLimiters limiters,
-         accesslog::AccessLog* access_log);
+  Worker(unsigned index, unsigned workers, const config::Config& config,
+         const redis::Settings& redis_settings, ProcessParts parts, const Readiness& readiness,
+         frontend::ClientLimiters limiters, accesslog::AccessLog* access_log);
   // Joins the thread (after stop()).
   ~Worker();
   Worker(const Worker&) = delete;
