@@ -1,5 +1,6 @@
 #include "support/redis_topology.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <stdexcept>
@@ -47,6 +48,10 @@ RedisNode::RedisNode(std::vector<std::string> extra_args, bool sentinel) {
   // A port taken between free_port() and the bind: try another.
   for (int attempt = 0; attempt < 3; ++attempt) {
     port_ = free_port();
+    // A cluster node also listens on port + 10000 (its bus), which must stay below 65536.
+    const bool cluster =
+        std::find(extra_args.begin(), extra_args.end(), "--cluster-enabled") != extra_args.end();
+    for (int pick = 0; cluster && port_ > 55535 && pick < 100; ++pick) port_ = free_port();
     std::vector<std::string> argv{"redis-server"};
     if (sentinel) {
       // A sentinel rewrites its config file: it needs one of its own.
