@@ -36,6 +36,37 @@ void ClientImpl::submit(std::vector<std::string> args, Completion done) {
 
 void ClientImpl::do_submit(std::vector<std::string> args, Completion done) {
   if (stopping()) return done(wg::errc::shutting_down, {});
+  const auto deadline = std::chrono::steady_clock::now() + settings().command_timeout;
+  if (started() && !attempted_) {
+    // Started a moment ago: the first attempt ends within connect_timeout, up or down.
+    if (held_.size() >= settings().max_pending) {
+      report_error(ErrorKind::overloaded);
+      return done(wg::errc::redis_overloaded, {});
+    }
+    held_.push_back(Held{std::move(args), std::move(done), deadline});
+    return;
+  }
+  send(std::move(args), std::move(done), deadline);
+}
+
+void ClientImpl::on_first_attempt_done() {
+  attempted_ = true;
+  auto held = std::move(held_);
+  held_.clear();
+  const auto now = std::chrono::steady_clock::now();
+  for (Held& h : held) {
+    if (stopping()) {
+      h.done(wg::errc::shutting_down, {});
+    } else if (h.deadline <= now) {
+      report_error(ErrorKind::timeout);
+      h.done(wg::errc::redis_timeout, {});
+    } else {
+      send(std::move(h.args), std::move(h.done), h.deadline);
+    }
+  }
+}
+
+void ClientImpl::send(std::vector<std::string> args, Completion done, SteadyTime deadline) {
   Connection* conn = usable_connection();
   if (conn == nullptr) {
     report_error(ErrorKind::down);
@@ -46,9 +77,8 @@ void ClientImpl::do_submit(std::vector<std::string> args, Completion done) {
     return done(wg::errc::redis_overloaded, {});
   }
 
-  auto it = pending_.insert(pending_.end(), Pending{this, {}, {}, std::move(done)});
+  auto it = pending_.insert(pending_.end(), Pending{this, {}, deadline, std::move(done)});
   it->self = it;
-  it->deadline = std::chrono::steady_clock::now() + settings().command_timeout;
   Pending* p = &*it;
   if (!conn->send(args, [p](Reply* reply) { p->owner->on_reply(*p, reply); })) {
     Completion failed = std::move(it->done);
@@ -137,8 +167,11 @@ asio::awaitable<bool> ClientImpl::on_open(SteadyTime) {
 }
 
 void ClientImpl::on_stopped() {
-  // The connection is closed already, so its commands got shutting_down; nothing else waits.
+  // The connection is closed already, so its commands got shutting_down; only held ones wait.
   timer_.cancel();
+  auto held = std::move(held_);
+  held_.clear();
+  for (Held& h : held) h.done(wg::errc::shutting_down, {});
 }
 
 }  // namespace detail

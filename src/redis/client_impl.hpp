@@ -1,12 +1,13 @@
 #pragma once
 // The Client's state on its strand: commands in flight, their deadlines, the reply handler,
-// and the health that error replies tell.
+// the health that error replies tell, and the commands held for the first connection.
 
 #include <atomic>
 #include <boost/asio/steady_timer.hpp>
 #include <list>
 #include <memory>
 #include <system_error>
+#include <vector>
 
 #include "redis/link.hpp"
 
@@ -57,10 +58,20 @@ class ClientImpl final : public Link {
                       // (or the connection's end) reaches on_reply, which holds its address
   };
 
+  // A command submitted before the first connection attempt is over (the client just
+  // started): it waits for that attempt rather than failing at once.
+  struct Held {
+    std::vector<std::string> args;
+    Completion done;
+    SteadyTime deadline;
+  };
+
   boost::asio::awaitable<bool> on_open(SteadyTime deadline) override;
   void on_stopped() override;
+  void on_first_attempt_done() override;
 
   void do_submit(std::vector<std::string> args, Completion done);
+  void send(std::vector<std::string> args, Completion done, SteadyTime deadline);
   void on_reply(Pending& p, Reply* reply);
   void note_reply(const Reply& reply);
   void fail(Pending& p, std::error_code ec, ErrorKind kind);
@@ -68,6 +79,8 @@ class ClientImpl final : public Link {
   void arm_timer();
   void on_timer();
 
+  std::vector<Held> held_;      // before the first attempt is over; bounded by max_pending
+  bool attempted_ = false;      // the first connection attempt is over
   std::list<Pending> pending_;  // in sending order, which is also reply and deadline order
   std::list<Pending>::iterator first_live_;  // first entry not yet completed (end() if none)
   boost::asio::steady_timer timer_;

@@ -358,6 +358,7 @@ awaitable<void> Link::run() {
     if (co_await connect_once(reason)) {
       backoff = settings_.reconnect_min;
       set_state(true, {});
+      first_attempt_done();
       Predicate closed = [this] { return stopping_ || !conn_->is_open(); };
       co_await wait_until(closed, SteadyTime::max());
       conn_.reset();
@@ -365,6 +366,7 @@ awaitable<void> Link::run() {
     } else {
       conn_.reset();
       if (!stopping_) set_state(false, reason);
+      first_attempt_done();
     }
     if (stopping_) break;
     auto delay = next_delay(backoff);
@@ -373,6 +375,12 @@ awaitable<void> Link::run() {
   }
   conn_.reset();
   set_state(false, "stopped");
+}
+
+void Link::first_attempt_done() {
+  if (attempted_) return;
+  attempted_ = true;
+  on_first_attempt_done();
 }
 
 void Link::set_state(bool up, std::string_view reason) {

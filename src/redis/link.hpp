@@ -52,6 +52,8 @@ class Link : public std::enable_shared_from_this<Link>, private ConnectionEvents
   const Settings& settings() const { return settings_; }
   // Strand only. True after stop() ran.
   bool stopping() const { return stopping_; }
+  // Strand only. True once start() ran.
+  bool started() const { return started_; }
   // Strand only. The connection if it is established and set up (connected() may lag).
   Connection* usable_connection() const {
     return up_.load(std::memory_order_relaxed) && conn_ && conn_->is_open() ? conn_.get() : nullptr;
@@ -77,6 +79,8 @@ class Link : public std::enable_shared_from_this<Link>, private ConnectionEvents
   virtual boost::asio::awaitable<bool> on_open(SteadyTime deadline) = 0;
   // After stop(): fail whatever still waits.
   virtual void on_stopped() {}
+  // After the first connection attempt, whichever way it went (connected() tells).
+  virtual void on_first_attempt_done() {}
 
   // For on_open: sends one command on the new connection and waits for its reply; nullopt on
   // timeout, disconnect or stop.
@@ -110,6 +114,7 @@ class Link : public std::enable_shared_from_this<Link>, private ConnectionEvents
                                                                           SteadyTime deadline);
   void do_stop();
   void set_state(bool up, std::string_view reason);
+  void first_attempt_done();
   std::chrono::milliseconds next_delay(std::chrono::milliseconds& backoff);
 
   void on_connect(bool ok) override;
@@ -125,6 +130,7 @@ class Link : public std::enable_shared_from_this<Link>, private ConnectionEvents
 
   std::atomic<bool> up_{false};
   bool started_ = false;
+  bool attempted_ = false;  // the first connection attempt is over
   bool stopping_ = false;
   bool reported_up_ = false;       // last state given to listeners
   std::optional<bool> logged_up_;  // last state logged, to log changes only

@@ -171,27 +171,36 @@ BOOST_AUTO_TEST_CASE(time_going_backwards_is_harmless) {
 
 BOOST_AUTO_TEST_CASE(concurrent_use_never_exceeds_the_bucket) {
   // Four threads hammer two clients while a fifth moves time in 10 ms steps. Whatever the
-  // interleaving, each client gets at most burst + rate * elapsed.
+  // interleaving (and however late a thread reads the clock), each client gets at most
+  // burst + rate * elapsed. Then time jumps a second and stands still: every bucket is full
+  // again, and the threads, together asking each client for more than a burst, get exactly
+  // one burst more.
   constexpr double kRate = 50;
   constexpr std::uint32_t kBurst = 10;
   constexpr int kSteps = 200;
+  constexpr int kFinalPerThread = 25;  // per client: 4 x 25 > kBurst
   RateLimiter limiter(kRate, kBurst, 1000, 4);
   std::atomic<SteadyTime::rep> now{kStart.time_since_epoch().count()};
-  std::atomic<bool> done{false};
-  std::atomic<int> allowed_a{0};
-  std::atomic<int> allowed_b{0};
+  std::atomic<bool> moving_done{false};
+  std::atomic<int> in_first_phase{4};
+  std::atomic<bool> final_phase{false};
+  std::atomic<int> moving_a{0}, moving_b{0}, final_a{0}, final_b{0};
   const auto a = addr("198.51.100.7");
   const auto b = addr("2001:db8::1");
+  auto read_clock = [&] { return SteadyTime{SteadyTime::duration{now.load()}}; };
 
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
-      int spins = 0;
-      while (!done.load() || spins < 100) {
-        SteadyTime at{SteadyTime::duration{now.load()}};
-        bool is_a = (spins++ + t) % 2 == 0;
-        if (limiter.acquire(is_a ? a : b, at).allowed) ++(is_a ? allowed_a : allowed_b);
-        if (done.load()) ++spins;
+      for (int spins = t; !moving_done.load(); ++spins) {
+        const bool is_a = spins % 2 == 0;
+        if (limiter.acquire(is_a ? a : b, read_clock()).allowed) ++(is_a ? moving_a : moving_b);
+      }
+      --in_first_phase;
+      while (!final_phase.load()) std::this_thread::yield();
+      for (int i = 0; i < kFinalPerThread; ++i) {
+        if (limiter.acquire(a, read_clock()).allowed) ++final_a;
+        if (limiter.acquire(b, read_clock()).allowed) ++final_b;
       }
     });
   }
@@ -199,13 +208,15 @@ BOOST_AUTO_TEST_CASE(concurrent_use_never_exceeds_the_bucket) {
     std::this_thread::yield();
     now.fetch_add(std::chrono::duration_cast<SteadyTime::duration>(10ms).count());
   }
-  done.store(true);
+  moving_done.store(true);
+  while (in_first_phase.load() > 0) std::this_thread::yield();
+  now.fetch_add(std::chrono::duration_cast<SteadyTime::duration>(1s).count());
+  final_phase.store(true);
   for (auto& thread : threads) thread.join();
 
-  const double elapsed_s = kSteps * 0.010;
-  const int bound = static_cast<int>(kBurst + kRate * elapsed_s);  // 10 + 100
-  BOOST_TEST(allowed_a.load() <= bound);
-  BOOST_TEST(allowed_b.load() <= bound);
-  BOOST_TEST(allowed_a.load() >= static_cast<int>(kBurst));  // the threads did run
-  BOOST_TEST(allowed_b.load() >= static_cast<int>(kBurst));
+  const int bound = static_cast<int>(kBurst + kRate * (kSteps * 0.010));  // 10 + 100
+  BOOST_TEST(moving_a.load() <= bound);
+  BOOST_TEST(moving_b.load() <= bound);
+  BOOST_TEST(final_a.load() == static_cast<int>(kBurst));
+  BOOST_TEST(final_b.load() == static_cast<int>(kBurst));
 }

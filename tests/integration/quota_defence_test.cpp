@@ -207,8 +207,8 @@ BOOST_AUTO_TEST_CASE(three_gateways_racing_near_the_limit_never_exceed_it) {
 
   // Stopped gracefully, they give their unspent leases back: the counter is exact.
   for (auto& g : gateways) BOOST_TEST(g->process().stop() == 0);
-  BOOST_TEST(number(redis.command({"GET", current_quota_key()})) == static_cast<long long>(calls));
-  BOOST_TEST(number(redis.command({"HGET", current_quota_key() + ":leases", "leased"})) == 0);
+  BOOST_TEST(redis.integer({"GET", current_quota_key()}) == static_cast<long long>(calls));
+  BOOST_TEST(redis.integer({"HGET", current_quota_key() + ":leases", "leased"}) == 0);
 }
 
 BOOST_AUTO_TEST_CASE(redis_outage_with_restarts_never_overshoots_and_counts_exactly) {
@@ -287,8 +287,8 @@ BOOST_AUTO_TEST_CASE(redis_outage_with_restarts_never_overshoots_and_counts_exac
   BOOST_TEST(calls >= 390u);  // the limit was reached: leases given back were spent by others
 
   for (auto* g : {a.get(), b.get(), c.get()}) BOOST_TEST(g->process().stop() == 0);
-  BOOST_TEST(number(redis.command({"GET", current_quota_key()})) == static_cast<long long>(calls));
-  BOOST_TEST(number(redis.command({"HGET", current_quota_key() + ":leases", "leased"})) == 0);
+  BOOST_TEST(redis.integer({"GET", current_quota_key()}) == static_cast<long long>(calls));
+  BOOST_TEST(redis.integer({"HGET", current_quota_key() + ":leases", "leased"}) == 0);
 }
 
 BOOST_AUTO_TEST_CASE(upstream_retry_after_is_honoured_by_every_worker) {

@@ -202,10 +202,8 @@ BOOST_AUTO_TEST_CASE(redis_killed_during_a_request_stream_fails_nothing_and_quot
   // counts as spent (the counter less unspent leases) is every upstream call.
   long long spent_in_redis = -1;
   BOOST_TEST(eventually([&] {
-    const std::string charged = redis.command({"GET", quota_key});
-    const std::string leased = redis.command({"HGET", quota_key + ":leases", "leased"});
-    if (charged == "(nil)" || leased == "(nil)") return false;
-    spent_in_redis = std::stoll(charged) - std::stoll(leased);
+    spent_in_redis = redis.integer({"GET", quota_key}) -
+                     redis.integer({"HGET", quota_key + ":leases", "leased"});
     return spent_in_redis == static_cast<long long>(stub.stats().total);
   }));
   BOOST_TEST_MESSAGE("spent in Redis " << spent_in_redis << ", upstream calls "

@@ -66,12 +66,8 @@ struct Harness {
   }
 
   std::string key() const { return quota_key(quota_period(clock.wall_now(), 0min)); }
-  long long number(std::vector<std::string> args) {
-    const std::string text = server.command(args);
-    return text.empty() || text == "(nil)" ? 0 : std::stoll(text);
-  }
-  long long charged() { return number({"GET", key()}); }
-  long long leased() { return number({"HGET", key() + ":leases", "leased"}); }
+  long long charged() { return server.integer({"GET", key()}); }
+  long long leased() { return server.integer({"HGET", key() + ":leases", "leased"}); }
 
   Verdict acquire(QuotaCounter& q, redis::Client& via) {
     return redis::test::run(ioc, q.acquire(via))->verdict;

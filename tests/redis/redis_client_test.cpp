@@ -194,6 +194,26 @@ BOOST_AUTO_TEST_CASE(down_server_fails_fast) {
   BOOST_TEST((exec(ioc, client, {"PING"}).first == errc::redis_down));
 }
 
+// A worker that starts serving the moment it starts its client must not see Redis as down
+// just because the first connection is still being made.
+BOOST_AUTO_TEST_CASE(a_command_issued_right_after_start_waits_for_the_first_connection) {
+  wg::test::RedisServer server;
+  asio::io_context ioc;
+  Client client(ioc.get_executor(), settings_for(server.port()));
+  client.start();
+  BOOST_TEST(!client.connected());
+  auto [ec, pong] = exec(ioc, client, {"PING"});
+  BOOST_TEST(!ec);
+  BOOST_TEST(pong.str == "PONG");
+}
+
+BOOST_AUTO_TEST_CASE(a_command_issued_right_after_start_fails_when_the_first_attempt_does) {
+  asio::io_context ioc;
+  Client client(ioc.get_executor(), settings_for(wg::test::free_port()));
+  client.start();
+  BOOST_TEST((exec(ioc, client, {"PING"}).first == errc::redis_down));
+}
+
 BOOST_AUTO_TEST_CASE(reconnects_after_server_restart) {
   Connected c;
   std::mutex m;

@@ -26,9 +26,8 @@ std::string month_key(int year, unsigned month) {
 // What Redis counts as spent in the month of `key`: the counter, less the leases instances
 // hold unspent.
 long long spent_in_redis(ServiceFixture& f, const std::string& key) {
-  const std::string charged = f.redis_server.command({"GET", key});
-  const std::string leased = f.redis_server.command({"HGET", key + ":leases", "leased"});
-  return (charged.empty() ? 0 : std::stoll(charged)) - (leased.empty() ? 0 : std::stoll(leased));
+  return f.redis_server.integer({"GET", key}) -
+         f.redis_server.integer({"HGET", key + ":leases", "leased"});
 }
 
 // The report the binary makes about once a second, made now.

@@ -545,6 +545,11 @@ std::string RedisServer::command(const std::vector<std::string>& args) const {
   return reader.reply();
 }
 
+long long RedisServer::integer(const std::vector<std::string>& args) const {
+  const std::string text = command(args);
+  return text == "(nil)" ? 0 : std::stoll(text);
+}
+
 // ---------------------------------------------------------------------------------------------
 // HTTP
 

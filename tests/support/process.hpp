@@ -113,6 +113,8 @@ class RedisServer {
   // formatted as text: integers and bulk strings as their value, nil as "(nil)". Speaks TLS
   // and sends AUTH requirepass first when the options ask for them.
   std::string command(const std::vector<std::string>& args) const;
+  // command() for a reply holding a number; a missing key or field (nil) reads as 0.
+  long long integer(const std::vector<std::string>& args) const;
 
  private:
   std::vector<std::string> argv() const;

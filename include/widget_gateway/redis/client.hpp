@@ -126,6 +126,9 @@ class Client {
   //   errc::redis_timeout          no reply within command_timeout (a late reply is dropped);
   //   errc::redis_overloaded       max_pending commands already in flight;
   //   errc::shutting_down          the client was stopped.
+  // A command issued before the first connection attempt is over (just after start()) waits
+  // for it, at most connect_timeout, then is sent or fails as above; a connection lost later
+  // fails commands at once.
   // Commands issued while connected are pipelined on the one connection. The coroutine may
   // outlive the client: it then completes with shutting_down.
   boost::asio::awaitable<std::pair<std::error_code, Reply>> command(std::vector<std::string> args);
