@@ -76,19 +76,18 @@ void check_base_url(const std::string& text) {
   }
 }
 
-void check_redis_topology(const RedisConfig& redis) {
+void check_redis_topology(const RedisConfig& redis, int db) {
   if (redis.mode != "standalone" && redis.mode != "sentinel" && redis.mode != "cluster") {
-    fail("redis.mode", "must be \"standalone\", \"sentinel\" or \"cluster\", got \"" +
-                           redis.mode + "\"");
+    fail("redis.mode",
+         "must be \"standalone\", \"sentinel\" or \"cluster\", got \"" + redis.mode + "\"");
   }
   for (const auto& node : redis.nodes) {
     if (!parse_host_port(node) || parse_host_port(node)->port == 0) {
       fail("redis.nodes", "\"" + node + "\" is not host:port");
     }
   }
-  if (redis.mode == "cluster") {
-    // Refused rather than half-served: this build has no Redis Cluster client yet.
-    fail("redis.mode", "\"cluster\" is not supported yet; use \"standalone\" or \"sentinel\"");
+  if (redis.mode == "cluster" && db != 0) {
+    fail("redis.url", "Redis Cluster has only database 0, the URL names " + std::to_string(db));
   }
   if (redis.mode != "standalone" && redis.nodes.empty()) {
     fail("redis.nodes", "must name at least one node in " + redis.mode + " mode");
@@ -115,7 +114,8 @@ void check_redis_topology(const RedisConfig& redis) {
   }
 }
 
-void check_redis_url(const std::string& text) {
+// Returns the database the URL names (0 when it names none).
+int check_redis_url(const std::string& text) {
   constexpr std::string_view key = "redis.url";
   constexpr std::string_view form = "must be redis[s]://[[user]:password@]host[:port][/db]";
   // The text may carry a password: messages show it as "***".
@@ -129,11 +129,12 @@ void check_redis_url(const std::string& text) {
   }
   if (!valid_url_port(url)) fail(key, "port must be 1..65535");
   auto path = url.encoded_path();
-  if (path.empty() || path == "/") return;
+  if (path.empty() || path == "/") return 0;
   auto db = path.substr(1);
-  bool digits = db.size() <= 5 &&
+  bool digits = !db.empty() && db.size() <= 5 &&
                 std::all_of(db.begin(), db.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (!digits) fail(key, "database must be a number, e.g. redis://127.0.0.1:6379/0");
+  return std::stoi(std::string(db));
 }
 
 bool valid_origin(std::string_view origin) {
@@ -191,7 +192,8 @@ void check_access(const AccessConfig& access) {
     fail("access.unknown_per_ip_rate", "must be between 0 (off) and 1000000 lookups per second");
   }
   if (access.unknown_per_ip_rate > 0 && access.unknown_per_ip_burst < 1) {
-    fail("access.unknown_per_ip_burst", "must be at least 1 when access.unknown_per_ip_rate is set");
+    fail("access.unknown_per_ip_burst",
+         "must be at least 1 when access.unknown_per_ip_rate is set");
   }
   for (const auto& cidr : access.trusted_proxies) {
     if (!parse_cidr(cidr)) {
@@ -237,10 +239,10 @@ void validate(const Config& c) {
   check_positive("upstream.circuit_open_for", c.upstream.circuit_open_for, kMaxTimeout);
 
   // [redis]
-  check_redis_url(c.redis.url);
+  const int redis_db = check_redis_url(c.redis.url);
   check_positive("redis.timeout", c.redis.timeout, kMaxTimeout);
   check_positive("redis.reconnect_max", c.redis.reconnect_max, kMaxTimeout);
-  check_redis_topology(c.redis);
+  check_redis_topology(c.redis, redis_db);
 
   // [cache]
   const auto& cache = c.cache;

@@ -8,6 +8,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "redis/client_impl.hpp"
+#include "redis/cluster_impl.hpp"
 #include "widget_gateway/common/error.hpp"
 
 namespace wg::redis {
@@ -15,8 +16,10 @@ namespace detail {
 
 namespace asio = boost::asio;
 
-ClientImpl::ClientImpl(asio::any_io_executor ex, Settings settings, RandomSource& random)
-    : Link(std::move(ex), std::move(settings), "client", random),
+ClientImpl::ClientImpl(asio::any_io_executor ex, Settings settings, RandomSource& random,
+                       bool cluster_node)
+    : Link(std::move(ex), std::move(settings), cluster_node ? "cluster node" : "client", random),
+      cluster_node_(cluster_node),
       first_live_(pending_.end()),
       timer_(strand()) {}
 
@@ -27,14 +30,14 @@ ClientImpl::~ClientImpl() {
   close_connection_now();
 }
 
-void ClientImpl::submit(std::vector<std::string> args, Completion done) {
+void ClientImpl::submit(std::vector<std::string> args, Completion done, bool asking) {
   asio::post(strand(), [self = std::static_pointer_cast<ClientImpl>(shared_from_this()),
-                        args = std::move(args), done = std::move(done)]() mutable {
-    self->do_submit(std::move(args), std::move(done));
+                        args = std::move(args), done = std::move(done), asking]() mutable {
+    self->do_submit(std::move(args), std::move(done), asking);
   });
 }
 
-void ClientImpl::do_submit(std::vector<std::string> args, Completion done) {
+void ClientImpl::do_submit(std::vector<std::string> args, Completion done, bool asking) {
   if (stopping()) return done(wg::errc::shutting_down, {});
   const auto deadline = std::chrono::steady_clock::now() + settings().command_timeout;
   if (started() && !attempted_) {
@@ -43,10 +46,10 @@ void ClientImpl::do_submit(std::vector<std::string> args, Completion done) {
       report_error(ErrorKind::overloaded);
       return done(wg::errc::redis_overloaded, {});
     }
-    held_.push_back(Held{std::move(args), std::move(done), deadline});
+    held_.push_back(Held{std::move(args), std::move(done), deadline, asking});
     return;
   }
-  send(std::move(args), std::move(done), deadline);
+  send(std::move(args), std::move(done), deadline, asking);
 }
 
 void ClientImpl::on_first_attempt_done() {
@@ -61,12 +64,13 @@ void ClientImpl::on_first_attempt_done() {
       report_error(ErrorKind::timeout);
       h.done(wg::errc::redis_timeout, {});
     } else {
-      send(std::move(h.args), std::move(h.done), h.deadline);
+      send(std::move(h.args), std::move(h.done), h.deadline, h.asking);
     }
   }
 }
 
-void ClientImpl::send(std::vector<std::string> args, Completion done, SteadyTime deadline) {
+void ClientImpl::send(std::vector<std::string> args, Completion done, SteadyTime deadline,
+                      bool asking) {
   Connection* conn = usable_connection();
   if (conn == nullptr) {
     report_error(ErrorKind::down);
@@ -80,7 +84,10 @@ void ClientImpl::send(std::vector<std::string> args, Completion done, SteadyTime
   auto it = pending_.insert(pending_.end(), Pending{this, {}, deadline, std::move(done)});
   it->self = it;
   Pending* p = &*it;
-  if (!conn->send(args, [p](Reply* reply) { p->owner->on_reply(*p, reply); })) {
+  // ASKING's reply (+OK) needs no one: the command's own reply tells.
+  static const std::vector<std::string> kAsking{"ASKING"};
+  if ((asking && !conn->send(kAsking, [](Reply*) {})) ||
+      !conn->send(args, [p](Reply* reply) { p->owner->on_reply(*p, reply); })) {
     Completion failed = std::move(it->done);
     pending_.erase(it);
     report_error(ErrorKind::down);
@@ -97,7 +104,7 @@ void ClientImpl::on_reply(Pending& p, Reply* reply) {
   }
   if (p.done) {
     if (reply != nullptr) {
-      if (reply->is_error()) report_error(classify_error_reply(reply->str));
+      if (is_failure(*reply)) report_error(classify_error_reply(reply->str));
       complete(p, {}, std::move(*reply));
     } else if (stopping() || destroying_) {
       complete(p, wg::errc::shutting_down);
@@ -110,9 +117,14 @@ void ClientImpl::on_reply(Pending& p, Reply* reply) {
   pending_.erase(p.self);
 }
 
+bool ClientImpl::is_failure(const Reply& reply) const {
+  return reply.is_error() &&
+         !(cluster_node_ && classify_error_reply(reply.str) == ErrorKind::moved);
+}
+
 void ClientImpl::note_reply(const Reply& reply) {
   auto now = std::chrono::steady_clock::now();
-  if (!reply.is_error()) {
+  if (!is_failure(reply)) {
     if (now >= unhealthy_until_) healthy_.store(true, std::memory_order_release);
     return;
   }
@@ -178,8 +190,20 @@ void ClientImpl::on_stopped() {
 
 namespace asio = boost::asio;
 
+namespace {
+
+std::shared_ptr<detail::Backend> make_backend(asio::any_io_executor ex, Settings settings,
+                                              RandomSource& random) {
+  if (settings.cluster) {
+    return std::make_shared<detail::ClusterImpl>(std::move(ex), std::move(settings), random);
+  }
+  return std::make_shared<detail::ClientImpl>(std::move(ex), std::move(settings), random);
+}
+
+}  // namespace
+
 Client::Client(asio::any_io_executor ex, Settings settings, RandomSource& random)
-    : impl_(std::make_shared<detail::ClientImpl>(std::move(ex), std::move(settings), random)) {}
+    : impl_(make_backend(std::move(ex), std::move(settings), random)) {}
 
 Client::~Client() {
   impl_->detach_callbacks();
@@ -212,11 +236,11 @@ using CommandResult = std::tuple<std::error_code, Reply>;
 
 // Starts the operation outside any coroutine body: GCC 12 destroys non-trivial temporaries of
 // a co_await expression twice, so the co_await below only sees a named awaitable.
-asio::awaitable<CommandResult> start_command(std::weak_ptr<detail::ClientImpl> weak,
+asio::awaitable<CommandResult> start_command(std::weak_ptr<detail::Backend> weak,
                                              std::vector<std::string> args) {
   auto token = asio::as_tuple(asio::use_awaitable);
   return asio::async_initiate<decltype(token), void(std::error_code, Reply)>(
-      [](auto handler, std::weak_ptr<detail::ClientImpl> weak, std::vector<std::string> args) {
+      [](auto handler, std::weak_ptr<detail::Backend> weak, std::vector<std::string> args) {
         // Resume on the waiter's executor, and keep it from running out of work meanwhile.
         auto work = asio::prefer(asio::get_associated_executor(handler),
                                  asio::execution::outstanding_work.tracked);

@@ -9,45 +9,38 @@
 #include <system_error>
 #include <vector>
 
+#include "redis/backend.hpp"
 #include "redis/link.hpp"
 
 namespace wg::redis::detail {
 
-// A move-only, type-erased "call once" completion, invoked on the client's strand. It forwards
-// the result to the waiting operation's own executor.
-class Completion {
+// One connection's commands. As a cluster node (`cluster_node`), MOVED and ASK replies are
+// routing answers for the cluster to follow, not errors of this connection.
+class ClientImpl final : public Link, public Backend {
  public:
-  Completion() = default;
-  template <class F>
-  explicit Completion(F f) : impl_(std::make_unique<Model<F>>(std::move(f))) {}
-  explicit operator bool() const { return impl_ != nullptr; }
-  void operator()(std::error_code ec, Reply reply) {
-    auto impl = std::move(impl_);
-    impl->call(ec, std::move(reply));
-  }
-
- private:
-  struct Concept {
-    virtual ~Concept() = default;
-    virtual void call(std::error_code ec, Reply reply) = 0;
-  };
-  template <class F>
-  struct Model final : Concept {
-    explicit Model(F f) : f(std::move(f)) {}
-    void call(std::error_code ec, Reply reply) override { f(ec, std::move(reply)); }
-    F f;
-  };
-  std::unique_ptr<Concept> impl_;
-};
-
-class ClientImpl final : public Link {
- public:
-  ClientImpl(boost::asio::any_io_executor ex, Settings settings, RandomSource& random);
+  ClientImpl(boost::asio::any_io_executor ex, Settings settings, RandomSource& random,
+             bool cluster_node = false);
   ~ClientImpl() override;
 
+  void start() override { Link::start(); }
+  void stop() override { Link::stop(); }
+  bool connected() const noexcept override { return Link::connected(); }
+  bool healthy() const noexcept override { return healthy_.load(std::memory_order_acquire); }
   // Any thread: posts to the strand, where the command is checked, sent and tracked.
-  void submit(std::vector<std::string> args, Completion done);
-  bool healthy() const noexcept { return healthy_.load(std::memory_order_acquire); }
+  void submit(std::vector<std::string> args, Completion done) override {
+    submit(std::move(args), std::move(done), false);
+  }
+  // `asking`: preceded by ASKING on the same connection, nothing in between (cluster ASK).
+  void submit(std::vector<std::string> args, Completion done, bool asking);
+  void on_state_change(std::function<void(bool)> listener) override {
+    Link::on_state_change(std::move(listener));
+  }
+  void on_error(std::function<void(ErrorKind)> listener) override {
+    Link::on_error(std::move(listener));
+  }
+  void detach_callbacks() override { Link::detach_callbacks(); }
+  // "host:port" as configured, for the cluster's map.
+  const Endpoint& endpoint() const { return settings().endpoint; }
 
  private:
   struct Pending {
@@ -64,14 +57,17 @@ class ClientImpl final : public Link {
     std::vector<std::string> args;
     Completion done;
     SteadyTime deadline;
+    bool asking;
   };
 
   boost::asio::awaitable<bool> on_open(SteadyTime deadline) override;
   void on_stopped() override;
   void on_first_attempt_done() override;
 
-  void do_submit(std::vector<std::string> args, Completion done);
-  void send(std::vector<std::string> args, Completion done, SteadyTime deadline);
+  void do_submit(std::vector<std::string> args, Completion done, bool asking);
+  void send(std::vector<std::string> args, Completion done, SteadyTime deadline, bool asking);
+  // An error reply that counts against this connection (not a redirection a cluster follows).
+  bool is_failure(const Reply& reply) const;
   void on_reply(Pending& p, Reply* reply);
   void note_reply(const Reply& reply);
   void fail(Pending& p, std::error_code ec, ErrorKind kind);
@@ -79,6 +75,7 @@ class ClientImpl final : public Link {
   void arm_timer();
   void on_timer();
 
+  const bool cluster_node_;
   std::vector<Held> held_;      // before the first attempt is over; bounded by max_pending
   bool attempted_ = false;      // the first connection attempt is over
   std::list<Pending> pending_;  // in sending order, which is also reply and deadline order

@@ -269,6 +269,15 @@ awaitable<bool> Link::connect_once(std::string& reason) {
   std::string host = settings_.endpoint.host;
   std::uint16_t port = settings_.endpoint.port;
   std::string name = server_name_;
+  if (settings_.cluster && !settings_.cluster->seeds.empty()) {
+    // Any node will do (a subscriber: messages reach every node); a failed one passes the turn.
+    const auto& seeds = settings_.cluster->seeds;
+    const std::size_t turn = seed_turn_++;
+    host = seeds[turn % seeds.size()].first;
+    port = seeds[turn % seeds.size()].second;
+    if (settings_.tls.server_name.empty()) name = host;
+    endpoint_text_ = host + ":" + std::to_string(port) + " (cluster)";
+  }
   if (settings_.sentinel) {
     auto primary = co_await locate_primary(reason, deadline);
     if (!primary || stopping_) co_return false;
@@ -299,7 +308,8 @@ awaitable<bool> Link::connect_once(std::string& reason) {
     conn_->close();
     co_return false;
   }
-  --address_turn_;  // this address works: stay with it
+  --address_turn_;                      // this address works: stay with it
+  if (settings_.cluster) --seed_turn_;  // and with this node
   co_return true;
 }
 

@@ -139,6 +139,7 @@ class Link : public std::enable_shared_from_this<Link>, private ConnectionEvents
   std::optional<bool> connect_result_;
   std::size_t address_turn_ = 0;   // which resolved address to try next
   std::size_t sentinel_turn_ = 0;  // which sentinel to ask first
+  std::size_t seed_turn_ = 0;      // cluster mode (subscriber): which seed to connect to
   std::string down_reason_;
   boost::asio::steady_timer wake_;
   boost::asio::ip::tcp::resolver resolver_;

@@ -25,6 +25,19 @@ std::string read_password_file(const std::string& path) {
   return password;
 }
 
+// "host:port" entries (validated by the config loader); an IPv6 host comes in brackets.
+std::vector<std::pair<std::string, std::uint16_t>> host_ports(
+    const std::vector<std::string>& nodes) {
+  std::vector<std::pair<std::string, std::uint16_t>> out;
+  for (const auto& node : nodes) {
+    const auto colon = node.rfind(':');
+    std::string host = node.substr(0, colon);
+    if (host.size() > 1 && host.front() == '[') host = host.substr(1, host.size() - 2);
+    out.emplace_back(host, static_cast<std::uint16_t>(std::stoul(node.substr(colon + 1))));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string pick_password(std::optional<std::string_view> env, std::optional<std::string_view> file,
@@ -51,16 +64,11 @@ Settings settings_from(const config::RedisConfig& config, std::optional<std::str
   settings.connect_timeout = config.timeout;
   settings.reconnect_max = config.reconnect_max;
   if (config.mode == "sentinel") {
-    SentinelSettings sentinel{{}, config.sentinel_master};
-    for (const auto& node : config.nodes) {
-      // "host:port" (validated by the config loader); an IPv6 host comes in brackets.
-      const auto colon = node.rfind(':');
-      std::string host = node.substr(0, colon);
-      if (host.size() > 1 && host.front() == '[') host = host.substr(1, host.size() - 2);
-      sentinel.sentinels.emplace_back(
-          host, static_cast<std::uint16_t>(std::stoul(node.substr(colon + 1))));
-    }
-    settings.sentinel = std::move(sentinel);
+    settings.sentinel = SentinelSettings{host_ports(config.nodes), config.sentinel_master};
+  } else if (config.mode == "cluster") {
+    ClusterSettings cluster;
+    cluster.seeds = host_ports(config.nodes);
+    settings.cluster = std::move(cluster);
   }
   return settings;
 }

@@ -276,6 +276,18 @@ BOOST_AUTO_TEST_CASE(defaults_with_base_url_are_valid) {
   BOOST_CHECK_NO_THROW(cfg::validate(valid_config()));
 }
 
+BOOST_AUTO_TEST_CASE(each_redis_topology_is_valid_with_its_nodes) {
+  auto c = valid_config();
+  c.redis.mode = "sentinel";
+  c.redis.nodes = {"10.0.0.1:26379", "[::1]:26379"};
+  c.redis.sentinel_master = "mymaster";
+  BOOST_CHECK_NO_THROW(cfg::validate(c));
+  c.redis.mode = "cluster";
+  c.redis.sentinel_master.clear();
+  c.redis.url = "rediss://app@ignored:6379/0";
+  BOOST_CHECK_NO_THROW(cfg::validate(c));
+}
+
 BOOST_AUTO_TEST_CASE(base_url_is_required) {
   auto e = error_of([] { cfg::validate(cfg::Config{}); });
   BOOST_TEST(contains(e, "upstream.base_url is required"), e);
@@ -298,11 +310,13 @@ BOOST_AUTO_TEST_CASE(failures_name_the_key) {
       {"redis.url", [](cfg::Config& c) { c.redis.url = "redis://h:6379/x"; }},
       {"redis.url", [](cfg::Config& c) { c.redis.url = "localhost:6379"; }},
       {"redis.mode", [](cfg::Config& c) { c.redis.mode = "replicated"; }},
-      {"redis.mode",  // no cluster client yet: refused, not served as standalone
+      {"redis.url",  // a cluster has database 0 only
        [](cfg::Config& c) {
          c.redis.mode = "cluster";
          c.redis.nodes = {"127.0.0.1:7000"};
+         c.redis.url = "redis://127.0.0.1:6379/2";
        }},
+      {"redis.nodes", [](cfg::Config& c) { c.redis.mode = "cluster"; }},
       {"redis.nodes", [](cfg::Config& c) { c.redis.mode = "sentinel"; }},
       {"redis.nodes", [](cfg::Config& c) { c.redis.nodes = {"no-port"}; }},
       {"redis.sentinel_master",

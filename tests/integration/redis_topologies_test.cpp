@@ -1,7 +1,7 @@
 #define BOOST_TEST_MODULE redis topologies integration
 // The gateway against production-shaped Redis, all real servers on loopback: a password and an
-// ACL user, TLS with a CA made here, and a primary/replica pair under sentinels failed over
-// while traffic runs.
+// ACL user, TLS with a CA made here, a primary/replica pair under sentinels failed over
+// while traffic runs, and a Redis Cluster shared by two gateways.
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -148,6 +148,49 @@ BOOST_AUTO_TEST_CASE(a_sentinel_failover_under_traffic_fails_no_cached_request) 
   // Stopped, the gateway gives its lease back to the new primary: the count is exact.
   BOOST_TEST(gateway->process().stop() == 0);
   BOOST_TEST(topology.primary_command({"GET", current_quota_key()}) ==
+             std::to_string(stub.stats().total));
+}
+
+BOOST_AUTO_TEST_CASE(two_gateways_on_a_redis_cluster_share_cache_quota_and_purges) {
+  RedisCluster cluster(3);
+  Stub stub({}, 30);
+  const auto widgets = stub.widgets();
+  stub.reset();
+  std::string nodes = "[\"" + cluster.seeds().front() + "\"]";  // the rest is learnt
+  // The URL's host is not used in cluster mode; its credentials and TLS scheme are.
+  const std::string config = "[redis]\nmode = \"cluster\"\nnodes = " + nodes +
+                             "\n[quota]\nmonthly_limit = 1000\n[access]\nunknown_per_ip_rate = 0\n";
+  const std::vector<std::string> flags{"--admin-token", "s3cret"};
+  Gateway a(stub.base_url(), "redis://127.0.0.1:1/0", flags, config);
+  Gateway b(stub.base_url(), "redis://127.0.0.1:1/0", flags, config);
+  BOOST_REQUIRE(eventually([&] { return redis_up(a) && redis_up(b); }));
+
+  auto is_hit = [](const HttpResponse& r) {
+    return r.status == 200 && r.header("cache-status").find("hit") != std::string::npos;
+  };
+  for (std::size_t i = 0; i < 12; ++i) {
+    BOOST_TEST(a.get(widget_path(widgets[i].id)).status == 200);
+    BOOST_TEST(is_hit(b.get(widget_path(widgets[i].id))));  // from the cluster
+  }
+  BOOST_TEST(stub.stats().widget == 12u);
+  // The entries are spread over the primaries by their widget's hash tag.
+  for (std::size_t n = 0; n < cluster.size(); ++n) {
+    BOOST_TEST(std::stoll(cluster.node(n).command({"DBSIZE"})) > 0, "node " << n);
+  }
+
+  // A purge on one instance reaches the other's L1 (PUBLISH goes to every node).
+  const auto before = stub.stats().total;
+  BOOST_TEST(http_request(a.admin_port(), "POST", "/admin/purge?widget=" + widgets[0].id,
+                          {{"Authorization", "Bearer s3cret"}})
+                 .status == 200);
+  BOOST_TEST(eventually([&] { return !is_hit(b.get(widget_path(widgets[0].id))); }));
+  BOOST_TEST(is_hit(a.get(widget_path(widgets[0].id))));
+  BOOST_TEST(stub.stats().total == before + 1);
+
+  // Stopped, both give their leases back: the month's counter, on its slot's node, is exact.
+  BOOST_TEST(a.process().stop() == 0);
+  BOOST_TEST(b.process().stop() == 0);
+  BOOST_TEST(cluster.command_for(current_quota_key(), {"GET", current_quota_key()}) ==
              std::to_string(stub.stats().total));
 }
 

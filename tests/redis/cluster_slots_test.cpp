@@ -50,21 +50,21 @@ BOOST_AUTO_TEST_CASE(redirections) {
 
 BOOST_AUTO_TEST_CASE(slot_maps) {
   auto node = [](std::string host, long long port) {
-    Reply r{Reply::Type::array};
+    Reply r{Reply::Type::array, 0, {}, {}};
     r.elements.push_back(Reply{Reply::Type::string, 0, std::move(host), {}});
     r.elements.push_back(Reply{Reply::Type::integer, port, {}, {}});
     r.elements.push_back(Reply{Reply::Type::string, 0, "id", {}});
     return r;
   };
   auto range = [&](long long first, long long last, long long port) {
-    Reply r{Reply::Type::array};
+    Reply r{Reply::Type::array, 0, {}, {}};
     r.elements.push_back(Reply{Reply::Type::integer, first, {}, {}});
     r.elements.push_back(Reply{Reply::Type::integer, last, {}, {}});
     r.elements.push_back(node("127.0.0.1", port));
     r.elements.push_back(node("127.0.0.1", port + 100));  // a replica: ignored
     return r;
   };
-  Reply slots{Reply::Type::array};
+  Reply slots{Reply::Type::array, 0, {}, {}};
   slots.elements = {range(0, 5460, 7000), range(5461, 10922, 7001), range(10923, 16383, 7002)};
   auto map = parse_cluster_slots(slots);
   BOOST_REQUIRE(map);

@@ -155,3 +155,31 @@ BOOST_AUTO_TEST_CASE(settings_from_config) {
   config.password_file = dir.file("missing");
   BOOST_CHECK_THROW(wg::redis::settings_from(config, std::nullopt), std::invalid_argument);
 }
+
+BOOST_AUTO_TEST_CASE(settings_from_config_per_mode) {
+  wg::config::RedisConfig config;
+  config.url = "redis://:pw@ignored:1/0";
+  config.nodes = {"10.0.0.1:7000", "[::1]:7001", "redis-3.internal:7002"};
+
+  config.mode = "cluster";
+  auto cluster = wg::redis::settings_from(config, std::nullopt);
+  BOOST_TEST(!cluster.sentinel.has_value());
+  BOOST_REQUIRE(cluster.cluster.has_value());
+  using Seeds = std::vector<std::pair<std::string, std::uint16_t>>;
+  BOOST_TEST((cluster.cluster->seeds ==
+              Seeds{{"10.0.0.1", 7000}, {"::1", 7001}, {"redis-3.internal", 7002}}));
+  BOOST_TEST(cluster.endpoint.password == "pw");  // every node gets the URL's credentials
+
+  config.mode = "sentinel";
+  config.sentinel_master = "mymaster";
+  auto sentinel = wg::redis::settings_from(config, std::nullopt);
+  BOOST_TEST(!sentinel.cluster.has_value());
+  BOOST_REQUIRE(sentinel.sentinel.has_value());
+  BOOST_TEST(sentinel.sentinel->master == "mymaster");
+  BOOST_TEST(sentinel.sentinel->sentinels.size() == 3u);
+
+  config.mode = "standalone";
+  auto standalone = wg::redis::settings_from(config, std::nullopt);
+  BOOST_TEST(!standalone.cluster.has_value());
+  BOOST_TEST(!standalone.sentinel.has_value());
+}

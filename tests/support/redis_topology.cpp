@@ -67,10 +67,10 @@ RedisNode::RedisNode(std::vector<std::string> extra_args, bool sentinel) {
     process_ = std::make_unique<ChildProcess>(argv);
     const bool ready = poll_until(
         [&] {
-          return !process_->running() ||
-                 (process_->output().find("Ready to accept connections") != std::string::npos ||
-                  process_->output().find("Sentinel ID is") != std::string::npos) &&
-                     wait_for_port(port_, 1s);
+          const std::string output = process_->output();
+          const bool announced = output.find("Ready to accept connections") != std::string::npos ||
+                                 output.find("Sentinel ID is") != std::string::npos;
+          return !process_->running() || (announced && wait_for_port(port_, 1s));
         },
         10s);
     if (ready && process_->running()) return;
@@ -83,16 +83,16 @@ std::string RedisNode::command(const std::vector<std::string>& args) const {
   return redis_cli(port_, args);
 }
 
-RedisCluster::RedisCluster(int primaries) {
+RedisCluster::RedisCluster(int primaries, int replicas) {
   std::vector<std::string> create{"--cluster", "create"};
-  for (int i = 0; i < primaries; ++i) {
+  for (int i = 0; i < primaries * (1 + replicas); ++i) {
     nodes_.push_back(std::make_unique<RedisNode>(
         std::vector<std::string>{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
                                  "--cluster-node-timeout", "2000"}));
     create.push_back(nodes_.back()->address());
   }
   create.push_back("--cluster-replicas");
-  create.push_back("0");
+  create.push_back(std::to_string(replicas));
   create.push_back("--cluster-yes");
   const std::string created = redis_cli(nodes_.front()->port(), create);
   const bool ok = poll_until([&] {
@@ -113,9 +113,15 @@ std::vector<std::string> RedisCluster::seeds() const {
 }
 
 RedisNode& RedisCluster::node_for(const std::string& key) {
-  // Only the node that serves the key's slot answers without a MOVED redirection.
+  // Only the primary that serves the key's slot answers without a redirection (replicas
+  // redirect too).
   for (auto& node : nodes_) {
-    if (node->command({"EXISTS", key}).find("MOVED") == std::string::npos) return *node;
+    if (!node->process().running()) continue;
+    const std::string answer = node->command({"EXISTS", key});
+    if (answer.find("MOVED") == std::string::npos && answer.find("ASK") == std::string::npos &&
+        answer.find("CLUSTERDOWN") == std::string::npos && (answer == "0" || answer == "1")) {
+      return *node;
+    }
   }
   throw std::runtime_error("no node serves the slot of " + key);
 }
@@ -123,6 +129,54 @@ RedisNode& RedisCluster::node_for(const std::string& key) {
 std::string RedisCluster::command_for(const std::string& key,
                                       const std::vector<std::string>& args) {
   return node_for(key).command(args);
+}
+
+int RedisCluster::slot_of(const std::string& key) {
+  return std::stoi(nodes_.front()->command({"CLUSTER", "KEYSLOT", key}));
+}
+
+void RedisCluster::begin_migration(int slot, RedisNode& from, RedisNode& to) {
+  const std::string from_id = from.command({"CLUSTER", "MYID"});
+  const std::string to_id = to.command({"CLUSTER", "MYID"});
+  const std::string s = std::to_string(slot);
+  if (to.command({"CLUSTER", "SETSLOT", s, "IMPORTING", from_id}) != "OK" ||
+      from.command({"CLUSTER", "SETSLOT", s, "MIGRATING", to_id}) != "OK") {
+    throw std::runtime_error("cannot start migrating slot " + s);
+  }
+}
+
+void RedisCluster::migrate_key(const std::string& key, RedisNode& from, RedisNode& to) {
+  const std::string answer =
+      from.command({"MIGRATE", "127.0.0.1", std::to_string(to.port()), key, "0", "5000"});
+  if (answer != "OK") throw std::runtime_error("MIGRATE " + key + ": " + answer);
+}
+
+void RedisCluster::finish_migration(int slot, RedisNode& to) {
+  const std::string to_id = to.command({"CLUSTER", "MYID"});
+  const std::string s = std::to_string(slot);
+  // The new owner first, then the rest (as redis-cli does); replicas learn it by gossip.
+  to.command({"CLUSTER", "SETSLOT", s, "NODE", to_id});
+  for (auto& node : nodes_) {
+    if (node.get() != &to && node->process().running()) {
+      node->command({"CLUSTER", "SETSLOT", s, "NODE", to_id});
+    }
+  }
+}
+
+bool RedisCluster::wait_served_elsewhere(const std::string& key, std::uint16_t not_port) {
+  return poll_until([&] {
+    for (auto& node : nodes_) {
+      if (node->process().running() &&
+          node->command({"CLUSTER", "INFO"}).find("cluster_state:ok") == std::string::npos) {
+        return false;
+      }
+    }
+    try {
+      return node_for(key).port() != not_port;
+    } catch (const std::exception&) {
+      return false;
+    }
+  });
 }
 
 RedisSentinels::RedisSentinels(std::string name) : name_(std::move(name)) {

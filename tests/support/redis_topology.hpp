@@ -28,17 +28,29 @@ class RedisNode {
   std::unique_ptr<ChildProcess> process_;
 };
 
-// `primaries` cluster-enabled nodes, no replicas, every slot assigned; waits for cluster_state:ok.
+// `primaries` cluster-enabled nodes with `replicas` replicas each, every slot assigned; waits
+// for cluster_state:ok. A primary that stops is replaced by its replica after 2 s.
 class RedisCluster {
  public:
-  explicit RedisCluster(int primaries = 3);
+  explicit RedisCluster(int primaries = 3, int replicas = 0);
   std::vector<std::string> seeds() const;  // "127.0.0.1:PORT" of every node
   RedisNode& node(std::size_t i) { return *nodes_[i]; }
   std::size_t size() const { return nodes_.size(); }
-  // The node serving `key`'s slot (asks CLUSTER KEYSLOT and the slot map).
+  // The primary serving `key`'s slot now (the only node that answers it without MOVED).
   RedisNode& node_for(const std::string& key);
   // Runs `args` on the node serving `key`.
   std::string command_for(const std::string& key, const std::vector<std::string>& args);
+  // CLUSTER KEYSLOT.
+  int slot_of(const std::string& key);
+  // Slot migration, as `redis-cli --cluster reshard` does it, one step at a time: mark the
+  // slot importing on `to` and migrating on `from`; move one key; then give the slot to `to`
+  // on every node.
+  void begin_migration(int slot, RedisNode& from, RedisNode& to);
+  void migrate_key(const std::string& key, RedisNode& from, RedisNode& to);
+  void finish_migration(int slot, RedisNode& to);
+  // Waits until every running node says cluster_state:ok and `key`'s slot is served by a
+  // primary other than `not_port`.
+  bool wait_served_elsewhere(const std::string& key, std::uint16_t not_port);
 
  private:
   std::vector<std::unique_ptr<RedisNode>> nodes_;

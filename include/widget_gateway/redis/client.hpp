@@ -1,7 +1,8 @@
 #pragma once
 // An asynchronous Redis client: one connection (TCP, or TLS for rediss://) driven by the Asio
 // event loop, with per-command deadlines, a bound on commands in flight, and reconnection with
-// backoff. Nothing here ever blocks a thread.
+// backoff; in cluster mode one such connection per primary, commands routed by slot. Nothing
+// here ever blocks a thread.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -68,10 +69,22 @@ struct SentinelSettings {
   std::string master;
 };
 
+// Cluster mode: the slot map is learnt (CLUSTER SLOTS) from the seeds, then from the primaries
+// it names; each command goes to its slot's primary, following MOVED and ASK redirections.
+struct ClusterSettings {
+  std::vector<std::pair<std::string, std::uint16_t>> seeds;  // host, port
+  int max_redirects = 5;  // per command; past it the redirection is the reply
+  // The map is asked again this often when all is well, and at once after MOVED or a primary
+  // going down (then at most every reconnect_min while not every slot has a reachable primary).
+  std::chrono::milliseconds refresh_interval{30000};
+};
+
 struct Settings {
-  // Standalone: the server. Sentinel mode: only its credentials, db and TLS flag count.
+  // Standalone: the server. Sentinel and cluster mode: only its credentials, db and TLS flag
+  // count.
   Endpoint endpoint;
   std::optional<SentinelSettings> sentinel;
+  std::optional<ClusterSettings> cluster;
   TlsSettings tls;                                 // used when endpoint.tls
   std::chrono::milliseconds command_timeout{500};  // from submission to reply
   // Resolve + TCP connect + TLS handshake + AUTH + SELECT (SUBSCRIBE then has command_timeout).
@@ -89,12 +102,12 @@ struct Settings {
 };
 
 namespace detail {
-class ClientImpl;
+class Backend;
 class SubscriberImpl;
 }  // namespace detail
 
-// Owns one connection, used only on its own strand. All public members are thread-safe.
-// start() once, then stop() (or destroy) once.
+// Owns one connection (cluster mode: one per primary), used only on its own strand. All public
+// members are thread-safe. start() once, then stop() (or destroy) once.
 class Client {
  public:
   // `random` draws the reconnect jitter; it must outlive the client's background work. Throws
@@ -111,7 +124,8 @@ class Client {
   void start();
   // Disconnects; commands in flight complete with errc::shutting_down, later ones too.
   void stop();
-  // Up: connected, authenticated (AUTH) and in its database (SELECT).
+  // Up: connected, authenticated (AUTH) and in its database (SELECT). Cluster mode: every slot
+  // has a primary and every primary's connection is up.
   bool connected() const noexcept;
   // False from an error reply until a later command gets a reply that is not an error; after
   // an error reply saying the server cannot serve this client as configured (NOPERM, READONLY,
@@ -137,11 +151,11 @@ class Client {
   void on_state_change(std::function<void(bool connected)> listener);
   // Called on the client's strand for every failed command: each error reply (also to AUTH or
   // SELECT while connecting) and each redis_down, redis_timeout or redis_overloaded result.
-  // Not for shutting_down.
+  // Not for shutting_down, nor for a MOVED or ASK that cluster mode followed.
   void on_error(std::function<void(ErrorKind kind)> listener);
 
  private:
-  std::shared_ptr<detail::ClientImpl> impl_;
+  std::shared_ptr<detail::Backend> impl_;
 };
 
 }  // namespace wg::redis
