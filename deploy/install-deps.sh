@@ -15,6 +15,9 @@ for group in "$@"; do
   case "$group" in
     --test-tools)
       packages+=(prometheus yamllint shellcheck python3-yaml clang libclang-rt-14-dev)
+      # Real clients in front of the gateway: a headless browser on another origin (driven by
+      # playwright-core from npm) and nginx as a caching CDN.
+      packages+=(chromium nginx-light)
       # Node.js and npm run a client-side HTTP cache library in the integration tests. A machine
       # may have them from elsewhere already (a nodejs package that bundles npm and conflicts
       # with Debian's), so Debian's are asked for only when the commands are missing.

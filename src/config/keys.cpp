@@ -276,6 +276,7 @@ const KeySpec kKeys[] = {
     WG_KEY(DurationCodec, cache, stale_if_error),
     WG_KEY(DurationCodec, cache, negative_ttl),
     WG_KEY(DurationCodec, cache, max_age_cap),
+    WG_KEY(DurationCodec, cache, negative_max_age),
     WG_KEY(ByteSizeCodec, cache, l1_max_bytes),
     WG_KEY(BoolCodec, cache, derive_pages),
 
@@ -287,6 +288,9 @@ const KeySpec kKeys[] = {
     WG_KEY(StringCodec, quota, state_file),
 
     WG_KEY(StringListCodec, cors, allowed_origins),
+    WG_KEY(StringListCodec, cors, allowed_headers),
+    WG_KEY(DurationCodec, cors, max_age),
+    WG_KEY(BoolCodec, cors, timing_allow_origin),
 
     WG_KEY(StringCodec, access, widget_pattern),
     WG_KEY(StringListCodec, access, widgets),

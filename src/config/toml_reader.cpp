@@ -55,6 +55,7 @@ Config parse_toml(std::string_view text, std::string_view origin, Config base) {
   } catch (const toml::parse_error& e) {
     throw ConfigError(std::string(e.description()) + where(origin, e.source()));
   }
+  bool min_ttl_set = false;
   for (const auto& [section_key, section_node] : root) {
     std::string section(section_key.str());
     if (!detail::is_section(section)) {
@@ -75,7 +76,13 @@ Config parse_toml(std::string_view text, std::string_view origin, Config base) {
       } catch (const ConfigError& e) {
         throw ConfigError(e.what() + where(origin, node.source()));
       }
+      if (key == "cache.min_ttl") min_ttl_set = true;
     }
+  }
+  // A file that lowers max_ttl alone below the min_ttl it did not set (the default 1m) means
+  // "keep entries at most this long": the floor follows the ceiling down.
+  if (!min_ttl_set && base.cache.min_ttl > base.cache.max_ttl) {
+    base.cache.min_ttl = base.cache.max_ttl;
   }
   return base;
 }

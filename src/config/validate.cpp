@@ -2,6 +2,7 @@
 // is where "a valid duration" becomes "a sensible timeout". Every message starts with the key.
 #include <boost/url/parse.hpp>
 
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <regex>
@@ -163,6 +164,17 @@ void check_cors(const CorsConfig& cors) {
       fail(key, "\"" + origin + "\" is not \"*\" or scheme://host[:port]");
     }
   }
+  for (const auto& name : cors.allowed_headers) {
+    // A field name is an RFC 9110 token; anything else could never match a request header.
+    const bool token = !name.empty() && std::all_of(name.begin(), name.end(), [](char ch) {
+      const auto u = static_cast<unsigned char>(ch);
+      return std::isalnum(u) ||
+             std::string_view("!#$%&'*+-.^_`|~").find(ch) != std::string_view::npos;
+    });
+    if (!token) fail("cors.allowed_headers", "\"" + name + "\" is not a header field name");
+  }
+  // Browsers cap it anyway (Chromium at 2 hours); a day is the most anyone honours.
+  check_range("cors.max_age", cors.max_age, Duration::zero(), Duration(std::chrono::hours(24)));
 }
 
 void check_access(const AccessConfig& access) {
@@ -266,6 +278,7 @@ void validate(const Config& c) {
   check_range("cache.stale_if_error", cache.stale_if_error, Duration::zero(), kMaxTtl);
   check_range("cache.negative_ttl", cache.negative_ttl, Duration::zero(), kMaxTtl);
   check_range("cache.max_age_cap", cache.max_age_cap, Duration::zero(), kMaxTtl);
+  check_range("cache.negative_max_age", cache.negative_max_age, Duration::zero(), kMaxTtl);
 
   // [quota]
   check_range("quota.utc_offset", Duration(c.quota.utc_offset), Duration(-std::chrono::hours(18)),

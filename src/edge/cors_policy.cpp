@@ -12,14 +12,9 @@ namespace {
 using detail::ascii_lower;
 
 constexpr std::string_view kExposeHeaders = "ETag, Age, Cache-Status";
-constexpr std::string_view kAllowMethods = "GET, HEAD, OPTIONS";
-constexpr std::string_view kMaxAge = "86400";
-
-// Request headers a page may send to this read-only API. None carries credentials or changes
-// what the gateway does beyond revalidation.
-constexpr std::array<std::string_view, 7> kSafeRequestHeaders = {
-    "accept",        "accept-language", "content-language", "cache-control",
-    "if-none-match", "pragma",          "if-modified-since"};
+constexpr std::string_view kAllowMethods = "GET, HEAD";
+constexpr std::string_view kPreflightVary =
+    "Access-Control-Request-Method, Access-Control-Request-Headers";
 
 void add_line(std::string& lines, std::string_view name, std::string_view value) {
   lines.append(name).append(": ").append(value).append("\r\n");
@@ -86,7 +81,12 @@ std::optional<std::string> CorsPolicy::normalize_origin(std::string_view text) {
   return out;
 }
 
-CorsPolicy::CorsPolicy(std::vector<std::string> allowed_origins) {
+CorsPolicy::CorsPolicy(std::vector<std::string> allowed_origins, CorsOptions options)
+    : max_age_(std::to_string(options.max_age.count())),
+      timing_allow_origin_(options.timing_allow_origin) {
+  for (const auto& name : options.allowed_headers) {
+    allowed_headers_.push_back(detail::to_lower(detail::trim_ows(name)));
+  }
   for (auto& entry : allowed_origins) {
     if (entry == "*") {
       any_ = true;
@@ -111,42 +111,48 @@ void CorsPolicy::add_response_headers(std::string_view origin, std::string& head
   if (!allows(origin)) return;
   // The echoed value passed normalize_origin or equals a configured literal, so it cannot carry
   // CR/LF into the header block.
-  add_line(header_lines, "Access-Control-Allow-Origin", any_ ? std::string_view("*") : origin);
+  const std::string_view allowed = any_ ? std::string_view("*") : origin;
+  add_line(header_lines, "Access-Control-Allow-Origin", allowed);
   add_line(header_lines, "Access-Control-Expose-Headers", kExposeHeaders);
+  if (timing_allow_origin_) add_line(header_lines, "Timing-Allow-Origin", allowed);
 }
 
 void CorsPolicy::add_preflight_headers(std::string_view origin, std::string_view request_method,
                                        std::string_view request_headers,
                                        std::string& header_lines) const {
-  if (vary_on_origin()) add_line(header_lines, "Vary", "Origin");
+  if (!enabled()) return;
   request_method = detail::trim_ows(request_method);
   if (request_method.empty()) {  // a plain OPTIONS request, not a preflight
+    if (vary_on_origin()) add_line(header_lines, "Vary", "Origin");
     add_response_headers(origin, header_lines);
     return;
+  }
+  if (vary_on_origin()) {
+    header_lines.append("Vary: Origin, ").append(kPreflightVary).append("\r\n");
+  } else {
+    add_line(header_lines, "Vary", kPreflightVary);
   }
   if (!allows(origin)) return;
   // Methods are case-sensitive (RFC 9110 §9.1); browsers upper-case GET and HEAD themselves.
   if (request_method != "GET" && request_method != "HEAD") return;
 
+  // Only allowed names are echoed (lower-cased, from our own list): nothing the client sent
+  // reaches the header block unchecked.
   std::string allowed_headers;
-  bool all_safe = true;
   detail::for_each_list_element(request_headers, [&](std::string_view name) {
-    std::string lower = detail::to_lower(name);
-    if (std::find(kSafeRequestHeaders.begin(), kSafeRequestHeaders.end(), lower) ==
-        kSafeRequestHeaders.end()) {
-      all_safe = false;
-      return;
-    }
+    const std::string lower = detail::to_lower(name);
+    auto it = std::find(allowed_headers_.begin(), allowed_headers_.end(), lower);
+    if (it == allowed_headers_.end()) return;
     if (!allowed_headers.empty()) allowed_headers.append(", ");
-    allowed_headers.append(lower);
+    allowed_headers.append(*it);
   });
 
   add_line(header_lines, "Access-Control-Allow-Origin", any_ ? std::string_view("*") : origin);
   add_line(header_lines, "Access-Control-Allow-Methods", kAllowMethods);
-  if (all_safe && !allowed_headers.empty()) {
+  if (!allowed_headers.empty()) {
     add_line(header_lines, "Access-Control-Allow-Headers", allowed_headers);
   }
-  add_line(header_lines, "Access-Control-Max-Age", kMaxAge);
+  add_line(header_lines, "Access-Control-Max-Age", max_age_);
 }
 
 }  // namespace wg::edge

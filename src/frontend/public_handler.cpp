@@ -112,13 +112,16 @@ void PublicHandler::update(const config::Config& config, ClientLimiters limiters
   auto as_seconds = [](config::Duration d) {
     return std::chrono::duration_cast<std::chrono::seconds>(d);
   };
-  settings_ = std::make_shared<const Settings>(
-      Settings{api::WidgetPolicy(config.access.widget_pattern, config.access.widgets),
-               ResponseOptions{as_seconds(config.cache.max_age_cap),
-                               as_seconds(config.cache.stale_while_revalidate),
-                               as_seconds(config.cache.stale_if_error)},
-               edge::CorsPolicy(config.cors.allowed_origins),
-               edge::TrustedProxies(config.access.trusted_proxies), std::move(limiters)});
+  settings_ = std::make_shared<const Settings>(Settings{
+      api::WidgetPolicy(config.access.widget_pattern, config.access.widgets),
+      ResponseOptions{
+          as_seconds(config.cache.max_age_cap), as_seconds(config.cache.stale_while_revalidate),
+          as_seconds(config.cache.stale_if_error), as_seconds(config.cache.negative_max_age)},
+      edge::CorsPolicy(
+          config.cors.allowed_origins,
+          edge::CorsOptions{config.cors.allowed_headers, as_seconds(config.cors.max_age),
+                            config.cors.timing_allow_origin}),
+      edge::TrustedProxies(config.access.trusted_proxies), std::move(limiters)});
 }
 
 asio::awaitable<http::Response> PublicHandler::handle(const http::Request& request) {
@@ -150,6 +153,22 @@ asio::awaitable<http::Response> PublicHandler::handle(const http::Request& reque
   }
   observe(request, match.route, response, observation, started);
   co_return response;
+}
+
+std::optional<http::Response> PublicHandler::answer_before_body(const http::Request& request) {
+  switch (api::match_route(request.target).route) {
+    case api::Route::widget:
+    case api::Route::reviews:
+      if (is_get_or_head(request.method) || request.method == verb::options) break;
+      return method_not_allowed(kApiMethods);
+    case api::Route::healthz:
+    case api::Route::readyz:
+      if (is_get_or_head(request.method)) break;
+      return method_not_allowed(kHealthMethods);
+    case api::Route::not_found:
+      break;
+  }
+  return std::nullopt;
 }
 
 void PublicHandler::observe(const http::Request& request, api::Route route,
@@ -226,7 +245,7 @@ asio::awaitable<http::Response> PublicHandler::handle_api(const http::Request& r
 
   auto validated = api::validate_api_request(match, settings.policy);
   if (auto* rejection = std::get_if<api::Rejection>(&validated)) {
-    co_return with_cors(http::error_response(rejection->code, endpoint, rejection->message));
+    co_return with_cors(rejection_response(*rejection, endpoint, settings.response));
   }
   const auto& api_request = std::get<api::ApiRequest>(validated);
   observation.widget = match.raw_widget;

@@ -47,10 +47,26 @@ void add_vary(http::Response& response, const edge::CorsPolicy& cors, bool varie
   }
 }
 
+// An unknown widget stays unknown until upstream's next refresh: downstream caches may keep
+// the answer for negative_max_age (capped like any answer), so a CDN absorbs floods of one bad
+// id. Every other error is no-store.
+http::Response error_with_policy(api::ErrorCode code, api::Endpoint endpoint,
+                                 std::string_view message, const ResponseOptions& options) {
+  const long long keep = std::min(options.negative_max_age, options.max_age_cap).count();
+  if (code != api::ErrorCode::widget_not_found || keep <= 0) {
+    return http::error_response(code, endpoint, message);
+  }
+  const std::string seconds = std::to_string(keep);
+  http::Response response =
+      http::error_response(code, endpoint, message, "public, max-age=" + seconds);
+  response.add_header("X-Accel-Expires", seconds);
+  return response;
+}
+
 http::Response error_answer(const Served& served, api::ErrorCode code, unsigned status,
                             api::Endpoint endpoint, const RequestView& request,
-                            const edge::CorsPolicy& cors) {
-  http::Response response = http::error_response(code, endpoint);
+                            const ResponseOptions& options, const edge::CorsPolicy& cors) {
+  http::Response response = error_with_policy(code, endpoint, {}, options);
   response.status = status;
   // 429s always say when to come back; a 503 does when it knows (upstream's own Retry-After,
   // a full upstream queue, the quota unreachable).
@@ -66,15 +82,19 @@ http::Response error_answer(const Served& served, api::ErrorCode code, unsigned 
 
 }  // namespace
 
+http::Response rejection_response(const api::Rejection& rejection, api::Endpoint endpoint,
+                                  const ResponseOptions& options) {
+  return error_with_policy(rejection.code, endpoint, rejection.message, options);
+}
+
 RequestView request_view(const http::Request& request) {
   return {field(request, bhttp::field::accept_encoding),
           field(request, bhttp::field::if_none_match), field(request, bhttp::field::origin)};
 }
 
-long long max_age_seconds(const cache::Entry& entry, WallTime now, std::chrono::seconds cap) {
-  long long age = std::max(0LL, seconds_between(entry.stored_at, now));
-  long long remaining = std::max(0LL, seconds_between(now, entry.fresh_until));
-  return age + std::min<long long>(remaining, cap.count());
+long long downstream_seconds(const cache::Entry& entry, WallTime now, std::chrono::seconds cap) {
+  const long long remaining = std::max(0LL, seconds_between(now, entry.fresh_until));
+  return std::min<long long>(remaining, cap.count());
 }
 
 void append_cache_status(std::string& out, const Served& served) {
@@ -107,13 +127,13 @@ http::Response build_response(const Served& served, api::Endpoint endpoint,
                               const edge::CorsPolicy& cors) {
   if (!served.ok()) {
     return error_answer(served, served.error, api::error_info(served.error, endpoint).status,
-                        endpoint, request, cors);
+                        endpoint, request, options, cors);
   }
   const cache::Entry& entry = *served.entry;
   if (entry.status != 200) {
     // A cached "unknown widget": the same error, with upstream's status.
     return error_answer(served, api::ErrorCode::widget_not_found, entry.status, endpoint, request,
-                        cors);
+                        options, cors);
   }
 
   const std::string* gzip = variant_body(entry, edge::Coding::gzip);
@@ -148,8 +168,10 @@ http::Response build_response(const Served& served, api::Endpoint endpoint,
   std::string& headers = response.headers;
   headers.append("ETag: ");
   edge::append_etag_for_coding(headers, entry.etag, coding);
+  const long long downstream = downstream_seconds(entry, served.now, options.max_age_cap);
+  const long long age = std::max(0LL, seconds_between(entry.stored_at, served.now));
   headers.append("\r\nCache-Control: public, max-age=");
-  append_number(headers, max_age_seconds(entry, served.now, options.max_age_cap));
+  append_number(headers, age + downstream);
   if (options.stale_while_revalidate.count() > 0) {
     headers.append(", stale-while-revalidate=");
     append_number(headers, options.stale_while_revalidate.count());
@@ -158,9 +180,13 @@ http::Response build_response(const Served& served, api::Endpoint endpoint,
     headers.append(", stale-if-error=");
     append_number(headers, options.stale_if_error.count());
   }
+  // After Cache-Control: nginx reads its stale-* extensions only when it meets them before
+  // X-Accel-Expires, which then replaces max-age alone.
+  headers.append("\r\nX-Accel-Expires: ");
+  append_number(headers, downstream);
   headers.append("\r\nAge: ");
-  append_number(headers, std::max(0LL, seconds_between(entry.stored_at, served.now)));
-  headers.append("\r\n");
+  append_number(headers, age);
+  headers.append("\r\nAccept-Ranges: none\r\n");
   add_vary(response, cors, true);
   headers.append("Cache-Status: ");
   append_cache_status(headers, served);

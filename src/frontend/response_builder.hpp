@@ -20,6 +20,7 @@ struct ResponseOptions {
   std::chrono::seconds max_age_cap{3600};
   std::chrono::seconds stale_while_revalidate{0};
   std::chrono::seconds stale_if_error{0};
+  std::chrono::seconds negative_max_age{0};  // widget_not_found downstream; 0 = no-store
 };
 
 // What of the request the answer depends on.
@@ -34,14 +35,21 @@ http::Response build_response(const Served& served, api::Endpoint endpoint,
                               const ResponseOptions& options, const RequestView& request,
                               const edge::CorsPolicy& cors);
 
+// A request refused before serving (validation): the contract's error; widget_not_found with
+// the downstream freshness of a cached unknown widget.
+http::Response rejection_response(const api::Rejection& rejection, api::Endpoint endpoint,
+                                  const ResponseOptions& options);
+
 // The Cache-Status field value (RFC 9211) for a served answer.
 std::string cache_status(const Served& served);
 // The same, appended to `out` (the hit path builds its headers in one buffer).
 void append_cache_status(std::string& out, const Served& served);
 
-// Cache-Control's max-age for an entry: Age plus what remains of our freshness, the latter
-// capped, so a downstream cache (which subtracts Age) keeps it exactly as long as we would,
-// or `cap` at most. A stale entry gets max-age equal to its age: stale downstream at once.
-long long max_age_seconds(const cache::Entry& entry, WallTime now, std::chrono::seconds cap);
+// How long a downstream cache may keep an entry after receiving it: what remains of our
+// freshness, capped. Sent twice, for both kinds of cache: as Cache-Control max-age = Age + this
+// (a cache that subtracts Age, RFC 9111, keeps it this long), and as X-Accel-Expires = this
+// (nginx proxy_cache ignores Age). A stale entry gets 0: stale downstream at once, and not
+// stored by nginx.
+long long downstream_seconds(const cache::Entry& entry, WallTime now, std::chrono::seconds cap);
 
 }  // namespace wg::frontend

@@ -2,11 +2,12 @@
 
 namespace wg::http {
 
-Response error_response(api::ErrorCode code, api::Endpoint endpoint, std::string_view message) {
+Response error_response(api::ErrorCode code, api::Endpoint endpoint, std::string_view message,
+                        std::string_view cache_control) {
   Response response;
   response.status = api::error_info(code, endpoint).status;
   response.add_header("Content-Type", "application/json");
-  response.add_header("Cache-Control", "no-store");
+  response.add_header("Cache-Control", cache_control);
   switch (code) {
     case api::ErrorCode::unauthorized:
       response.add_header("WWW-Authenticate", "Bearer");

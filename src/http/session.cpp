@@ -107,7 +107,7 @@ bool only_chunked(const bhttp::fields& fields) {
 // What Beast's parser accepts but this server refuses, checked right after the head is read
 // (before any body byte): the first applicable error, or nullopt when the head may be served.
 // Each of these answers closes the connection.
-std::optional<api::ErrorCode> refuse_head(const bhttp::request<bhttp::string_body>& req,
+std::optional<api::Rejection> refuse_head(const bhttp::request<bhttp::string_body>& req,
                                           std::size_t max_target) {
   std::size_t fields = 0, hosts = 0;
   bool transfer_encoding = false, content_length = false;
@@ -117,14 +117,21 @@ std::optional<api::ErrorCode> refuse_head(const bhttp::request<bhttp::string_bod
     transfer_encoding |= field.name() == bhttp::field::transfer_encoding;
     content_length |= field.name() == bhttp::field::content_length;
   }
-  if (req.target().size() > max_target) return api::ErrorCode::uri_too_long;
-  if (fields > kMaxHeaderFields) return api::ErrorCode::headers_too_large;
+  using api::ErrorCode;
+  if (req.target().size() > max_target) return api::Rejection{ErrorCode::uri_too_long, ""};
+  if (fields > kMaxHeaderFields) return api::Rejection{ErrorCode::headers_too_large, ""};
   // Beast rejects chunked + Content-Length, but not another coding + Content-Length: both
-  // are a request-smuggling vector (RFC 9112 6.3), and so are several Host lines (RFC 9112
-  // 3.2 requires 400).
-  if (transfer_encoding && content_length) return api::ErrorCode::bad_request;
-  if (hosts > 1) return api::ErrorCode::bad_request;
-  if (transfer_encoding && !only_chunked(req)) return api::ErrorCode::not_implemented;
+  // are a request-smuggling vector (RFC 9112 6.3), and so are several Host lines. HTTP/1.1
+  // requires exactly one Host (RFC 9112 3.2); 1.0 may omit it.
+  if (transfer_encoding && content_length) {
+    return api::Rejection{ErrorCode::bad_request, "Transfer-Encoding with Content-Length"};
+  }
+  if (hosts > 1) return api::Rejection{ErrorCode::bad_request, "more than one Host header"};
+  if (hosts == 0 && req.version() >= 11) {
+    return api::Rejection{ErrorCode::bad_request, "HTTP/1.1 request without a Host header"};
+  }
+  if (transfer_encoding && !only_chunked(req))
+    return api::Rejection{ErrorCode::not_implemented, ""};
   return std::nullopt;
 }
 
@@ -220,7 +227,7 @@ asio::awaitable<void> HttpSession::run() {
     auto& req = parser.get();
     const bool head = req.method() == bhttp::verb::head;
     if (auto refusal = refuse_head(req, limits.max_target_bytes)) {
-      co_await write_error_and_close(*refusal, head);
+      co_await write_error_and_close(refusal->code, head, refusal->message);
       break;
     }
     if (req.method() == bhttp::verb::connect) {
@@ -228,6 +235,23 @@ asio::awaitable<void> HttpSession::run() {
       // ClientHello) that must not be parsed as HTTP.
       co_await write_error_and_close(api::ErrorCode::method_not_allowed, head);
       break;
+    }
+    const bool keep_alive = req.keep_alive();
+    Request request{req.method(),
+                    std::string_view(req.method_string()),
+                    std::string_view(req.target()),
+                    req.version() > 11 ? 11u : req.version(),
+                    req,
+                    peer_,
+                    keep_alive};
+    if (!parser.is_done()) {
+      // A body follows: what the head alone decides (405) comes before any body limit. The
+      // body stays unread, so the connection closes after the answer.
+      if (auto early = server_.handler_.answer_before_body(request)) {
+        if (head) early->body_mode = BodyMode::length_only;
+        co_await write(*early, true, request.version);
+        break;
+      }
     }
     // Bodies are refused (413) except on a listener that takes them (admin), up to its limit.
     const std::size_t max_body = server_.max_body_bytes();
@@ -252,15 +276,7 @@ asio::awaitable<void> HttpSession::run() {
     }
 
     server_.count_request();
-    const bool keep_alive = req.keep_alive();
-    Request request{req.method(),
-                    std::string_view(req.method_string()),
-                    std::string_view(req.target()),
-                    req.version() > 11 ? 11u : req.version(),
-                    req,
-                    peer_,
-                    keep_alive,
-                    std::string_view(req.body())};
+    request.body = std::string_view(req.body());
     Response response;
     try {
       response = co_await server_.handler_.handle(request);
@@ -272,7 +288,7 @@ asio::awaitable<void> HttpSession::run() {
       response.close = true;
     }
     const bool close = response.close || !keep_alive || server_.draining();
-    if (!co_await write(response, close) || close) break;
+    if (!co_await write(response, close, request.version) || close) break;
   }
 
   boost::system::error_code ignored;
@@ -280,7 +296,7 @@ asio::awaitable<void> HttpSession::run() {
   stream_.socket().close(ignored);
 }
 
-asio::awaitable<bool> HttpSession::write(const Response& response, bool close) {
+asio::awaitable<bool> HttpSession::write(const Response& response, bool close, unsigned version) {
   head_.clear();
   head_.append("HTTP/1.1 ").append(std::to_string(response.status)).push_back(' ');
   head_.append(reason_phrase(response.status)).append("\r\n");
@@ -289,7 +305,12 @@ asio::awaitable<bool> HttpSession::write(const Response& response, bool close) {
   if (response.body_mode != BodyMode::none) {
     head_.append("Content-Length: ").append(std::to_string(response.body.size())).append("\r\n");
   }
-  if (close) head_.append("Connection: close\r\n");
+  if (close) {
+    head_.append("Connection: close\r\n");
+  } else if (version == 10) {
+    // HTTP/1.0 closes by default: a connection kept open must say so (RFC 9112 9.3).
+    head_.append("Connection: keep-alive\r\n");
+  }
   head_.append("\r\n");
 
   std::array<asio::const_buffer, 2> buffers{
@@ -300,8 +321,9 @@ asio::awaitable<bool> HttpSession::write(const Response& response, bool close) {
   co_return !ec;
 }
 
-asio::awaitable<void> HttpSession::write_error_and_close(api::ErrorCode code, bool head) {
-  Response response = error_response(code);
+asio::awaitable<void> HttpSession::write_error_and_close(api::ErrorCode code, bool head,
+                                                         std::string message) {
+  Response response = error_response(code, api::Endpoint::reviews, message);
   if (code == api::ErrorCode::method_not_allowed) response.add_header("Allow", kAllowedMethods);
   if (head) response.body_mode = BodyMode::length_only;
   co_await write(response, true);

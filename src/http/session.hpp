@@ -32,10 +32,13 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void force_close();
 
  private:
-  boost::asio::awaitable<bool> write(const Response& response, bool close);
+  // `version`: the request's (10 or 11); a kept-alive HTTP/1.0 connection is announced.
+  boost::asio::awaitable<bool> write(const Response& response, bool close, unsigned version = 11);
   // Takes the code, not a Response: GCC 12 mishandles temporaries in co_await expressions.
   // `head`: the request was HEAD, so the answer carries no body (Content-Length still does).
-  boost::asio::awaitable<void> write_error_and_close(api::ErrorCode code, bool head = false);
+  // `message` "" = the code's usual words.
+  boost::asio::awaitable<void> write_error_and_close(api::ErrorCode code, bool head = false,
+                                                     std::string message = {});
 
   HttpServer& server_;
   boost::beast::tcp_stream stream_;

@@ -276,6 +276,40 @@ BOOST_AUTO_TEST_CASE(defaults_with_base_url_are_valid) {
   BOOST_CHECK_NO_THROW(cfg::validate(valid_config()));
 }
 
+BOOST_AUTO_TEST_CASE(max_ttl_alone_pulls_the_default_min_ttl_down) {
+  auto c = cfg::parse_toml(
+      "[upstream]\nbase_url = \"http://u.example\"\n[cache]\nmax_ttl = \"1s\"\n", "f.toml");
+  BOOST_TEST((c.cache.min_ttl == 1s));
+  BOOST_CHECK_NO_THROW(cfg::validate(c));
+  // Both set by the file, contradicting each other: still an error, naming both.
+  auto both = cfg::parse_toml(
+      "[upstream]\nbase_url = \"http://u.example\"\n[cache]\nmax_ttl = \"30s\"\nmin_ttl = \"1m\"\n",
+      "f.toml");
+  auto e = error_of([&] { cfg::validate(both); });
+  BOOST_TEST(contains(e, "cache.min_ttl"), e);
+}
+
+BOOST_AUTO_TEST_CASE(cors_and_downstream_keys) {
+  auto c = cfg::parse_toml(R"([upstream]
+base_url = "http://u.example"
+[cache]
+negative_max_age = "30s"
+[cors]
+allowed_origins = ["https://a.example"]
+allowed_headers = ["X-Requested-With", "X-Custom"]
+max_age = "2m"
+timing_allow_origin = true
+)",
+                           "f.toml");
+  BOOST_TEST((c.cache.negative_max_age == 30s));
+  BOOST_TEST(c.cors.allowed_headers.size() == 2u);
+  BOOST_TEST((c.cors.max_age == 120s));
+  BOOST_TEST(c.cors.timing_allow_origin);
+  BOOST_CHECK_NO_THROW(cfg::validate(c));
+  BOOST_TEST((cfg::Config{}.cache.negative_max_age == 0s));  // no-store by default
+  BOOST_TEST((cfg::Config{}.cors.max_age == 600s));
+}
+
 BOOST_AUTO_TEST_CASE(each_redis_topology_is_valid_with_its_nodes) {
   auto c = valid_config();
   c.redis.mode = "sentinel";
@@ -325,6 +359,10 @@ BOOST_AUTO_TEST_CASE(failures_name_the_key) {
          c.redis.nodes = {"127.0.0.1:26379"};
        }},
       {"redis.key_prefix", [](cfg::Config& c) { c.redis.key_prefix = "wg{x}:"; }},
+      {"cors.allowed_headers", [](cfg::Config& c) { c.cors.allowed_headers = {"bad header"}; }},
+      {"cors.allowed_headers", [](cfg::Config& c) { c.cors.allowed_headers = {""}; }},
+      {"cors.max_age", [](cfg::Config& c) { c.cors.max_age = 25h; }},
+      {"cache.negative_max_age", [](cfg::Config& c) { c.cache.negative_max_age = -1s; }},
       {"cache.max_ttl", [](cfg::Config& c) { c.cache.max_ttl = 999ms; }},
       {"cache.min_ttl",
        [](cfg::Config& c) {
@@ -353,9 +391,7 @@ BOOST_AUTO_TEST_CASE(failures_name_the_key) {
       {"cors.allowed_origins",
        [](cfg::Config& c) { c.cors.allowed_origins = {"https://a.example/"}; }},
       {"cors.allowed_origins",
-       [](cfg::Config& c) {
-         c.cors.allowed_origins = {"*", "https://a.example"};
-       }},
+       [](cfg::Config& c) { c.cors.allowed_origins = {"*", "https://a.example"}; }},
       {"access.widget_pattern", [](cfg::Config& c) { c.access.widget_pattern = "([a-z"; }},
       {"access.widgets", [](cfg::Config& c) { c.access.widgets = {"bad id!"}; }},
       {"access.trusted_proxies",

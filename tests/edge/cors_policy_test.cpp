@@ -133,39 +133,71 @@ BOOST_AUTO_TEST_CASE(normalize_origin) {
 
 BOOST_AUTO_TEST_CASE(preflight_allowed_origin) {
   BOOST_TEST(preflight(kShop, "https://shop.example", "GET", "If-None-Match") ==
-             "Vary: Origin\r\n"
+             "Vary: Origin, Access-Control-Request-Method, Access-Control-Request-Headers\r\n"
              "Access-Control-Allow-Origin: https://shop.example\r\n"
-             "Access-Control-Allow-Methods: GET, HEAD, OPTIONS\r\n"
+             "Access-Control-Allow-Methods: GET, HEAD\r\n"
              "Access-Control-Allow-Headers: if-none-match\r\n"
-             "Access-Control-Max-Age: 86400\r\n");
+             "Access-Control-Max-Age: 600\r\n");
   BOOST_TEST(preflight(kAny, "https://x.example", "HEAD", "") ==
+             "Vary: Access-Control-Request-Method, Access-Control-Request-Headers\r\n"
              "Access-Control-Allow-Origin: *\r\n"
-             "Access-Control-Allow-Methods: GET, HEAD, OPTIONS\r\n"
-             "Access-Control-Max-Age: 86400\r\n");
+             "Access-Control-Allow-Methods: GET, HEAD\r\n"
+             "Access-Control-Max-Age: 600\r\n");
 }
 
 BOOST_AUTO_TEST_CASE(preflight_request_headers) {
-  // Safe headers are echoed lower-cased, in the request's order.
-  std::string lines = preflight(kShop, "https://shop.example", "GET",
-                                "Cache-Control, if-modified-since,Accept-Language");
+  // Allowed headers are echoed lower-cased, in the request's order; by default the
+  // CORS-safelisted ones, revalidation and X-Requested-With.
+  std::string lines =
+      preflight(kShop, "https://shop.example", "GET",
+                "Cache-Control, if-modified-since,Accept-Language, X-Requested-With");
   BOOST_TEST(lines.find("Access-Control-Allow-Headers: cache-control, if-modified-since, "
-                        "accept-language\r\n") != std::string::npos);
-  // One unsafe header: none are allowed, so the browser refuses the preflight.
-  for (std::string_view requested : {"If-None-Match, Authorization", "X-Api-Key", "Cookie"}) {
+                        "accept-language, x-requested-with\r\n") != std::string::npos);
+  // Others are left out: the browser refuses a preflight whose answer misses one it asked for.
+  lines = preflight(kShop, "https://shop.example", "GET", "If-None-Match, Authorization");
+  BOOST_TEST(lines.find("Access-Control-Allow-Headers: if-none-match\r\n") != std::string::npos);
+  for (std::string_view requested : {"X-Api-Key", "Cookie", "authorization"}) {
     lines = preflight(kShop, "https://shop.example", "GET", requested);
     BOOST_TEST(lines.find("Allow-Headers") == std::string::npos, requested);
     BOOST_TEST(lines.find("Access-Control-Allow-Origin") != std::string::npos);
   }
 }
 
+BOOST_AUTO_TEST_CASE(configured_headers_max_age_and_timing) {
+  wg::edge::CorsOptions options;
+  options.allowed_headers = {"X-Widget-Client ", "accept"};
+  options.max_age = std::chrono::seconds(120);
+  options.timing_allow_origin = true;
+  const CorsPolicy policy({"https://shop.example"}, options);
+  const std::string lines =
+      preflight(policy, "https://shop.example", "GET", "x-widget-client, X-Requested-With, Accept");
+  BOOST_TEST(lines.find("Access-Control-Allow-Headers: x-widget-client, accept\r\n") !=
+             std::string::npos);
+  BOOST_TEST(lines.find("Access-Control-Max-Age: 120\r\n") != std::string::npos);
+  BOOST_TEST(response_headers(policy, "https://shop.example") ==
+             "Access-Control-Allow-Origin: https://shop.example\r\n"
+             "Access-Control-Expose-Headers: ETag, Age, Cache-Status\r\n"
+             "Timing-Allow-Origin: https://shop.example\r\n");
+  BOOST_TEST(response_headers(policy, "https://evil.example").empty());
+  const CorsPolicy any({"*"}, options);
+  BOOST_TEST(response_headers(any, "https://x.example").find("Timing-Allow-Origin: *\r\n") !=
+             std::string::npos);
+  // Off by default.
+  BOOST_TEST(response_headers(kShop, "https://shop.example").find("Timing") == std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(preflight_refusals) {
-  // Disallowed origin: only Vary (the answer depends on Origin).
-  BOOST_TEST(preflight(kShop, "https://evil.example") == "Vary: Origin\r\n");
-  BOOST_TEST(preflight(kShop, "null") == "Vary: Origin\r\n");
+  // Disallowed origin: only Vary (the answer depends on Origin and the request fields).
+  const std::string vary =
+      "Vary: Origin, Access-Control-Request-Method, Access-Control-Request-Headers\r\n";
+  BOOST_TEST(preflight(kShop, "https://evil.example") == vary);
+  BOOST_TEST(preflight(kShop, "null") == vary);
   // Methods other than GET and HEAD (case-sensitive).
   for (std::string_view method : {"POST", "PUT", "DELETE", "get", "OPTIONS"}) {
-    BOOST_TEST(preflight(kShop, "https://shop.example", method) == "Vary: Origin\r\n", method);
-    BOOST_TEST(preflight(kAny, "https://shop.example", method).empty(), method);
+    BOOST_TEST(preflight(kShop, "https://shop.example", method) == vary, method);
+    BOOST_TEST(preflight(kAny, "https://shop.example", method) ==
+                   "Vary: Access-Control-Request-Method, Access-Control-Request-Headers\r\n",
+               method);
   }
 }
 

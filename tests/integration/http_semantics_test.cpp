@@ -287,7 +287,9 @@ class CacheJudge {
 };
 
 // The freshness the gateway intends for a 200: what remains of its own (Cache-Status ttl),
-// capped. Checks that Cache-Control says max-age = Age + that, and returns it.
+// capped. Checks that both kinds of downstream cache are told so (Cache-Control max-age =
+// Age + that, for caches that subtract Age; X-Accel-Expires = that, for nginx, which does
+// not), that ranges are refused up front, and returns it.
 long long intended_freshness(const HttpResponse& r, long long cap) {
   const auto max_age = directive(r.header("cache-control"), "max-age");
   const auto ttl = directive(r.header("cache-status"), "ttl");
@@ -298,6 +300,8 @@ long long intended_freshness(const HttpResponse& r, long long cap) {
   const long long intended = std::min(std::max(0LL, *ttl), cap);
   BOOST_TEST(*max_age - age == intended,
              r.header("cache-control") << " / Age " << age << " / " << r.header("cache-status"));
+  BOOST_TEST(r.header("x-accel-expires") == std::to_string(intended));
+  BOOST_TEST(r.header("accept-ranges") == "none");
   return intended;
 }
 
@@ -671,6 +675,47 @@ BOOST_AUTO_TEST_CASE(freshness_shorter_than_the_cap_ends_with_the_gateways_own) 
   }
 }
 
+BOOST_AUTO_TEST_CASE(unknown_widgets_are_no_store_unless_negative_max_age_is_set) {
+  const std::string unknown = widget_path("0123456789abcdef01234567");  // the stub: 404
+  const std::string invalid = widget_path("not*valid");                 // refused locally
+  {
+    Stack s;
+    for (const std::string& target : {unknown, invalid}) {
+      auto r = s.get(target);
+      BOOST_TEST(r.status == 404);
+      BOOST_TEST(r.header("cache-control") == "no-store");
+      BOOST_TEST(r.header("x-accel-expires").empty());
+    }
+  }
+  {
+    // Capped like every answer: 2m asked, 1m cap.
+    Stack s("[cache]\nnegative_max_age = \"2m\"\nmax_age_cap = \"1m\"\n");
+    for (const std::string& target : {unknown, unknown, invalid}) {
+      auto r = s.get(target);
+      BOOST_TEST(r.status == 404);
+      BOOST_TEST(contains(r.body, "\"code\":\"widget_not_found\""));
+      BOOST_TEST(r.header("cache-control") == "public, max-age=60");
+      BOOST_TEST(r.header("x-accel-expires") == "60");
+    }
+    BOOST_TEST(s.stub.stats().total == 1u);  // the gateway's own negative entry served the rest
+    // Other errors stay no-store.
+    BOOST_TEST(s.get(reviews_path(s.ids[0], "limit=0")).header("cache-control") == "no-store");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(success_answers_refuse_ranges_and_ignore_range_requests) {
+  Stack s;
+  auto full = s.get(widget_path(s.ids[0]));
+  auto ranged = s.get(widget_path(s.ids[0]), {{"Range", "bytes=0-9"}});
+  BOOST_TEST(ranged.status == 200);
+  BOOST_TEST(ranged.body == full.body);
+  BOOST_TEST(ranged.header("accept-ranges") == "none");
+  BOOST_TEST(ranged.header("content-range").empty());
+  auto revalidated = s.get(widget_path(s.ids[0]), {{"If-None-Match", full.header("etag")}});
+  BOOST_TEST(revalidated.status == 304);
+  BOOST_TEST(revalidated.header("accept-ranges") == "none");
+}
+
 BOOST_AUTO_TEST_CASE(cors_allowlist_echoes_allowed_origins_and_varies_on_origin) {
   Stack s("[cors]\nallowed_origins = [\"https://shop.example\", \"http://localhost:3000\"]\n");
   const std::string target = widget_path(s.ids[0]);
@@ -724,10 +769,11 @@ BOOST_AUTO_TEST_CASE(cors_allowlist_echoes_allowed_origins_and_varies_on_origin)
       BOOST_TEST(ok.body.empty());
       BOOST_TEST(ok.header("allow") == "GET, HEAD, OPTIONS");
       BOOST_TEST(ok.header("access-control-allow-origin") == allowed);
-      BOOST_TEST(ok.header("access-control-allow-methods") == "GET, HEAD, OPTIONS");
+      BOOST_TEST(ok.header("access-control-allow-methods") == "GET, HEAD");
       BOOST_TEST(ok.header("access-control-allow-headers") == "if-none-match");
-      BOOST_TEST(ok.header("access-control-max-age") == "86400");
-      BOOST_TEST(ok.header("vary") == "Origin");
+      BOOST_TEST(ok.header("access-control-max-age") == "600");
+      BOOST_TEST(ok.header("vary") ==
+                 "Origin, Access-Control-Request-Method, Access-Control-Request-Headers");
 
       auto refused =
           raw_request(s.port(), "OPTIONS", path,
@@ -737,7 +783,8 @@ BOOST_AUTO_TEST_CASE(cors_allowlist_echoes_allowed_origins_and_varies_on_origin)
       BOOST_TEST(refused.header("allow") == "GET, HEAD, OPTIONS");
       BOOST_TEST(refused.header("access-control-allow-origin").empty());
       BOOST_TEST(refused.header("access-control-allow-methods").empty());
-      BOOST_TEST(refused.header("vary") == "Origin");
+      BOOST_TEST(refused.header("vary") ==
+                 "Origin, Access-Control-Request-Method, Access-Control-Request-Headers");
 
       // A method the API does not allow is not granted.
       auto post = raw_request(s.port(), "OPTIONS", path,
@@ -785,9 +832,11 @@ BOOST_AUTO_TEST_CASE(cors_star_allows_every_origin_without_varying_on_it) {
   BOOST_TEST(preflight.status == 204);
   BOOST_TEST(preflight.header("allow") == "GET, HEAD, OPTIONS");
   BOOST_TEST(preflight.header("access-control-allow-origin") == "*");
-  BOOST_TEST(preflight.header("access-control-allow-methods") == "GET, HEAD, OPTIONS");
-  BOOST_TEST(preflight.header("access-control-max-age") == "86400");
-  BOOST_TEST(preflight.header("vary").empty());
+  BOOST_TEST(preflight.header("access-control-allow-methods") == "GET, HEAD");
+  BOOST_TEST(preflight.header("access-control-max-age") == "600");
+  // "*" does not depend on Origin, but a preflight's answer does on its request fields.
+  BOOST_TEST(preflight.header("vary") ==
+             "Access-Control-Request-Method, Access-Control-Request-Headers");
   BOOST_TEST(s.stub.stats().total == 1u);
 }
 

@@ -40,9 +40,9 @@ struct UpstreamConfig {
   Duration connect_timeout = std::chrono::seconds(2);
   Duration timeout = std::chrono::seconds(10);  // whole exchange once connected
   std::size_t pool_size = 64;                   // idle keep-alive connections kept
-  std::size_t max_in_flight = 64;  // concurrent upstream requests of the instance
-  std::size_t max_queued = 256;    // requests waiting for one of those; more get 503 at once
-  std::string ca_file;                          // extra trusted CAs; empty = system store only
+  std::size_t max_in_flight = 64;               // concurrent upstream requests of the instance
+  std::size_t max_queued = 256;  // requests waiting for one of those; more get 503 at once
+  std::string ca_file;           // extra trusted CAs; empty = system store only
   std::size_t max_body_bytes = 16 * 1024 * 1024;
   unsigned circuit_failures = 5;  // consecutive failures that open the circuit (>= 2)
   Duration circuit_open_for = std::chrono::seconds(30);
@@ -55,15 +55,16 @@ struct RedisConfig {
   std::string url = "redis://127.0.0.1:6379/0";
   Duration timeout = std::chrono::milliseconds(500);  // per command, and for connecting
   Duration reconnect_max = std::chrono::seconds(5);   // backoff ceiling
-  std::string password_file;  // the password, read at start (beats the URL's; WG_REDIS_PASSWORD beats both)
+  std::string
+      password_file;  // the password, read at start (beats the URL's; WG_REDIS_PASSWORD beats both)
   std::string tls_ca_file;    // extra trusted CAs for rediss://; the system store is always used
   std::string tls_cert_file;  // client certificate (PEM), with tls_key_file
   std::string tls_key_file;
-  std::string tls_server_name;  // name verified in the server certificate; "" = the host
-  std::string mode = "standalone";      // "standalone", "sentinel" or "cluster"
-  std::vector<std::string> nodes;       // "host:port": the sentinels, or cluster seed nodes
-  std::string sentinel_master;          // the monitored primary's name (sentinel mode)
-  std::string key_prefix = "wg:";       // of every key and the purge channel
+  std::string tls_server_name;      // name verified in the server certificate; "" = the host
+  std::string mode = "standalone";  // "standalone", "sentinel" or "cluster"
+  std::vector<std::string> nodes;   // "host:port": the sentinels, or cluster seed nodes
+  std::string sentinel_master;      // the monitored primary's name (sentinel mode)
+  std::string key_prefix = "wg:";   // of every key and the purge channel
   friend bool operator==(const RedisConfig&, const RedisConfig&) = default;
 };
 
@@ -84,6 +85,7 @@ struct CacheConfig {
   Duration stale_if_error = std::chrono::hours(24);
   Duration negative_ttl = std::chrono::minutes(5);
   Duration max_age_cap = std::chrono::hours(1);  // ceiling of max-age sent to clients
+  Duration negative_max_age{0};  // downstream lifetime of widget_not_found; 0 = no-store
   std::size_t l1_max_bytes = 256 * 1024 * 1024;
   bool derive_pages = true;
   friend bool operator==(const CacheConfig&, const CacheConfig&) = default;
@@ -101,6 +103,12 @@ struct QuotaConfig {
 
 struct CorsConfig {
   std::vector<std::string> allowed_origins;  // empty = no CORS headers; "*" = any origin
+  // Request headers a preflight may ask for (case-insensitive field names).
+  std::vector<std::string> allowed_headers{
+      "Accept",        "Accept-Language",   "Content-Language", "Content-Type",    "Cache-Control",
+      "If-None-Match", "If-Modified-Since", "Pragma",           "X-Requested-With"};
+  Duration max_age = std::chrono::minutes(10);  // how long a browser may reuse a preflight
+  bool timing_allow_origin = false;             // Timing-Allow-Origin for allowed origins
   friend bool operator==(const CorsConfig&, const CorsConfig&) = default;
 };
 
@@ -110,7 +118,7 @@ struct AccessConfig {
   double per_ip_rate = 0;            // requests/s that may go upstream per client; 0 = off
   std::uint32_t per_ip_burst = 0;
   std::vector<std::string> trusted_proxies;  // CIDRs whose X-Forwarded-For is believed
-  double unknown_per_ip_rate = 0.2;  // lookups/s of not-yet-known ids per client; 0 = off
+  double unknown_per_ip_rate = 0.2;          // lookups/s of not-yet-known ids per client; 0 = off
   std::uint32_t unknown_per_ip_burst = 10;
   friend bool operator==(const AccessConfig&, const AccessConfig&) = default;
 };

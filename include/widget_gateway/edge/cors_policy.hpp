@@ -13,6 +13,7 @@
 // Origins are compared as RFC 6454 serializations: scheme and host lower-cased, the default port
 // (http 80, https 443) dropped. Pure and immutable: safe to share between threads.
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,11 +21,20 @@
 
 namespace wg::edge {
 
+struct CorsOptions {
+  // Field names a preflight may ask for (compared case-insensitively).
+  std::vector<std::string> allowed_headers{
+      "Accept",        "Accept-Language",   "Content-Language", "Content-Type",    "Cache-Control",
+      "If-None-Match", "If-Modified-Since", "Pragma",           "X-Requested-With"};
+  std::chrono::seconds max_age{600};  // Access-Control-Max-Age
+  bool timing_allow_origin = false;   // Timing-Allow-Origin on allowed answers
+};
+
 class CorsPolicy {
  public:
   // Entries are "*" or origins "scheme://host[:port]" (config validation rejects anything else;
   // an entry that does not parse as an origin is kept as a literal, e.g. "null"). Empty = off.
-  explicit CorsPolicy(std::vector<std::string> allowed_origins = {});
+  explicit CorsPolicy(std::vector<std::string> allowed_origins = {}, CorsOptions options = {});
 
   bool enabled() const { return any_ || !allowed_.empty(); }
   bool allows_any() const { return any_; }
@@ -35,18 +45,18 @@ class CorsPolicy {
   bool allows(std::string_view origin) const;
 
   // Header lines ("Name: value\r\n") for an actual GET/HEAD answer (200, 304, and errors too,
-  // so that pages can read error codes): Access-Control-Allow-Origin and
-  // Access-Control-Expose-Headers: ETag, Age, Cache-Status. Nothing when not allowed. Does not
-  // add Vary: the caller merges "Origin" into its own Vary line (see vary_on_origin()).
+  // so that pages can read error codes): Access-Control-Allow-Origin,
+  // Access-Control-Expose-Headers: ETag, Age, Cache-Status, and Timing-Allow-Origin when
+  // configured. Nothing when not allowed. Does not add Vary: the caller merges "Origin" into its
+  // own Vary line (see vary_on_origin()).
   void add_response_headers(std::string_view origin, std::string& header_lines) const;
 
   // Header lines for an OPTIONS answer. For a preflight (Access-Control-Request-Method present)
-  // of an allowed origin asking for GET or HEAD: Allow-Origin, Allow-Methods: GET, HEAD, OPTIONS,
-  // Allow-Headers (the requested headers, lower-cased, if every one is in a small safe set
-  // useful for reads: Accept, Accept-Language, Content-Language, Cache-Control, Pragma,
-  // If-None-Match, If-Modified-Since; otherwise omitted, so the browser refuses the preflight),
-  // and Max-Age: 86400. An OPTIONS that is not a preflight gets the actual-answer headers.
-  // Vary: Origin is included here when vary_on_origin() (OPTIONS answers have no other Vary).
+  // of an allowed origin asking for GET or HEAD: Allow-Origin, Allow-Methods: GET, HEAD,
+  // Allow-Headers (those of the requested headers that are allowed, lower-cased; none at all
+  // when none is: the browser then refuses a preflight that asked for any), and Max-Age. A
+  // preflight's answer depends on its Origin and request fields: Vary names them (Origin only
+  // with an allowlist). An OPTIONS that is not a preflight gets the actual-answer headers.
   void add_preflight_headers(std::string_view origin, std::string_view request_method,
                              std::string_view request_headers, std::string& header_lines) const;
 
@@ -56,7 +66,10 @@ class CorsPolicy {
 
  private:
   bool any_ = false;
-  std::vector<std::string> allowed_;  // normalized, or literal when not an origin
+  std::vector<std::string> allowed_;          // normalized, or literal when not an origin
+  std::vector<std::string> allowed_headers_;  // lower-cased
+  std::string max_age_;                       // seconds, as sent
+  bool timing_allow_origin_ = false;
 };
 
 }  // namespace wg::edge

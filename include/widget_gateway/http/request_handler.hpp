@@ -7,6 +7,7 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/beast/http/fields.hpp>
 #include <boost/beast/http/verb.hpp>
+#include <optional>
 #include <string_view>
 
 #include "widget_gateway/http/response.hpp"
@@ -31,6 +32,13 @@ class RequestHandler {
   virtual ~RequestHandler() = default;
   // Runs on the connection's strand. Must not throw for anything a client can send.
   virtual boost::asio::awaitable<Response> handle(const Request& request) = 0;
+  // Asked when a body follows the head, before any of it is read or held against the body
+  // limit: an answer the head alone decides (405 for a method the route never takes), which
+  // the session sends before closing; nullopt to go on as usual.
+  virtual std::optional<Response> answer_before_body(const Request& request) {
+    (void)request;
+    return std::nullopt;
+  }
 };
 
 }  // namespace wg::http
