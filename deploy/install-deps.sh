@@ -8,6 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config ca-certificates openssl curl
   libboost1.81-dev libboost-url1.81-dev libboost-test1.81-dev libboost-program-options1.81-dev
   libhiredis-dev libsimdjson-dev libtomlplusplus-dev libssl-dev zlib1g-dev libbrotli-dev
+  libnghttp2-dev
   redis-server
 )
 # Extra groups, selected by the caller: tools used only by some tests or the bench harness.
@@ -17,7 +18,7 @@ for group in "$@"; do
       packages+=(prometheus yamllint shellcheck python3-yaml clang libclang-rt-14-dev)
       # Real clients in front of the gateway: a headless browser on another origin (driven by
       # playwright-core from npm) and nginx as a caching CDN.
-      packages+=(chromium nginx-light)
+      packages+=(chromium nginx-light nghttp2-client)
       # Node.js and npm run a client-side HTTP cache library in the integration tests. A machine
       # may have them from elsewhere already (a nodejs package that bundles npm and conflicts
       # with Debian's), so Debian's are asked for only when the commands are missing.

@@ -1,0 +1,1 @@
+// HTTP/2 sessions (nghttp2 under Asio): being written.
