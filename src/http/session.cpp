@@ -236,22 +236,13 @@ asio::awaitable<void> HttpSession::run() {
       co_await write_error_and_close(api::ErrorCode::method_not_allowed, head);
       break;
     }
-    const bool keep_alive = req.keep_alive();
-    Request request{req.method(),
-                    std::string_view(req.method_string()),
-                    std::string_view(req.target()),
-                    req.version() > 11 ? 11u : req.version(),
-                    req,
-                    peer_,
-                    keep_alive};
-    if (!parser.is_done()) {
-      // A body follows: what the head alone decides (405) comes before any body limit. The
-      // body stays unread, so the connection closes after the answer.
-      if (auto early = server_.handler_.answer_before_body(request)) {
-        if (head) early->body_mode = BodyMode::length_only;
-        co_await write(*early, true, request.version);
-        break;
-      }
+    // A body follows: what the head alone decides (405) comes before any body limit. The body
+    // stays unread, so the connection closes after the answer.
+    std::optional<Response> early;
+    if (!parser.is_done()) early = answer_before_body(req);
+    if (early.has_value()) {
+      co_await write(*early, true, req.version() == 10 ? 10u : 11u);
+      break;
     }
     // Bodies are refused (413) except on a listener that takes them (admin), up to its limit.
     const std::size_t max_body = server_.max_body_bytes();
@@ -276,7 +267,15 @@ asio::awaitable<void> HttpSession::run() {
     }
 
     server_.count_request();
-    request.body = std::string_view(req.body());
+    const bool keep_alive = req.keep_alive();
+    Request request{req.method(),
+                    std::string_view(req.method_string()),
+                    std::string_view(req.target()),
+                    req.version() > 11 ? 11u : req.version(),
+                    req,
+                    peer_,
+                    keep_alive,
+                    std::string_view(req.body())};
     Response response;
     try {
       response = co_await server_.handler_.handle(request);
@@ -294,6 +293,20 @@ asio::awaitable<void> HttpSession::run() {
   boost::system::error_code ignored;
   stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
   stream_.socket().close(ignored);
+}
+
+std::optional<Response> HttpSession::answer_before_body(
+    const bhttp::request<bhttp::string_body>& req) {
+  const Request request{req.method(),
+                        std::string_view(req.method_string()),
+                        std::string_view(req.target()),
+                        req.version() > 11 ? 11u : req.version(),
+                        req,
+                        peer_,
+                        req.keep_alive()};
+  std::optional<Response> early = server_.handler_.answer_before_body(request);
+  if (early && req.method() == bhttp::verb::head) early->body_mode = BodyMode::length_only;
+  return early;
 }
 
 asio::awaitable<bool> HttpSession::write(const Response& response, bool close, unsigned version) {

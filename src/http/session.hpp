@@ -7,7 +7,10 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "widget_gateway/api/errors.hpp"
@@ -32,6 +35,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void force_close();
 
  private:
+  // The handler's answer from the head alone, for a request whose body follows (not a
+  // coroutine: GCC 12 mishandles such locals kept across co_await in the session's loop).
+  std::optional<Response> answer_before_body(
+      const boost::beast::http::request<boost::beast::http::string_body>& req);
   // `version`: the request's (10 or 11); a kept-alive HTTP/1.0 connection is announced.
   boost::asio::awaitable<bool> write(const Response& response, bool close, unsigned version = 11);
   // Takes the code, not a Response: GCC 12 mishandles temporaries in co_await expressions.
