@@ -1,1 +1,755 @@
-// HTTP/2 sessions (nghttp2 under Asio): being written.
+#include "h2_session.hpp"
+
+#include <nghttp2/nghttp2.h>
+
+#include <algorithm>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/stream_traits.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/fields.hpp>
+#include <boost/beast/http/verb.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+#include <cstring>
+#include <ctime>
+#include <exception>
+#include <iterator>
+#include <limits>
+
+#include "widget_gateway/common/log.hpp"
+#include "widget_gateway/http/error_response.hpp"
+
+namespace wg::http {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using asio::as_tuple;
+using asio::use_awaitable;
+
+namespace {
+
+// Fields beyond this count get 431 even within max_header_bytes, as over HTTP/1.1.
+constexpr std::size_t kMaxHeaderFields = 100;
+// A header block decoding to more than this many times max_header_bytes is an attack (HPACK
+// bomb: a few bytes of indexed references to one large table entry), not an oversight: the
+// connection ends instead of the stream getting 431.
+constexpr std::size_t kHeaderBombFactor = 4;
+// CONTINUATION frames per header block; browsers send none. nghttp2 closes the session
+// beyond it (NGHTTP2_ERR_TOO_MANY_CONTINUATIONS).
+constexpr std::size_t kMaxContinuations = 8;
+// HPACK dynamic table, decoding (announced) and encoding (our answers).
+constexpr std::uint32_t kHeaderTableSize = 4096;
+// Rapid reset: early resets by the client plus refused streams allowed per window.
+constexpr unsigned kMaxAbuse = 200;
+constexpr std::chrono::seconds kAbuseWindow{10};
+// nghttp2's own RST_STREAM token bucket (its defaults), kept behind ours.
+constexpr std::uint64_t kResetBurst = 1000;
+constexpr std::uint64_t kResetRate = 33;
+// PING and SETTINGS ACKs queued before nghttp2 reports a flood (its default).
+constexpr std::size_t kMaxOutboundAcks = 1000;
+constexpr std::size_t kMaxSettingsEntries = 32;
+// The reader pauses while nghttp2's outbound queue holds more frames than this.
+constexpr std::size_t kMaxQueuedFrames = 512;
+constexpr std::size_t kReadChunk = 16 * 1024;
+constexpr std::size_t kWriteChunk = 64 * 1024;
+// Once a GOAWAY ends the connection, the socket closes within this whatever the peer does.
+constexpr std::chrono::milliseconds kCloseGrace{1000};
+// The Allow header of a 405 the session answers itself (CONNECT), as over HTTP/1.1.
+constexpr std::string_view kAllowedMethods = "GET, HEAD, OPTIONS";
+
+// "Sun, 22 Nov 2026 01:35:44 GMT" (the HTTP/1.1 session's Date), formatted once per second.
+std::string_view date_value() {
+  thread_local std::time_t cached_second = 0;
+  thread_local char text[48];
+  thread_local std::size_t length = 0;
+  std::time_t now = std::time(nullptr);
+  if (now != cached_second) {
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    length = std::strftime(text, sizeof text, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    cached_second = now;
+  }
+  return {text, length};
+}
+
+// Fields HTTP/2 forbids (RFC 9113 8.2.2), and those the session writes itself.
+bool dropped_response_field(std::string_view lower_name) {
+  return lower_name == "connection" || lower_name == "keep-alive" ||
+         lower_name == "transfer-encoding" || lower_name == "upgrade" ||
+         lower_name == "proxy-connection" || lower_name == "content-length" || lower_name == "date";
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+nghttp2_nv make_nv(std::string_view name, std::string_view value) {
+  // nghttp2 copies names and values (no NO_COPY flags), so views of temporaries are fine.
+  return nghttp2_nv{reinterpret_cast<std::uint8_t*>(const_cast<char*>(name.data())),
+                    reinterpret_cast<std::uint8_t*>(const_cast<char*>(value.data())), name.size(),
+                    value.size(), NGHTTP2_NV_FLAG_NONE};
+}
+
+struct CallbacksDeleter {
+  void operator()(nghttp2_session_callbacks* p) const { nghttp2_session_callbacks_del(p); }
+};
+struct OptionDeleter {
+  void operator()(nghttp2_option* p) const { nghttp2_option_del(p); }
+};
+
+}  // namespace
+
+// One request stream, from its first HEADERS frame until nghttp2 closes it; its handler call
+// (which holds a reference) may outlive that.
+template <class Stream>
+struct H2Session<Stream>::StreamState {
+  std::int32_t id = 0;
+  std::string method;
+  std::string path;
+  std::string authority;
+  std::string host;  // a "host" field, when the client sent one
+  unsigned hosts = 0;
+  std::string cookie;  // crumbs joined with "; "
+  std::string content_length;
+  std::size_t field_count = 0;  // regular fields, cookie crumbs counted one by one
+  bhttp::fields fields;
+  bool path_too_long = false;
+  bool too_large = false;    // over max_header_bytes or kMaxHeaderFields: fields not stored
+  bool waiting_end = false;  // content-length: 0 but no END_STREAM yet
+  bool dispatched = false;
+  bool answered = false;            // the answer was submitted
+  bool complete = false;            // its last frame was sent
+  bool closed = false;              // nghttp2 closed the stream
+  bool reset_after_answer = false;  // a body follows the head: reset the stream once answered
+  Response response;                // body read from here by the data provider
+  std::size_t sent = 0;
+
+  bool is_head() const { return method == "HEAD"; }
+};
+
+template <class Stream>
+struct H2Session<Stream>::Callbacks {
+  static H2Session& session(void* user_data) { return *static_cast<H2Session*>(user_data); }
+
+  static std::shared_ptr<StreamState> find(H2Session& s, std::int32_t id) {
+    auto it = s.streams_.find(id);
+    return it == s.streams_.end() ? nullptr : it->second;
+  }
+
+  static int on_begin_frame(nghttp2_session*, const nghttp2_frame_hd* hd, void* user_data) {
+    H2Session& s = session(user_data);
+    if (hd->type == NGHTTP2_HEADERS || hd->type == NGHTTP2_CONTINUATION) {
+      if (hd->type == NGHTTP2_HEADERS) s.block_started_ = Clock::now();
+      s.in_header_block_ = (hd->flags & NGHTTP2_FLAG_END_HEADERS) == 0;
+    }
+    return 0;
+  }
+
+  static int on_begin_headers(nghttp2_session*, const nghttp2_frame* frame, void* user_data) {
+    H2Session& s = session(user_data);
+    s.block_bytes_ = 0;
+    if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
+    auto stream = std::make_shared<StreamState>();
+    stream->id = frame->hd.stream_id;
+    s.streams_[stream->id] = std::move(stream);
+    return 0;
+  }
+
+  static int on_header(nghttp2_session*, const nghttp2_frame* frame, const std::uint8_t* name,
+                       std::size_t name_length, const std::uint8_t* value, std::size_t value_length,
+                       std::uint8_t, void* user_data) {
+    H2Session& s = session(user_data);
+    // Every header block counts, trailers included: HPACK makes a huge list cheap to send.
+    s.block_bytes_ += name_length + value_length + 32;
+    if (s.block_bytes_ > kHeaderBombFactor * s.settings_.max_header_bytes) {
+      s.header_bomb_ = true;
+      return NGHTTP2_ERR_CALLBACK_FAILURE;  // mem_recv fails; the session sends GOAWAY
+    }
+    if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
+    auto it = s.streams_.find(frame->hd.stream_id);
+    if (it == s.streams_.end()) return 0;
+    StreamState& st = *it->second;
+    const std::string_view n(reinterpret_cast<const char*>(name), name_length);
+    const std::string_view v(reinterpret_cast<const char*>(value), value_length);
+    const bool pseudo = n.starts_with(':');
+    if (!pseudo) ++st.field_count;
+    if (s.block_bytes_ > s.settings_.max_header_bytes || st.field_count > kMaxHeaderFields) {
+      st.too_large = true;
+    }
+    // nghttp2 has checked names, values and pseudo-header order (HTTP messaging is on).
+    if (pseudo) {
+      if (n == ":method") {
+        st.method = v;
+      } else if (n == ":path") {
+        st.path_too_long = v.size() > s.settings_.max_target_bytes;
+        if (!st.path_too_long) st.path = v;
+      } else if (n == ":authority" && !st.too_large) {
+        st.authority = v;
+      }
+      return 0;
+    }
+    if (st.too_large || st.path_too_long) return 0;
+    if (n == "cookie") {
+      if (!st.cookie.empty()) st.cookie.append("; ");
+      st.cookie.append(v);
+    } else if (n == "host") {
+      ++st.hosts;
+      st.host = v;
+    } else {
+      if (n == "content-length") st.content_length = v;
+      st.fields.insert(n, v);
+    }
+    return 0;
+  }
+
+  static int on_frame_recv(nghttp2_session*, const nghttp2_frame* frame, void* user_data) {
+    H2Session& s = session(user_data);
+    const std::int32_t id = frame->hd.stream_id;
+    const bool end_stream = (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
+    switch (frame->hd.type) {
+      case NGHTTP2_SETTINGS:
+        if ((frame->hd.flags & NGHTTP2_FLAG_ACK) == 0 && !s.settings_received_) {
+          s.settings_received_ = true;
+          s.idle_since_ = Clock::now();
+        }
+        break;
+      case NGHTTP2_HEADERS: {
+        auto stream = find(s, id);
+        if (!stream) break;
+        if (frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
+          s.last_progress_ = Clock::now();
+          if (end_stream) {
+            s.dispatch(stream, false);
+          } else if (stream->content_length == "0" && !stream->too_large &&
+                     !stream->path_too_long) {
+            stream->waiting_end = true;  // served once the (empty) body has ended
+          } else {
+            s.dispatch(stream, true);
+          }
+        } else if (end_stream && stream->waiting_end) {
+          stream->waiting_end = false;
+          s.dispatch(stream, false);
+        }
+        break;
+      }
+      case NGHTTP2_DATA: {
+        auto stream = end_stream ? find(s, id) : nullptr;
+        if (stream && stream->waiting_end) {
+          stream->waiting_end = false;
+          s.dispatch(stream, false);
+        }
+        break;
+      }
+      case NGHTTP2_RST_STREAM: {
+        // Called before nghttp2 closes the stream. Reset before its answer went out: the
+        // handler's work (if any) was for nothing.
+        auto stream = find(s, id);
+        if (stream && !stream->complete) s.count_abuse();
+        break;
+      }
+      default:
+        break;
+    }
+    return 0;
+  }
+
+  static int on_frame_send(nghttp2_session* ng, const nghttp2_frame* frame, void* user_data) {
+    H2Session& s = session(user_data);
+    if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) return 0;
+    s.last_progress_ = Clock::now();
+    if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM) == 0) return 0;
+    auto stream = find(s, frame->hd.stream_id);
+    if (!stream) return 0;
+    stream->complete = true;
+    // The answer to a head whose body was never read: stop the client sending it
+    // (RFC 9113 8.1).
+    if (stream->reset_after_answer && !nghttp2_session_get_stream_remote_close(ng, stream->id)) {
+      nghttp2_submit_rst_stream(ng, NGHTTP2_FLAG_NONE, stream->id, NGHTTP2_NO_ERROR);
+    }
+    return 0;
+  }
+
+  static int on_stream_close(nghttp2_session*, std::int32_t id, std::uint32_t, void* user_data) {
+    H2Session& s = session(user_data);
+    auto it = s.streams_.find(id);
+    if (it == s.streams_.end()) return 0;
+    it->second->closed = true;
+    s.streams_.erase(it);  // the answer (and body_owner) goes unless a handler still holds it
+    if (s.streams_.empty()) s.idle_since_ = Clock::now();
+    return 0;
+  }
+
+  static ssize_t read_body(nghttp2_session*, std::int32_t, std::uint8_t* buffer, std::size_t length,
+                           std::uint32_t* data_flags, nghttp2_data_source* source, void*) {
+    auto* stream = static_cast<StreamState*>(source->ptr);
+    const std::string_view body = stream->response.body;
+    const std::size_t n = std::min(length, body.size() - stream->sent);
+    std::memcpy(buffer, body.data() + stream->sent, n);
+    stream->sent += n;
+    if (stream->sent == body.size()) *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+    return static_cast<ssize_t>(n);
+  }
+};
+
+template <class Stream>
+H2Session<Stream>::H2Session(Stream stream, RequestHandler& handler, H2Settings settings,
+                             asio::ip::address peer, std::string received)
+    : stream_(std::move(stream)),
+      handler_(handler),
+      settings_(settings),
+      peer_(peer),
+      received_(std::move(received)),
+      writer_wake_(stream_.get_executor()),
+      reader_wake_(stream_.get_executor()),
+      watchdog_(stream_.get_executor()),
+      done_(stream_.get_executor()),
+      read_buffer_(kReadChunk) {}
+
+template <class Stream>
+H2Session<Stream>::~H2Session() {
+  if (session_ != nullptr) nghttp2_session_del(session_);
+}
+
+template <class Stream>
+void H2Session<Stream>::drain() {
+  asio::post(stream_.get_executor(), [self = this->shared_from_this()] { self->start_drain(); });
+}
+
+template <class Stream>
+void H2Session<Stream>::force_close() {
+  asio::post(stream_.get_executor(), [self = this->shared_from_this()] { self->close_now(); });
+}
+
+template <class Stream>
+bool H2Session<Stream>::start_nghttp2() {
+  nghttp2_session_callbacks* raw_callbacks = nullptr;
+  if (nghttp2_session_callbacks_new(&raw_callbacks) != 0) return false;
+  std::unique_ptr<nghttp2_session_callbacks, CallbacksDeleter> callbacks(raw_callbacks);
+  nghttp2_session_callbacks_set_on_begin_frame_callback(raw_callbacks, &Callbacks::on_begin_frame);
+  nghttp2_session_callbacks_set_on_begin_headers_callback(raw_callbacks,
+                                                          &Callbacks::on_begin_headers);
+  nghttp2_session_callbacks_set_on_header_callback(raw_callbacks, &Callbacks::on_header);
+  nghttp2_session_callbacks_set_on_frame_recv_callback(raw_callbacks, &Callbacks::on_frame_recv);
+  nghttp2_session_callbacks_set_on_frame_send_callback(raw_callbacks, &Callbacks::on_frame_send);
+  nghttp2_session_callbacks_set_on_stream_close_callback(raw_callbacks,
+                                                         &Callbacks::on_stream_close);
+
+  nghttp2_option* raw_option = nullptr;
+  if (nghttp2_option_new(&raw_option) != 0) return false;
+  std::unique_ptr<nghttp2_option, OptionDeleter> option(raw_option);
+  // HTTP messaging checks stay on (pseudo-headers, field names and values, content-length
+  // against DATA) and so does automatic WINDOW_UPDATE: bodies are discarded as they come.
+  nghttp2_option_set_max_continuations(raw_option, kMaxContinuations);
+  nghttp2_option_set_stream_reset_rate_limit(raw_option, kResetBurst, kResetRate);
+  nghttp2_option_set_max_outbound_ack(raw_option, kMaxOutboundAcks);
+  nghttp2_option_set_max_settings(raw_option, kMaxSettingsEntries);
+  nghttp2_option_set_max_deflate_dynamic_table_size(raw_option, kHeaderTableSize);
+  nghttp2_option_set_no_closed_streams(raw_option, 1);  // no RFC 7540 priority tree to keep
+  if (nghttp2_session_server_new2(&session_, raw_callbacks, this, raw_option) != 0) {
+    session_ = nullptr;
+    return false;
+  }
+
+  const auto header_list = static_cast<std::uint32_t>(
+      std::min<std::size_t>(settings_.max_header_bytes, std::numeric_limits<std::uint32_t>::max()));
+  const nghttp2_settings_entry entries[] = {
+      {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, settings_.max_concurrent_streams},
+      {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, header_list},
+      {NGHTTP2_SETTINGS_HEADER_TABLE_SIZE, kHeaderTableSize},
+      {NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES, 1},
+  };
+  return nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, entries, std::size(entries)) == 0;
+}
+
+template <class Stream>
+asio::awaitable<void> H2Session<Stream>::run() {
+  Self self = this->shared_from_this();
+  started_ = idle_since_ = last_progress_ = abuse_window_start_ = Clock::now();
+  if (!start_nghttp2()) {
+    log::error("h2_session_init_failed");
+    close_now();
+    co_return;
+  }
+  if (draining_) {  // drain() came before run()
+    draining_ = false;
+    start_drain();
+  }
+  auto executor = stream_.get_executor();
+  asio::co_spawn(executor, read_loop(self), asio::detached);
+  asio::co_spawn(executor, watchdog(self), asio::detached);
+  co_await write_loop();
+  close_now();
+  // Handler calls hold references into this session and to the handler: wait for them
+  // (each is bounded by the handler's own timeouts), and for the reader and the watchdog.
+  while (!reader_done_ || !watchdog_done_ || running_handlers_ > 0) {
+    done_.expires_at(Clock::time_point::max());
+    co_await done_.async_wait(as_tuple(use_awaitable));
+  }
+}
+
+template <class Stream>
+asio::awaitable<void> H2Session<Stream>::read_loop(Self self) {
+  if (!received_.empty()) {
+    const std::string early = std::move(received_);
+    received_.clear();
+    feed(reinterpret_cast<const std::uint8_t*>(early.data()), early.size());
+  }
+  while (!closed_) {
+    if (!closing_) {
+      if (nghttp2_session_want_read(session_) == 0) break;
+      if (nghttp2_session_get_outbound_queue_size(session_) > kMaxQueuedFrames) {
+        // The client is not reading what it asks for: stop reading until the writer gets on.
+        reader_wake_.expires_at(Clock::time_point::max());
+        co_await reader_wake_.async_wait(as_tuple(use_awaitable));
+        continue;
+      }
+    }
+    // The watchdog owns read deadlines: how long a quiet client may stay depends on the
+    // streams, which change while the read is pending.
+    beast::get_lowest_layer(stream_).expires_never();
+    auto [ec, n] =
+        co_await stream_.async_read_some(asio::buffer(read_buffer_), as_tuple(use_awaitable));
+    if (ec) {
+      if (!closing_) close_now();
+      break;
+    }
+    // While a GOAWAY that ends the connection is being flushed, input is read and dropped,
+    // so that the close does not turn into a reset that could destroy the GOAWAY.
+    if (closing_) continue;
+    feed(read_buffer_.data(), n);
+  }
+  reader_done_ = true;
+  wake_writer();
+  notify_done();
+}
+
+template <class Stream>
+void H2Session<Stream>::feed(const std::uint8_t* data, std::size_t size) {
+  const ssize_t rv = nghttp2_session_mem_recv(session_, data, size);
+  if (rv < 0) {
+    if (rv == NGHTTP2_ERR_BAD_CLIENT_MAGIC) {
+      close_now();  // not HTTP/2
+      return;
+    }
+    if (header_bomb_) {
+      terminate(NGHTTP2_ENHANCE_YOUR_CALM, "header_bomb");
+    } else if (rv == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS) {
+      terminate(NGHTTP2_ENHANCE_YOUR_CALM, "continuation_flood");
+    } else if (rv == NGHTTP2_ERR_FLOODED) {
+      terminate(NGHTTP2_ENHANCE_YOUR_CALM, "flood");
+    } else {
+      terminate(NGHTTP2_INTERNAL_ERROR, nghttp2_strerror(static_cast<int>(rv)));
+    }
+    return;
+  }
+  wake_writer();
+  rearm();
+}
+
+template <class Stream>
+asio::awaitable<void> H2Session<Stream>::write_loop() {
+  while (!closed_) {
+    write_buffer_.clear();
+    bool failed = false;
+    while (write_buffer_.size() < kWriteChunk) {
+      const std::uint8_t* data = nullptr;
+      const ssize_t n = nghttp2_session_mem_send(session_, &data);
+      if (n < 0) {
+        log::debug("h2_send_failed", {{"error", nghttp2_strerror(static_cast<int>(n))}});
+        failed = true;
+        break;
+      }
+      if (n == 0) break;
+      write_buffer_.append(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n));
+    }
+    if (failed) break;
+    if (write_buffer_.empty()) {
+      // Nothing to send and nothing more to receive: the connection is over (a GOAWAY that
+      // ends it has gone out, or a drain finished its streams).
+      if (nghttp2_session_want_read(session_) == 0 && nghttp2_session_want_write(session_) == 0) {
+        break;
+      }
+      writer_wake_.expires_at(Clock::time_point::max());
+      co_await writer_wake_.async_wait(as_tuple(use_awaitable));
+      continue;
+    }
+    beast::get_lowest_layer(stream_).expires_after(settings_.idle_timeout);
+    auto [ec, n] =
+        co_await asio::async_write(stream_, asio::buffer(write_buffer_), as_tuple(use_awaitable));
+    if (ec) break;
+    // No stale deadline for writes TLS may make on the reader's behalf (e.g. a key update).
+    beast::get_lowest_layer(stream_).expires_never();
+    reader_wake_.cancel();  // the outbound queue may have room again
+    rearm();
+  }
+}
+
+template <class Stream>
+asio::awaitable<void> H2Session<Stream>::watchdog(Self self) {
+  while (!closed_) {
+    std::string_view reason;
+    const Clock::time_point due = deadline(&reason);
+    if (Clock::now() >= due) {
+      if (closing_ || !settings_received_) {
+        close_now();
+      } else {
+        terminate(NGHTTP2_NO_ERROR, reason);
+      }
+      continue;
+    }
+    watchdog_.expires_at(due);
+    co_await watchdog_.async_wait(as_tuple(use_awaitable));
+  }
+  watchdog_done_ = true;
+  notify_done();
+}
+
+template <class Stream>
+typename H2Session<Stream>::Clock::time_point H2Session<Stream>::deadline(
+    std::string_view* reason) const {
+  std::string_view why;
+  Clock::time_point due = Clock::time_point::max();
+  if (closing_) {
+    why = "close_grace";
+    due = close_by_;
+  } else if (!settings_received_) {
+    why = "preface_timeout";
+    due = started_ + settings_.header_timeout;
+  } else {
+    if (in_header_block_) {
+      why = "header_timeout";
+      due = block_started_ + settings_.header_timeout;
+    }
+    // A running handler is bounded by its own timeouts; a client waiting for it is not idle.
+    if (running_handlers_ == 0) {
+      const bool idle = streams_.empty();
+      const Clock::time_point quiet =
+          (idle ? idle_since_ : last_progress_) + settings_.idle_timeout;
+      if (quiet < due) {
+        why = idle ? "idle" : "stalled";
+        due = quiet;
+      }
+    }
+  }
+  if (reason != nullptr) *reason = why;
+  return due;
+}
+
+template <class Stream>
+void H2Session<Stream>::rearm() {
+  if (!closed_ && deadline() < watchdog_.expiry()) watchdog_.cancel();
+}
+
+template <class Stream>
+void H2Session<Stream>::dispatch(const std::shared_ptr<StreamState>& stream, bool has_body) {
+  StreamState& st = *stream;
+  if (st.dispatched || closed_ || closing_) return;
+  st.dispatched = true;
+  if (draining_ && st.id > drain_last_stream_) {
+    nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, st.id, NGHTTP2_REFUSED_STREAM);
+    return;
+  }
+  st.reset_after_answer = has_body;
+
+  // What the session refuses itself, in the HTTP/1.1 session's order.
+  using api::ErrorCode;
+  if (st.path_too_long) {
+    answer_error(st, ErrorCode::uri_too_long);
+    return;
+  }
+  if (st.too_large) {
+    answer_error(st, ErrorCode::headers_too_large);
+    return;
+  }
+  if (st.method == "CONNECT") {  // no tunnels
+    answer_error(st, ErrorCode::method_not_allowed);
+    return;
+  }
+  if (st.hosts > 1) {
+    answer_error(st, ErrorCode::bad_request, "more than one Host header");
+    return;
+  }
+  if (st.authority.empty() && st.hosts == 0) {  // nghttp2 resets these already
+    answer_error(st, ErrorCode::bad_request, "request without :authority or Host");
+    return;
+  }
+  // RFC 9113 8.3.1: a Host that names another entity than :authority makes it malformed.
+  if (!st.authority.empty() && st.hosts == 1 && !beast::iequals(st.host, st.authority)) {
+    answer_error(st, ErrorCode::bad_request, "Host differs from :authority");
+    return;
+  }
+  st.fields.set(bhttp::field::host, st.authority.empty() ? st.host : st.authority);
+  if (!st.cookie.empty()) st.fields.set(bhttp::field::cookie, st.cookie);
+
+  if (has_body) {
+    // Bodies are never read. What the head alone decides (405) comes first, as over HTTP/1.1.
+    const Request request{
+        bhttp::string_to_verb(st.method), st.method, st.path, 11, st.fields, peer_, true};
+    if (auto early = handler_.answer_before_body(request)) {
+      answer(st, std::move(*early));
+    } else {
+      answer_error(st, ErrorCode::payload_too_large);
+    }
+    return;
+  }
+  if (running_handlers_ >= settings_.max_concurrent_streams) {
+    // Only reachable when the client resets streams whose handlers still run.
+    nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, st.id, NGHTTP2_REFUSED_STREAM);
+    count_abuse();
+    return;
+  }
+  ++running_handlers_;
+  asio::co_spawn(stream_.get_executor(), serve(this->shared_from_this(), stream), asio::detached);
+}
+
+template <class Stream>
+asio::awaitable<void> H2Session<Stream>::serve(Self self, std::shared_ptr<StreamState> stream) {
+  // Leave nghttp2's callback first (co_spawn may start the coroutine inline); a stream the
+  // client reset before its handler began is not worth starting it.
+  const auto executor = stream_.get_executor();
+  co_await asio::post(executor, use_awaitable);
+  if (!stream->closed && !closed_) {
+    const Request request{bhttp::string_to_verb(stream->method),
+                          stream->method,
+                          stream->path,
+                          11,
+                          stream->fields,
+                          peer_,
+                          true};
+    Response response;
+    try {
+      response = co_await handler_.handle(request);
+    } catch (const std::exception& e) {
+      log::error("handler_exception", {{"protocol", "h2"}, {"what", e.what()}});
+      response =
+          error_response(api::ErrorCode::upstream_error, api::Endpoint::reviews, "internal error");
+      response.status = 500;
+    }
+    if (!stream->closed && !closed_) answer(*stream, std::move(response));
+  }
+  --running_handlers_;
+  last_progress_ = Clock::now();
+  wake_writer();
+  rearm();
+  notify_done();
+}
+
+template <class Stream>
+void H2Session<Stream>::answer(StreamState& st, Response response) {
+  if (st.answered || closed_) return;
+  st.answered = true;
+  if (st.is_head() && response.body_mode == BodyMode::send) {
+    response.body_mode = BodyMode::length_only;
+  }
+  if (response.status == 204 || response.status == 304) response.body_mode = BodyMode::none;
+  st.response = std::move(response);
+  const Response& r = st.response;
+
+  const std::string status = std::to_string(r.status);
+  const std::string length = std::to_string(r.body.size());
+  std::string lines = r.headers;  // a copy whose names are lower-cased in place
+  std::vector<nghttp2_nv> nva;
+  nva.reserve(4 + static_cast<std::size_t>(std::count(lines.begin(), lines.end(), '\n')));
+  nva.push_back(make_nv(":status", status));
+  nva.push_back(make_nv("date", date_value()));
+  std::size_t pos = 0;
+  while (pos < lines.size()) {
+    std::size_t end = lines.find("\r\n", pos);
+    if (end == std::string::npos) end = lines.size();
+    const std::size_t colon = lines.find(':', pos);
+    if (colon != std::string::npos && colon > pos && colon < end) {
+      for (std::size_t i = pos; i < colon; ++i) {
+        if (lines[i] >= 'A' && lines[i] <= 'Z') lines[i] = static_cast<char>(lines[i] - 'A' + 'a');
+      }
+      const std::string_view name(lines.data() + pos, colon - pos);
+      const std::string_view value =
+          trim(std::string_view(lines.data() + colon + 1, end - colon - 1));
+      if (!dropped_response_field(name)) nva.push_back(make_nv(name, value));
+    }
+    pos = end + 2;
+  }
+  if (r.body_mode != BodyMode::none) nva.push_back(make_nv("content-length", length));
+
+  nghttp2_data_provider provider{};
+  provider.source.ptr = &st;  // alive in streams_ until nghttp2 closes the stream
+  provider.read_callback = &Callbacks::read_body;
+  const bool data = r.body_mode == BodyMode::send && !r.body.empty();
+  const int rv =
+      nghttp2_submit_response(session_, st.id, nva.data(), nva.size(), data ? &provider : nullptr);
+  if (rv != 0) log::debug("h2_submit_response_failed", {{"error", nghttp2_strerror(rv)}});
+}
+
+template <class Stream>
+void H2Session<Stream>::answer_error(StreamState& st, api::ErrorCode code,
+                                     std::string_view message) {
+  Response response = error_response(code, api::Endpoint::reviews, message);
+  if (code == api::ErrorCode::method_not_allowed) response.add_header("Allow", kAllowedMethods);
+  answer(st, std::move(response));
+}
+
+template <class Stream>
+void H2Session<Stream>::count_abuse() {
+  const auto now = Clock::now();
+  if (now - abuse_window_start_ >= kAbuseWindow) {
+    abuse_window_start_ = now;
+    abuse_in_window_ = 0;
+  }
+  if (++abuse_in_window_ > kMaxAbuse) terminate(NGHTTP2_ENHANCE_YOUR_CALM, "rapid_reset");
+}
+
+template <class Stream>
+void H2Session<Stream>::terminate(std::uint32_t error_code, std::string_view reason) {
+  if (closed_ || closing_) return;
+  closing_ = true;
+  close_by_ = Clock::now() + std::min<Clock::duration>(kCloseGrace, settings_.idle_timeout);
+  nghttp2_session_terminate_session(session_, error_code);
+  if (error_code == NGHTTP2_NO_ERROR) {
+    log::debug("h2_goaway", {{"reason", reason}});
+  } else {
+    log::warn("h2_goaway", {{"reason", reason},
+                            {"error_code", static_cast<unsigned>(error_code)},
+                            {"peer", peer_.to_string()}});
+  }
+  wake_writer();
+  reader_wake_.cancel();
+  rearm();
+}
+
+template <class Stream>
+void H2Session<Stream>::start_drain() {
+  if (closed_ || closing_ || draining_) return;
+  draining_ = true;
+  if (session_ == nullptr) return;  // run() has not begun: it drains once nghttp2 is set up
+  drain_last_stream_ = nghttp2_session_get_last_proc_stream_id(session_);
+  nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE, drain_last_stream_, NGHTTP2_NO_ERROR, nullptr,
+                        0);
+  wake_writer();
+  rearm();
+}
+
+template <class Stream>
+void H2Session<Stream>::close_now() {
+  if (closed_) return;
+  closed_ = true;
+  auto& lowest = beast::get_lowest_layer(stream_);
+  boost::system::error_code ignored;
+  lowest.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+  lowest.close();
+  writer_wake_.cancel();
+  reader_wake_.cancel();
+  watchdog_.cancel();
+  notify_done();
+}
+
+template class H2Session<beast::tcp_stream>;
+template class H2Session<beast::ssl_stream<beast::tcp_stream>>;
+
+}  // namespace wg::http

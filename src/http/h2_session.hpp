@@ -1,0 +1,170 @@
+#pragma once
+// One HTTP/2 connection (RFC 9113) on nghttp2's server API: for the public listener after
+// ALPN "h2" on TLS, or on plain TCP when the first bytes are the client preface (h2c prior
+// knowledge).
+//
+// Ownership and executor. The session owns the stream and the nghttp2_session. run() must be
+// spawned on the stream's executor (a strand when several threads run the io_context), and
+// everything else runs there too: the reader, the writer, the watchdog and every handler call;
+// nghttp2 is only ever called from that executor. drain() and force_close() post to it. Each
+// of those coroutines holds a shared_ptr to the session. run() returns once the socket is
+// closed and every handler call of the connection has returned, so the RequestHandler may go
+// away after run() has completed.
+//
+// Data flow. The reader feeds received bytes to nghttp2_session_mem_recv; a complete request
+// head becomes an http::Request shaped like HTTP/1.1's (version 11, :authority as Host, cookie
+// crumbs joined, keep_alive, no body), so routing, validation, cache and errors are the same
+// code path as for HTTP/1.1. Each request's handler call is its own coroutine. An answer is
+// submitted to nghttp2 with a data provider that reads straight from Response::body (kept
+// alive by body_owner until the stream closes) as flow control allows. The writer is the only
+// coroutine that writes to the socket: it drains nghttp2_session_mem_send, at most 64 KiB per
+// write. Response::close means nothing here: an HTTP/2 stream ends on its own.
+//
+// Limits (H2Settings, plus constants in h2_session.cpp):
+// - Handler calls: at most max_concurrent_streams at once per connection, and a stream the
+//   client reset counts until its handler returns; a request beyond that is refused
+//   (RST_STREAM REFUSED_STREAM) without calling the handler.
+// - Rapid reset (CVE-2023-44487): the client resetting a stream before its answer is complete,
+//   and a stream refused as above, each count one; more than 200 within 10 s -> GOAWAY
+//   ENHANCE_YOUR_CALM and close. nghttp2's own RST_STREAM token bucket (burst 1000, 33/s)
+//   stays on behind it.
+// - Header blocks: decoded size counted as name + value + 32 per field (as
+//   SETTINGS_MAX_HEADER_LIST_SIZE, which is announced as max_header_bytes). :path over
+//   max_target_bytes -> 414; over max_header_bytes or more than 100 fields -> 431 (the fields
+//   are then no longer stored); a block decoding to more than 4 x max_header_bytes (an HPACK
+//   bomb) -> GOAWAY ENHANCE_YOUR_CALM. At most 8 CONTINUATION frames per block (nghttp2's
+//   max_continuations) -> close. The HPACK dynamic tables stay at 4 KiB both ways. Malformed
+//   requests (missing or bad pseudo-headers, neither :authority nor Host, invalid names or
+//   values, connection-specific fields) are reset with PROTOCOL_ERROR by nghttp2's HTTP
+//   messaging checks, which stay on; CONNECT gets 405, several or conflicting Host fields 400.
+// - Request bodies are never read: a head announcing one goes to answer_before_body (405) or
+//   gets 413, and once that answer is sent the stream is reset (NO_ERROR). A head with
+//   content-length 0 waits for its END_STREAM and is then served like any other.
+// - Time: preface and SETTINGS within header_timeout; a header block within header_timeout;
+//   no stream open for idle_timeout -> GOAWAY (PING, SETTINGS, WINDOW_UPDATE do not keep a
+//   connection alive, requests do); open streams whose answers make no progress
+//   (no HEADERS or DATA sent, e.g. a flow-control window left at 0) for idle_timeout while no
+//   handler runs -> GOAWAY and close; every socket write has a deadline of idle_timeout.
+//   After a GOAWAY that ends the connection, the socket closes within 1 s whatever happens.
+// - Memory: the reader pauses while nghttp2's outbound queue holds more than 512 frames (a
+//   client must read what it asks for); more than 1000 queued PING/SETTINGS ACKs (ping or
+//   settings flood) make nghttp2 give up (-> close); at most 32 entries per SETTINGS frame.
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "widget_gateway/api/errors.hpp"
+#include "widget_gateway/http/request_handler.hpp"
+
+struct nghttp2_session;
+
+namespace wg::http {
+
+struct H2Settings {
+  std::uint32_t max_concurrent_streams = 100;       // SETTINGS_MAX_CONCURRENT_STREAMS
+  std::size_t max_header_bytes = 16 * 1024;         // decoded header list (name+value+32 each)
+  std::size_t max_target_bytes = 8 * 1024;          // :path longer -> 414 on that stream
+  std::chrono::milliseconds header_timeout{10000};  // preface+SETTINGS must arrive within this
+  std::chrono::milliseconds idle_timeout{60000};    // no stream open (or no progress): close
+};
+
+// One HTTP/2 connection. Stream is boost::beast::tcp_stream or
+// boost::beast::ssl_stream<boost::beast::tcp_stream> (explicitly instantiated for both).
+template <class Stream>
+class H2Session : public std::enable_shared_from_this<H2Session<Stream>> {
+ public:
+  // `received`: bytes already read from the connection (e.g. the client preface the listener
+  // peeked at); they are processed before anything is read.
+  H2Session(Stream stream, RequestHandler& handler, H2Settings settings,
+            boost::asio::ip::address peer, std::string received = {});
+  ~H2Session();
+  H2Session(const H2Session&) = delete;
+  H2Session& operator=(const H2Session&) = delete;
+
+  // Serves until the connection ends, closes the socket, and completes once every handler
+  // call of the connection has returned. Spawn it on the stream's executor.
+  boost::asio::awaitable<void> run();
+  // Thread-safe. GOAWAY (last stream id), finish the streams in flight, then close.
+  void drain();
+  // Thread-safe. Closes the socket now.
+  void force_close();
+
+ private:
+  struct StreamState;
+  struct Callbacks;  // nghttp2's callbacks, defined with the session
+  using Clock = std::chrono::steady_clock;
+  using Self = std::shared_ptr<H2Session>;
+
+  bool start_nghttp2();
+  boost::asio::awaitable<void> read_loop(Self self);
+  boost::asio::awaitable<void> write_loop();
+  boost::asio::awaitable<void> watchdog(Self self);
+  boost::asio::awaitable<void> serve(Self self, std::shared_ptr<StreamState> stream);
+  // Feeds received bytes to nghttp2; a fatal error ends the connection (GOAWAY or close).
+  void feed(const std::uint8_t* data, std::size_t size);
+
+  // A request head is complete: answers it, refuses it or starts its handler call.
+  void dispatch(const std::shared_ptr<StreamState>& stream, bool has_body);
+  void answer(StreamState& stream, Response response);
+  void answer_error(StreamState& stream, api::ErrorCode code, std::string_view message = {});
+  void count_abuse();  // an early reset or a refused stream (rapid reset)
+  // GOAWAY `error_code`; the connection closes once it is sent (or after the close grace).
+  void terminate(std::uint32_t error_code, std::string_view reason);
+  void start_drain();
+  void close_now();
+
+  // When the watchdog acts next, and why (for the log).
+  Clock::time_point deadline(std::string_view* reason = nullptr) const;
+  void rearm();  // the deadline may have moved earlier: wake the watchdog
+  void wake_writer() { writer_wake_.cancel(); }
+  void notify_done() { done_.cancel(); }
+
+  Stream stream_;
+  RequestHandler& handler_;
+  H2Settings settings_;
+  boost::asio::ip::address peer_;
+  std::string received_;
+  nghttp2_session* session_ = nullptr;
+  // Streams nghttp2 has open with a request head begun; erased when nghttp2 closes them.
+  std::unordered_map<std::int32_t, std::shared_ptr<StreamState>> streams_;
+
+  // Timers used as wake-up signals (expiry "never", cancel() wakes the waiter).
+  boost::asio::steady_timer writer_wake_;
+  boost::asio::steady_timer reader_wake_;
+  boost::asio::steady_timer watchdog_;
+  boost::asio::steady_timer done_;
+  std::vector<std::uint8_t> read_buffer_;
+  std::string write_buffer_;
+
+  bool settings_received_ = false;  // the client's preface and first SETTINGS arrived
+  bool closing_ = false;            // a GOAWAY that ends the connection is queued
+  bool draining_ = false;
+  bool closed_ = false;  // socket closed; nghttp2 is no longer driven
+  bool reader_done_ = false;
+  bool watchdog_done_ = false;
+  std::int32_t drain_last_stream_ = 0;
+  std::size_t running_handlers_ = 0;
+
+  // The header block being received (HEADERS and its CONTINUATIONs).
+  bool in_header_block_ = false;
+  Clock::time_point block_started_;
+  std::size_t block_bytes_ = 0;  // decoded so far, name + value + 32 per field
+  bool header_bomb_ = false;
+
+  Clock::time_point started_;
+  Clock::time_point idle_since_;     // when the last stream closed
+  Clock::time_point last_progress_;  // last answer frame sent, request received, handler done
+  Clock::time_point close_by_;       // hard close once closing_
+  Clock::time_point abuse_window_start_;
+  unsigned abuse_in_window_ = 0;
+};
+
+}  // namespace wg::http
