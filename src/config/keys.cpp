@@ -241,6 +241,9 @@ const KeySpec kKeys[] = {
     WG_KEY(ByteSizeCodec, server, max_header_bytes),
     WG_KEY(ByteSizeCodec, server, max_target_bytes),
     WG_KEY(IntCodec<std::size_t>, server, pipeline_limit),
+    WG_KEY(StringCodec, server, tls_cert_file),
+    WG_KEY(StringCodec, server, tls_key_file),
+    WG_KEY(IntCodec<std::uint32_t>, server, h2_max_concurrent_streams),
 
     WG_KEY(StringCodec, upstream, base_url),
     WG_KEY(DurationCodec, upstream, connect_timeout),

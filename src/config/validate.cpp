@@ -232,6 +232,19 @@ void validate(const Config& c) {
   // The target is part of the head, so a larger target limit could never be reached.
   check_bytes("server.max_target_bytes", c.server.max_target_bytes, 256, c.server.max_header_bytes);
   check_range<std::size_t>("server.pipeline_limit", c.server.pipeline_limit, 1, 1024);
+  check_range<std::uint32_t>("server.h2_max_concurrent_streams", c.server.h2_max_concurrent_streams,
+                             1, 1000);
+  if (c.server.tls_cert_file.empty() != c.server.tls_key_file.empty()) {
+    fail(c.server.tls_cert_file.empty() ? "server.tls_cert_file" : "server.tls_key_file",
+         "server.tls_cert_file and server.tls_key_file go together");
+  }
+  for (const auto& [key, file] : {std::pair{"server.tls_cert_file", &c.server.tls_cert_file},
+                                  {"server.tls_key_file", &c.server.tls_key_file}}) {
+    std::error_code ec;
+    if (!file->empty() && !std::filesystem::is_regular_file(*file, ec)) {
+      fail(key, "\"" + *file + "\" is not a readable file");
+    }
+  }
 
   // [upstream]
   check_base_url(c.upstream.base_url);

@@ -25,6 +25,7 @@
 #include "widget_gateway/cache/redis_store.hpp"
 #include "widget_gateway/common/log.hpp"
 #include "widget_gateway/edge/rate_limiter.hpp"
+#include "widget_gateway/http/tls_server_context.hpp"
 #include "widget_gateway/metrics/gateway_metrics.hpp"
 #include "widget_gateway/metrics/registry.hpp"
 #include "widget_gateway/quota/lease_file.hpp"
@@ -135,6 +136,7 @@ class Gateway final : private Workers, private SiblingCaches {
         threads_(thread_count(config_)),
         keys_(config_.redis.key_prefix),
         redis_settings_(serving::redis_settings(config_)),
+        tls_(make_tls(config_.server)),
         control_redis_(control_.get_executor(), redis_settings_),
         store_(control_redis_, generations_, keys_),
         purges_(control_.get_executor(), redis_settings_, {keys_.purge_channel()},
@@ -180,6 +182,7 @@ class Gateway final : private Workers, private SiblingCaches {
     for (unsigned i = 0; i < threads_; ++i) {
       workers_.push_back(std::make_unique<Worker>(i, threads_, config_, redis_settings_, parts,
                                                   readiness_, limiter, &access_log_));
+      workers_.back()->use_tls(tls_);
     }
   }
 
@@ -315,6 +318,32 @@ class Gateway final : private Workers, private SiblingCaches {
     }
   }
 
+  static std::shared_ptr<http::TlsServerContext> make_tls(const config::ServerConfig& server) {
+    if (server.tls_cert_file.empty()) return nullptr;
+    return std::make_shared<http::TlsServerContext>(server.tls_cert_file, server.tls_key_file);
+  }
+
+  // The certificate and key are read again on every reload (certificates are renewed under
+  // the same names): new connections get them, open ones keep theirs. Turning TLS on or off
+  // takes a restart.
+  void reload_tls(const config::ServerConfig& fresh) {
+    if (!tls_ || fresh.tls_cert_file.empty()) return;
+    try {
+      tls_->reload(fresh.tls_cert_file, fresh.tls_key_file);
+      log::info("tls_reloaded", {{"cert_file", fresh.tls_cert_file}});
+    } catch (const std::exception& e) {
+      log::error("tls_reload_rejected", {{"error", e.what()}});
+    }
+  }
+
+  static bool same_except_tls_files(config::ServerConfig a, config::ServerConfig b) {
+    if (!a.tls_cert_file.empty() && !b.tls_cert_file.empty()) {
+      a.tls_cert_file = b.tls_cert_file;
+      a.tls_key_file = b.tls_key_file;
+    }
+    return a == b;
+  }
+
   // The file is read and applied on a helper thread: no blocking I/O on an io thread. Joining
   // the previous helper first keeps quick successive reloads in order; the member is declared
   // last, so its destructor joins a helper still running before anything apply() touches is
@@ -361,7 +390,8 @@ class Gateway final : private Workers, private SiblingCaches {
       if (!restart_needed.empty()) restart_needed += ",";
       restart_needed += what;
     };
-    note(!(fresh.server == config_.server), "server");
+    reload_tls(fresh.server);
+    note(!same_except_tls_files(fresh.server, config_.server), "server");
     note(!(fresh.upstream == config_.upstream), "upstream");
     note(!(fresh.redis == config_.redis), "redis");
     note(!(fresh.admin.listen == config_.admin.listen), "admin.listen");
@@ -524,6 +554,7 @@ class Gateway final : private Workers, private SiblingCaches {
   const cache::KeySpace keys_;  // redis.key_prefix: every key and the purge channel
   // Every connection's settings, built once: the password file is read at start only.
   const redis::Settings redis_settings_;
+  const std::shared_ptr<http::TlsServerContext> tls_;  // null: the public listener is plain
   asio::io_context control_{1};
   cache::Generations generations_;
   redis::Client control_redis_;

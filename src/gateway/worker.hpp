@@ -32,6 +32,10 @@ class Worker {
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
+  // TLS for the public listener (null: plain); call before start().
+  void use_tls(std::shared_ptr<const http::TlsServerContext> tls) {
+    server_.set_tls(std::move(tls));
+  }
   // Binds the public port, shared with the other workers; call before start().
   boost::asio::ip::tcp::endpoint bind(const boost::asio::ip::tcp::endpoint& endpoint);
   // Starts Redis, the accept loop and the thread.

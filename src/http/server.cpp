@@ -10,9 +10,11 @@
 
 #include "session.hpp"
 #include "widget_gateway/common/log.hpp"
+#include "widget_gateway/http/tls_server_context.hpp"
 
 namespace wg::http {
 namespace asio = boost::asio;
+namespace beast = boost::beast;
 using asio::as_tuple;
 using asio::use_awaitable;
 using asio::ip::tcp;
@@ -83,18 +85,26 @@ asio::awaitable<void> HttpServer::accept_loop() {
     boost::system::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
     auto executor = socket.get_executor();
-    auto session = std::make_shared<HttpSession>(*this, std::move(socket));
-    asio::co_spawn(executor, session->run(), asio::detached);
+    if (tls_) {
+      // The context of the moment: a reload changes it for later connections only.
+      std::shared_ptr<asio::ssl::context> context = tls_->current();
+      beast::ssl_stream<beast::tcp_stream> stream(beast::tcp_stream(std::move(socket)), *context);
+      auto session = std::make_shared<TlsSession>(*this, std::move(stream), std::move(context));
+      asio::co_spawn(executor, session->run(), asio::detached);
+    } else {
+      auto session = std::make_shared<PlainSession>(*this, beast::tcp_stream(std::move(socket)));
+      asio::co_spawn(executor, session->run(), asio::detached);
+    }
   }
 }
 
-void HttpServer::register_session(HttpSession* session) {
+void HttpServer::register_session(Connection* session) {
   std::lock_guard lock(sessions_mutex_);
   sessions_.insert(session);
   stats_.open.fetch_add(1, std::memory_order_relaxed);
 }
 
-void HttpServer::unregister_session(HttpSession* session) {
+void HttpServer::unregister_session(Connection* session) {
   std::lock_guard lock(sessions_mutex_);
   sessions_.erase(session);
   stats_.open.fetch_sub(1, std::memory_order_relaxed);
@@ -107,10 +117,10 @@ asio::awaitable<void> HttpServer::drain(std::chrono::steady_clock::duration time
   acceptor_.close(ignored);
 
   auto live_sessions = [this] {
-    std::vector<std::shared_ptr<HttpSession>> live;
+    std::vector<std::shared_ptr<Connection>> live;
     std::lock_guard lock(sessions_mutex_);
-    for (HttpSession* s : sessions_) {
-      if (auto locked = s->weak_from_this().lock()) live.push_back(std::move(locked));
+    for (Connection* s : sessions_) {
+      if (auto locked = s->lock()) live.push_back(std::move(locked));
     }
     return live;
   };

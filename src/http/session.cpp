@@ -16,9 +16,11 @@
 #include <limits>
 #include <optional>
 
+#include "h2_session.hpp"
 #include "widget_gateway/common/log.hpp"
 #include "widget_gateway/http/error_response.hpp"
 #include "widget_gateway/http/server.hpp"
+#include "widget_gateway/http/tls_server_context.hpp"
 
 namespace wg::http {
 namespace asio = boost::asio;
@@ -31,6 +33,19 @@ namespace {
 
 // The Allow header of a 405 the session answers itself (CONNECT): the public API's methods.
 constexpr std::string_view kAllowedMethods = "GET, HEAD, OPTIONS";
+
+// The first line of the HTTP/2 client preface (RFC 9113 3.4).
+constexpr std::string_view kH2PrefacePrefix = "PRI * HTTP/2.0\r\n";
+
+// Whether the first bytes of a connection are the HTTP/2 preface: its first line, or (when
+// fewer bytes came) at least "PRI", a method no HTTP/1.x request of ours uses.
+bool starts_h2_preface(std::string_view bytes) {
+  const std::size_t n = std::min(bytes.size(), kH2PrefacePrefix.size());
+  return n >= 3 && bytes.substr(0, n) == kH2PrefacePrefix.substr(0, n);
+}
+
+template <class Stream>
+constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
 
 // "Date: Sun, 22 Nov 2026 01:35:44 GMT\r\n", formatted once per second per thread.
 std::string_view date_line() {
@@ -144,48 +159,108 @@ bool is_disconnect(const boost::system::error_code& ec) {
 
 }  // namespace
 
-HttpSession::HttpSession(HttpServer& server, asio::ip::tcp::socket socket)
-    : server_(server), stream_(std::move(socket)) {
+template <class Stream>
+HttpSession<Stream>::HttpSession(HttpServer& server, Stream stream,
+                                 std::shared_ptr<const void> keep)
+    : server_(server),
+      stream_(std::move(stream)),
+      executor_(stream_.get_executor()),
+      keep_(std::move(keep)) {
   boost::system::error_code ec;
-  auto remote = stream_.socket().remote_endpoint(ec);
+  auto remote = transport().socket().remote_endpoint(ec);
   if (!ec) peer_ = remote.address();
   server_.register_session(this);
 }
 
-HttpSession::~HttpSession() {
+template <class Stream>
+HttpSession<Stream>::~HttpSession() {
   server_.unregister_session(this);
 }
 
-void HttpSession::drain() {
-  asio::post(stream_.get_executor(), [self = shared_from_this()] {
-    if (self->idle_) self->stream_.cancel();
+template <class Stream>
+void HttpSession<Stream>::drain() {
+  asio::post(executor_, [self = this->shared_from_this()] {
+    if (self->h2_) {
+      self->h2_->drain();
+    } else if (self->idle_) {
+      self->transport().cancel();
+    }
   });
 }
 
-void HttpSession::force_close() {
-  asio::post(stream_.get_executor(), [self = shared_from_this()] {
+template <class Stream>
+void HttpSession<Stream>::force_close() {
+  asio::post(executor_, [self = this->shared_from_this()] {
+    if (self->h2_) return self->h2_->force_close();
     boost::system::error_code ignored;
-    self->stream_.socket().close(ignored);
+    self->transport().socket().close(ignored);
   });
 }
 
-asio::awaitable<void> HttpSession::run() {
-  auto self = shared_from_this();
+template <class Stream>
+asio::awaitable<bool> HttpSession<Stream>::handshake() {
+  if constexpr (kTls<Stream>) {
+    transport().expires_after(server_.limits_.header_timeout);
+    auto [ec] =
+        co_await stream_.async_handshake(asio::ssl::stream_base::server, as_tuple(use_awaitable));
+    co_return !ec;
+  } else {
+    co_return true;
+  }
+}
+
+template <class Stream>
+asio::awaitable<void> HttpSession<Stream>::serve_h2(std::string received) {
+  const config::ServerConfig& limits = server_.limits_;
+  H2Settings settings;
+  settings.max_concurrent_streams = limits.h2_max_concurrent_streams;
+  settings.max_header_bytes = limits.max_header_bytes;
+  settings.max_target_bytes = limits.max_target_bytes;
+  settings.header_timeout = limits.header_timeout;
+  settings.idle_timeout = limits.idle_timeout;
+  h2_ = std::make_shared<H2Session<Stream>>(std::move(stream_), server_.handler_, settings, peer_,
+                                            std::move(received));
+  std::shared_ptr<H2Session<Stream>> h2 = h2_;
+  co_await h2->run();
+}
+
+template <class Stream>
+asio::awaitable<void> HttpSession<Stream>::run() {
+  auto self = this->shared_from_this();
   const config::ServerConfig& limits = server_.limits_;
   bool first_request = true;
   bool version_rewritten = false;  // the current request line said HTTP/1.x, x > 1
+
+  if (!co_await handshake()) {
+    boost::system::error_code ignored;
+    transport().socket().close(ignored);
+    co_return;
+  }
+  if constexpr (kTls<Stream>) {
+    if (negotiated_protocol(stream_.native_handle()) == AppProtocol::h2) {
+      co_await serve_h2({});
+      co_return;
+    }
+  }
 
   while (!server_.draining()) {
     // Wait for the next request's first byte: a short deadline for a new connection, the idle
     // timeout between keep-alive requests.
     if (buffer_.size() == 0) {
       idle_ = true;
-      stream_.expires_after(first_request ? limits.header_timeout : limits.idle_timeout);
+      transport().expires_after(first_request ? limits.header_timeout : limits.idle_timeout);
       auto [ec, n] =
           co_await stream_.async_read_some(buffer_.prepare(4096), as_tuple(use_awaitable));
       idle_ = false;
       if (ec) break;
       buffer_.commit(n);
+      if (first_request && starts_h2_preface(buffered(buffer_))) {
+        // HTTP/2 with prior knowledge (h2c): no HTTP/1.x request starts with "PRI * HTTP/2".
+        std::string received(buffered(buffer_));
+        buffer_.consume(buffer_.size());
+        co_await serve_h2(std::move(received));
+        co_return;
+      }
     }
     idle_ = false;
     first_request = false;
@@ -197,7 +272,7 @@ asio::awaitable<void> HttpSession::run() {
     // No request we serve has a body, but Content-Length is checked after the head (below):
     // a body_limit error here would come before the Transfer-Encoding + Content-Length check.
     parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-    stream_.expires_after(limits.header_timeout);
+    transport().expires_after(limits.header_timeout);
     auto [ec, n] =
         co_await bhttp::async_read_header(stream_, buffer_, parser, as_tuple(use_awaitable));
     if (ec) {
@@ -253,7 +328,7 @@ asio::awaitable<void> HttpSession::run() {
     if (!parser.is_done()) {
       // The body follows (Content-Length within the limit, or chunked).
       parser.body_limit(max_body);
-      stream_.expires_after(limits.header_timeout);
+      transport().expires_after(limits.header_timeout);
       auto [body_ec, body_n] =
           co_await bhttp::async_read(stream_, buffer_, parser, as_tuple(use_awaitable));
       if (body_ec == bhttp::error::body_limit) {
@@ -291,11 +366,12 @@ asio::awaitable<void> HttpSession::run() {
   }
 
   boost::system::error_code ignored;
-  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
-  stream_.socket().close(ignored);
+  transport().socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+  transport().socket().close(ignored);
 }
 
-std::optional<Response> HttpSession::answer_before_body(
+template <class Stream>
+std::optional<Response> HttpSession<Stream>::answer_before_body(
     const bhttp::request<bhttp::string_body>& req) {
   const Request request{req.method(),
                         std::string_view(req.method_string()),
@@ -309,7 +385,9 @@ std::optional<Response> HttpSession::answer_before_body(
   return early;
 }
 
-asio::awaitable<bool> HttpSession::write(const Response& response, bool close, unsigned version) {
+template <class Stream>
+asio::awaitable<bool> HttpSession<Stream>::write(const Response& response, bool close,
+                                                 unsigned version) {
   head_.clear();
   head_.append("HTTP/1.1 ").append(std::to_string(response.status)).push_back(' ');
   head_.append(reason_phrase(response.status)).append("\r\n");
@@ -329,17 +407,21 @@ asio::awaitable<bool> HttpSession::write(const Response& response, bool close, u
   std::array<asio::const_buffer, 2> buffers{
       asio::buffer(head_),
       response.body_mode == BodyMode::send ? asio::buffer(response.body) : asio::const_buffer{}};
-  stream_.expires_after(server_.limits_.idle_timeout);
+  transport().expires_after(server_.limits_.idle_timeout);
   auto [ec, n] = co_await asio::async_write(stream_, buffers, as_tuple(use_awaitable));
   co_return !ec;
 }
 
-asio::awaitable<void> HttpSession::write_error_and_close(api::ErrorCode code, bool head,
-                                                         std::string message) {
+template <class Stream>
+asio::awaitable<void> HttpSession<Stream>::write_error_and_close(api::ErrorCode code, bool head,
+                                                                 std::string message) {
   Response response = error_response(code, api::Endpoint::reviews, message);
   if (code == api::ErrorCode::method_not_allowed) response.add_header("Allow", kAllowedMethods);
   if (head) response.body_mode = BodyMode::length_only;
   co_await write(response, true);
 }
+
+template class HttpSession<beast::tcp_stream>;
+template class HttpSession<beast::ssl_stream<beast::tcp_stream>>;
 
 }  // namespace wg::http

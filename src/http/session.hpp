@@ -1,14 +1,17 @@
 #pragma once
 // One client connection: reads requests one after another (pipelined requests wait in the
 // buffer and are answered in order), enforces the listener's limits and timeouts, hands
-// well-formed requests to the handler and writes the answers. Runs on its own strand.
+// well-formed requests to the handler and writes the answers. Runs on its own strand. Over TLS
+// the handshake comes first; HTTP/2 (ALPN h2, or the h2c preface) goes to H2Session.
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/stream_traits.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,21 +23,47 @@ namespace wg::http {
 
 class HttpServer;
 
-class HttpSession : public std::enable_shared_from_this<HttpSession> {
+// What the server keeps of each open connection, to drain or close it at shutdown.
+class Connection {
  public:
-  HttpSession(HttpServer& server, boost::asio::ip::tcp::socket socket);
-  ~HttpSession();
+  virtual ~Connection() = default;
+  // Thread-safe. An idle connection is closed now; a busy one after its current answer(s).
+  virtual void drain() = 0;
+  // Thread-safe. Closes the socket whatever the connection is doing.
+  virtual void force_close() = 0;
+  // A strong reference while the connection lives; null once it is ending.
+  virtual std::shared_ptr<Connection> lock() = 0;
+};
+
+template <class Stream>
+class H2Session;
+
+// One client connection over `Stream`: boost::beast::tcp_stream (plain) or
+// boost::beast::ssl_stream<tcp_stream> (TLS: the handshake comes first, and ALPN "h2" hands
+// the connection to an HTTP/2 session). On either, a connection that opens with the HTTP/2
+// client preface is handed over too (h2c prior knowledge).
+template <class Stream>
+class HttpSession final : public Connection,
+                          public std::enable_shared_from_this<HttpSession<Stream>> {
+ public:
+  // `keep`: what the stream needs alive as long as the connection (the TLS context).
+  HttpSession(HttpServer& server, Stream stream, std::shared_ptr<const void> keep = nullptr);
+  ~HttpSession() override;
   HttpSession(const HttpSession&) = delete;
   HttpSession& operator=(const HttpSession&) = delete;
 
   // The connection's lifetime. Keeps the session alive until the connection ends.
   boost::asio::awaitable<void> run();
-  // Thread-safe. An idle connection is closed now; a busy one after its current answer.
-  void drain();
-  // Thread-safe. Closes the socket whatever the session is doing.
-  void force_close();
+  void drain() override;
+  void force_close() override;
+  std::shared_ptr<Connection> lock() override { return this->weak_from_this().lock(); }
 
  private:
+  auto& transport() { return boost::beast::get_lowest_layer(stream_); }
+  // TLS only: the handshake within header_timeout; false when it failed.
+  boost::asio::awaitable<bool> handshake();
+  // Serves the rest of the connection as HTTP/2; `received`: bytes already read.
+  boost::asio::awaitable<void> serve_h2(std::string received);
   // The handler's answer from the head alone, for a request whose body follows (not a
   // coroutine: GCC 12 mishandles such locals kept across co_await in the session's loop).
   std::optional<Response> answer_before_body(
@@ -48,11 +77,17 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
                                                      std::string message = {});
 
   HttpServer& server_;
-  boost::beast::tcp_stream stream_;
+  Stream stream_;
+  boost::asio::any_io_executor executor_;  // the stream's, also once it moved to HTTP/2
+  std::shared_ptr<const void> keep_;
   boost::beast::flat_buffer buffer_;
   boost::asio::ip::address peer_;
   std::string head_;  // reused for every response head
   bool idle_ = true;  // waiting for the first byte of a request; touched on the strand only
+  std::shared_ptr<H2Session<Stream>> h2_;  // once handed over; drain and close go there
 };
+
+using PlainSession = HttpSession<boost::beast::tcp_stream>;
+using TlsSession = HttpSession<boost::beast::ssl_stream<boost::beast::tcp_stream>>;
 
 }  // namespace wg::http

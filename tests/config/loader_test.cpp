@@ -360,6 +360,15 @@ BOOST_AUTO_TEST_CASE(failures_name_the_key) {
        }},
       {"redis.key_prefix", [](cfg::Config& c) { c.redis.key_prefix = "wg{x}:"; }},
       {"cors.allowed_headers", [](cfg::Config& c) { c.cors.allowed_headers = {"bad header"}; }},
+      {"server.tls_key_file",  // both or neither
+       [](cfg::Config& c) { c.server.tls_cert_file = "/etc/hostname"; }},
+      {"server.tls_cert_file",
+       [](cfg::Config& c) {
+         c.server.tls_cert_file = "/nonexistent/cert.pem";
+         c.server.tls_key_file = "/etc/hostname";
+       }},
+      {"server.h2_max_concurrent_streams",
+       [](cfg::Config& c) { c.server.h2_max_concurrent_streams = 0; }},
       {"cors.allowed_headers", [](cfg::Config& c) { c.cors.allowed_headers = {""}; }},
       {"cors.max_age", [](cfg::Config& c) { c.cors.max_age = 25h; }},
       {"cache.negative_max_age", [](cfg::Config& c) { c.cache.negative_max_age = -1s; }},

@@ -183,9 +183,12 @@ std::vector<Case> all_cases() {
       {"http_0_9",
        req("GET", "/healthz", "", "HTTP/0.9"),
        {err(505, "http_version_not_supported")}},
-      {"http_2_preface",
-       "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
-       {err(505, "http_version_not_supported")}},
+      // The HTTP/2 preface starts an h2c session (its hostile inputs: tests/http); a PRI request
+      // that is not the preface is an HTTP/1.1 request with a method nobody serves.
+      {"pri_method_that_is_not_the_http_2_preface",
+       req("PRI", "/healthz"),
+       {err(405, "method_not_allowed")},
+       A::stays_open},
       {"head_with_http_2_0",
        req("HEAD", "/healthz", "", "HTTP/2.0"),
        {{505, "http_version_not_supported", true, ""}}},

@@ -1,7 +1,8 @@
 #pragma once
-// One HTTP/1.1 listener: accepts connections (each on its own strand, unless one thread runs
-// the io_context), enforces the connection cap, and drains gracefully. Protocol rules and
-// limits live in the session.
+// One public or admin listener: accepts connections (each on its own strand, unless one thread
+// runs the io_context), enforces the connection cap, and drains gracefully. Plain or TLS;
+// HTTP/1.1 and HTTP/2 (h2 by ALPN, h2c by its preface). Protocol rules and limits live in the
+// sessions.
 
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
@@ -18,6 +19,9 @@
 
 namespace wg::http {
 
+class Connection;
+class TlsServerContext;
+template <class Stream>
 class HttpSession;
 
 // Counts of what the listener saw; read by metrics.
@@ -45,6 +49,9 @@ class HttpServer {
   boost::asio::ip::tcp::endpoint bind(const config::HostPort& where, bool share_port = false);
   boost::asio::ip::tcp::endpoint bind(const boost::asio::ip::tcp::endpoint& endpoint,
                                       bool share_port);
+  // TLS on this listener: every connection accepted from now on does its handshake with the
+  // context's current certificate (null = plain). Call before start().
+  void set_tls(std::shared_ptr<const TlsServerContext> tls) { tls_ = std::move(tls); }
   // Starts the accept loop on the io_context.
   void start();
   // Stops accepting, closes idle connections, lets in-flight requests finish (their
@@ -60,6 +67,7 @@ class HttpServer {
   bool draining() const { return draining_.load(std::memory_order_relaxed); }
 
  private:
+  template <class Stream>
   friend class HttpSession;
   boost::asio::awaitable<void> accept_loop();
   // With one io thread only that thread writes the count: no atomic read-modify-write.
@@ -71,8 +79,8 @@ class HttpServer {
       stats_.requests.fetch_add(1, std::memory_order_relaxed);
     }
   }
-  void register_session(HttpSession* session);
-  void unregister_session(HttpSession* session);
+  void register_session(Connection* session);
+  void unregister_session(Connection* session);
 
   boost::asio::io_context& ioc_;
   bool one_io_thread_;
@@ -84,7 +92,8 @@ class HttpServer {
   std::size_t max_body_bytes_ = 0;
   ServerStats stats_;
   std::mutex sessions_mutex_;
-  std::unordered_set<HttpSession*> sessions_;
+  std::unordered_set<Connection*> sessions_;
+  std::shared_ptr<const TlsServerContext> tls_;
 };
 
 }  // namespace wg::http
