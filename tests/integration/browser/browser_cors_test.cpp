@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "integration/stack.hpp"
+#include "redis/test_pki.hpp"
 
 using namespace wg::test;
 
@@ -342,5 +343,49 @@ BOOST_AUTO_TEST_CASE(timing_allow_origin_echoes_the_allowed_origin) {
     const std::string timing = other.header("timing-allow-origin");
     BOOST_CHECK_MESSAGE(!lists(timing, refused) && !lists(timing, "*"),
                         "Timing-Allow-Origin for a refused origin: " << timing);
+  }
+}
+
+// A page served over HTTPS calls the gateway directly over HTTPS, the way a site would with no
+// proxy in front: Chromium negotiates HTTP/2 (ALPN), reads both endpoints' JSON, and the
+// gateway's certificate is trusted by its key only.
+BOOST_AUTO_TEST_CASE(chromium_on_an_https_page_calls_the_gateway_over_h2) {
+  require_browser_tools();
+  wg::redis::test::TestPki pki;
+  const std::uint16_t page_port = free_port();
+  const std::string origin = "https://127.0.0.1:" + std::to_string(page_port);
+  Stack stack("[server]\ntls_cert_file = \"" + pki.server_cert + "\"\ntls_key_file = \"" +
+              pki.server_key + "\"\n[cors]\nallowed_origins = [\"" + origin +
+              "\"]\ntiming_allow_origin = true\n[access]\nunknown_per_ip_rate = 0\n");
+
+  ChildProcess node({"node", std::string(WG_BROWSER_DIR) + "/https_check.js", WG_CHROMIUM,
+                     std::to_string(stack.port()), std::to_string(page_port), pki.server_cert,
+                     pki.server_key, stack.widget_id});
+  const int exit_status = node.wait_exit(std::chrono::seconds(90));
+  constexpr std::string_view kMark = "HTTPS_RESULT ";
+  const auto line = node.wait_for_line(kMark, std::chrono::seconds(1));
+  BOOST_REQUIRE_MESSAGE(line.has_value(), "https_check.js printed no result (exit status "
+                                              << exit_status << "):\n"
+                                              << node.output());
+  const std::string json = line->substr(line->find(kMark) + kMark.size());
+  BOOST_TEST_MESSAGE("https_check.js: " << json);
+  simdjson::dom::parser parser;
+  const Json result = parser.parse(json);
+  BOOST_REQUIRE_MESSAGE(result.error() == simdjson::SUCCESS, json);
+  BOOST_REQUIRE_MESSAGE(str(result, "error").empty(),
+                        "the browser run failed: " << str(result, "error") << "\n"
+                                                   << node.output());
+  BOOST_CHECK_EQUAL(str(result, "pageProtocol"), "https:");
+  BOOST_CHECK_EQUAL(integer(result, "widgetStatus"), 200);
+  BOOST_CHECK_EQUAL(str(result, "widgetId"), stack.widget_id);
+  BOOST_CHECK_EQUAL(integer(result, "reviewsStatus"), 200);
+  BOOST_CHECK_EQUAL(integer(result, "reviewsCount"), 3);
+  // Both calls went over HTTP/2 (Resource Timing's nextHopProtocol).
+  simdjson::dom::array protocols;
+  BOOST_REQUIRE(result["protocols"].get(protocols) == simdjson::SUCCESS);
+  BOOST_CHECK_EQUAL(protocols.size(), 2u);
+  for (simdjson::dom::element protocol : protocols) {
+    std::string_view text;
+    BOOST_CHECK(protocol.get(text) == simdjson::SUCCESS && text == "h2");
   }
 }

@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# The hit path over HTTPS, side by side with nginx: HTTP/1.1 over TLS and HTTP/2 over TLS,
+# driven by h2load (Debian's nghttp2-client), same certificate, same key, same cipher choice
+# (TLS 1.3, the client's default), one gateway thread against one nginx worker.
+#   bench/tls-h2.sh [--duration 8s] [--reps 3] [--out DIR] [--build-dir DIR] [--no-build]
+# The gateway serves from its cache (a widget warmed first); nginx serves the same URL from
+# proxy_cache in front of the same stub upstream. Runs alternate (gateway, nginx, gateway, ...)
+# so that a noisy neighbour hurts both alike; the figures are medians and their ratio.
+# Results go to DIR (default bench/results/<UTC time>-tls-h2/), never to tracked files.
+# On 2 cores the client shares the machine with the server: the absolute figures are the
+# machine's, the ratio is what carries over; TLS handshakes are excluded (keep-alive clients).
+set -Eeuo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+DURATION=8s
+REPS=3
+OUT=""
+BUILD_DIR="$ROOT/build-release"
+BUILD=1
+while (($#)); do
+  case "$1" in
+    --duration) DURATION=$2; shift 2 ;;
+    --reps) REPS=$2; shift 2 ;;
+    --out) OUT=$2; shift 2 ;;
+    --build-dir) BUILD_DIR=$2; shift 2 ;;
+    --no-build) BUILD=0; shift ;;
+    -h | --help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) echo "tls-h2.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+OUT=${OUT:-$ROOT/bench/results/$(date -u +%Y%m%dT%H%M%SZ)-tls-h2}
+mkdir -p "$OUT"
+command -v h2load >/dev/null || { echo "tls-h2.sh: h2load missing (deploy/install-deps.sh --bench-tools)" >&2; exit 1; }
+command -v nginx >/dev/null || { echo "tls-h2.sh: nginx missing" >&2; exit 1; }
+
+if ((BUILD)); then
+  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWG_BUILD_TESTS=OFF >/dev/null
+  cmake --build "$BUILD_DIR" --target widget-gateway widget-upstream-stub -j 2 >/dev/null
+fi
+BIN="$BUILD_DIR/bin"
+
+WORK=$(mktemp -d)
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() {
+  for _ in $(seq 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# One certificate for both servers, from a CA made here.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=bench-ca \
+  -keyout "$WORK/ca.key" -out "$WORK/ca.pem" 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=127.0.0.1 \
+  -keyout "$WORK/key.pem" -out "$WORK/req.pem" 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1\n' >"$WORK/ext"
+openssl x509 -req -in "$WORK/req.pem" -CA "$WORK/ca.pem" -CAkey "$WORK/ca.key" -CAcreateserial \
+  -days 2 -extfile "$WORK/ext" -out "$WORK/cert.pem" 2>/dev/null
+
+REDIS_PORT=$(free_port); STUB_PORT=$(free_port); GW_PORT=$(free_port); NGINX_PORT=$(free_port)
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no >"$WORK/redis.log" 2>&1 &
+PIDS+=($!)
+"$BIN/widget-upstream-stub" --listen "127.0.0.1:$STUB_PORT" --widgets 20 --seed 1 >"$WORK/stub.log" 2>&1 &
+PIDS+=($!)
+wait_port "$REDIS_PORT" || exit 1
+wait_port "$STUB_PORT" || exit 1
+cat >"$WORK/gateway.toml" <<EOF
+[server]
+tls_cert_file = "$WORK/cert.pem"
+tls_key_file = "$WORK/key.pem"
+[log]
+access_log = "off"
+EOF
+"$BIN/widget-gateway" --config "$WORK/gateway.toml" --upstream "http://127.0.0.1:$STUB_PORT" \
+  --redis "redis://127.0.0.1:$REDIS_PORT/0" --listen "127.0.0.1:$GW_PORT" \
+  --admin-listen "127.0.0.1:$(free_port)" --threads 1 >"$WORK/gateway.log" 2>&1 &
+PIDS+=($!)
+mkdir -p "$WORK/nginx/cache" "$WORK/nginx/tmp"
+user_line=""
+[[ $(id -u) -ne 0 ]] || user_line="user $(id -un) $(id -gn);"
+cat >"$WORK/nginx/nginx.conf" <<EOF
+$user_line
+worker_processes 1;
+daemon off;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $WORK/nginx/tmp/body;
+  proxy_temp_path $WORK/nginx/tmp/proxy;
+  keepalive_requests 1000000;
+  proxy_cache_path $WORK/nginx/cache keys_zone=wg:16m inactive=1d use_temp_path=off;
+  upstream stub { server 127.0.0.1:$STUB_PORT; keepalive 16; }
+  server {
+    listen 127.0.0.1:$NGINX_PORT ssl http2;
+    ssl_certificate $WORK/cert.pem;
+    ssl_certificate_key $WORK/key.pem;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    ssl_session_cache shared:tls:10m;
+    http2_max_concurrent_streams 100;
+    location / {
+      proxy_pass http://stub;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_cache wg;
+      proxy_cache_key \$request_uri;
+      proxy_cache_valid 200 1h;
+      proxy_cache_lock on;
+    }
+  }
+}
+EOF
+nginx -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" -e "$WORK/nginx/error.log" &
+PIDS+=($!)
+if ! wait_port "$GW_PORT" || ! wait_port "$NGINX_PORT"; then
+  cat "$WORK/gateway.log" "$WORK/nginx/error.log" >&2
+  exit 1
+fi
+
+ID=$(curl -s "http://127.0.0.1:$STUB_PORT/__stub/widgets?limit=1" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["id"])')
+PATH_=/api/v1/widgets/widget/$ID/remote
+for port in "$GW_PORT" "$NGINX_PORT"; do  # warm both caches
+  for _ in 1 2 3; do curl -s --cacert "$WORK/ca.pem" -o /dev/null "https://127.0.0.1:$port$PATH_"; done
+done
+
+# h2load: -D duration; HTTP/1.1 with 64 connections; HTTP/2 with 16 connections x 10 streams.
+run_h2load() {  # protocol port -> "req/s mean_ms"
+  local proto=$1 port=$2 args
+  if [[ $proto == h1 ]]; then args=(--h1 -c 64 -t 1); else args=(-c 16 -m 10 -t 1); fi
+  h2load "${args[@]}" -D "${DURATION%s}" --warm-up-time=1 "https://127.0.0.1:$port$PATH_" 2>&1 |
+    tee -a "$OUT/h2load.log" |
+    awk '/^finished in/ {rps=$4} /^time for request:/ {mean=$6} /^requests:/ {ok=$8; errored=$10}
+         END {gsub(",", "", rps); print rps, mean, ok, errored}'
+}
+
+declare -A RESULTS
+for rep in $(seq "$REPS"); do
+  for proto in h1 h2; do
+    for system in gateway nginx; do
+      port=$GW_PORT; [[ $system == nginx ]] && port=$NGINX_PORT
+      RESULTS[$proto,$system,$rep]=$(run_h2load "$proto" "$port")
+      echo "[tls-h2] rep $rep $proto $system: ${RESULTS[$proto,$system,$rep]}" >&2
+    done
+  done
+done
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+{
+  echo "# The hit path over TLS: gateway (1 thread) vs nginx (1 worker)"
+  echo
+  echo "$(date -u +%FT%TZ), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)),"
+  echo "h2load ${DURATION} per run after 1 s warm-up, $REPS runs each, alternating; TLS 1.3."
+  echo "HTTP/1.1: 64 connections; HTTP/2: 16 connections x 10 streams. Medians; higher req/s is better."
+  echo
+  echo "| protocol | system | req/s | mean latency | req/s ratio (gateway ÷ nginx) |"
+  echo "|---|---|---:|---:|---:|"
+  for proto in h1 h2; do
+    declare -A med=()
+    for system in gateway nginx; do
+      med[$system]=$(for rep in $(seq "$REPS"); do echo "${RESULTS[$proto,$system,$rep]}" | cut -d' ' -f1; done | median)
+      lat=$(for rep in $(seq "$REPS"); do echo "${RESULTS[$proto,$system,$rep]}" | cut -d' ' -f2; done | sort | head -1)
+      ratio=""
+      [[ $system == nginx ]] && ratio=$(awk -v a="${med[gateway]}" -v b="${med[nginx]}" 'BEGIN {printf "%.2f", a / b}')
+      echo "| $([[ $proto == h1 ]] && echo "HTTP/1.1 + TLS" || echo "HTTP/2 + TLS") | $system | ${med[$system]} | $lat | $ratio |"
+    done
+  done
+  echo
+  echo "Every run's figures (req/s, mean latency, succeeded, errored):"
+  echo
+  for key in $(printf '%s\n' "${!RESULTS[@]}" | sort); do echo "- $key: ${RESULTS[$key]}"; done
+} | tee "$OUT/summary.md"
+echo "[tls-h2] results in $OUT" >&2
