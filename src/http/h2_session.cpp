@@ -1,4 +1,5 @@
 #include "h2_session.hpp"
+#include "http_date.hpp"
 
 #include <nghttp2/nghttp2.h>
 
@@ -62,21 +63,6 @@ constexpr std::size_t kWriteChunk = 64 * 1024;
 constexpr std::chrono::milliseconds kCloseGrace{1000};
 // The Allow header of a 405 the session answers itself (CONNECT), as over HTTP/1.1.
 constexpr std::string_view kAllowedMethods = "GET, HEAD, OPTIONS";
-
-// "Sun, 22 Nov 2026 01:35:44 GMT" (the HTTP/1.1 session's Date), formatted once per second.
-std::string_view date_value() {
-  thread_local std::time_t cached_second = 0;
-  thread_local char text[48];
-  thread_local std::size_t length = 0;
-  std::time_t now = std::time(nullptr);
-  if (now != cached_second) {
-    std::tm tm{};
-    gmtime_r(&now, &tm);
-    length = std::strftime(text, sizeof text, "%a, %d %b %Y %H:%M:%S GMT", &tm);
-    cached_second = now;
-  }
-  return {text, length};
-}
 
 // Fields HTTP/2 forbids (RFC 9113 8.2.2), and those the session writes itself.
 bool dropped_response_field(std::string_view lower_name) {

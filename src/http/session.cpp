@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "h2_session.hpp"
+#include "http_date.hpp"
 #include "widget_gateway/common/log.hpp"
 #include "widget_gateway/http/error_response.hpp"
 #include "widget_gateway/http/server.hpp"
@@ -46,21 +47,6 @@ bool starts_h2_preface(std::string_view bytes) {
 
 template <class Stream>
 constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
-
-// "Date: Sun, 22 Nov 2026 01:35:44 GMT\r\n", formatted once per second per thread.
-std::string_view date_line() {
-  thread_local std::time_t cached_second = 0;
-  thread_local char line[64];
-  thread_local std::size_t length = 0;
-  std::time_t now = std::time(nullptr);
-  if (now != cached_second) {
-    std::tm tm{};
-    gmtime_r(&now, &tm);
-    length = std::strftime(line, sizeof line, "Date: %a, %d %b %Y %H:%M:%S GMT\r\n", &tm);
-    cached_second = now;
-  }
-  return {line, length};
-}
 
 std::string_view buffered(const beast::flat_buffer& buffer) {
   return {static_cast<const char*>(buffer.data().data()), buffer.size()};
@@ -391,7 +377,7 @@ asio::awaitable<bool> HttpSession<Stream>::write(const Response& response, bool 
   head_.clear();
   head_.append("HTTP/1.1 ").append(std::to_string(response.status)).push_back(' ');
   head_.append(reason_phrase(response.status)).append("\r\n");
-  head_.append(date_line());
+  head_.append("Date: ").append(date_value()).append("\r\n");
   head_.append(response.headers);
   if (response.body_mode != BodyMode::none) {
     head_.append("Content-Length: ").append(std::to_string(response.body.size())).append("\r\n");
