@@ -137,8 +137,9 @@ run_h2load() {  # protocol port -> "req/s mean_ms"
   if [[ $proto == h1 ]]; then args=(--h1 -c 64 -t 1); else args=(-c 16 -m 10 -t 1); fi
   h2load "${args[@]}" -D "${DURATION%s}" --warm-up-time=1 "https://127.0.0.1:$port$PATH_" 2>&1 |
     tee -a "$OUT/h2load.log" |
-    awk '/^finished in/ {rps=$4} /^time for request:/ {mean=$6} /^requests:/ {ok=$8; errored=$10}
-         END {gsub(",", "", rps); print rps, mean, ok, errored}'
+    awk 'function ms(t) { if (t ~ /us$/) return t / 1000; if (t ~ /ms$/) return t + 0; return t * 1000 }
+         /^finished in/ {rps=$4} /^time for request:/ {mean=ms($6)} /^requests:/ {ok=$8; errored=$10}
+         END {gsub(",", "", rps); printf "%s %.3f %s %s\n", rps, mean, ok, errored}'
 }
 
 declare -A RESULTS
@@ -160,20 +161,20 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a
   echo "h2load ${DURATION} per run after 1 s warm-up, $REPS runs each, alternating; TLS 1.3."
   echo "HTTP/1.1: 64 connections; HTTP/2: 16 connections x 10 streams. Medians; higher req/s is better."
   echo
-  echo "| protocol | system | req/s | mean latency | req/s ratio (gateway ÷ nginx) |"
+  echo "| protocol | system | req/s | mean latency ms | req/s ratio (gateway ÷ nginx) |"
   echo "|---|---|---:|---:|---:|"
   for proto in h1 h2; do
     declare -A med=()
     for system in gateway nginx; do
       med[$system]=$(for rep in $(seq "$REPS"); do echo "${RESULTS[$proto,$system,$rep]}" | cut -d' ' -f1; done | median)
-      lat=$(for rep in $(seq "$REPS"); do echo "${RESULTS[$proto,$system,$rep]}" | cut -d' ' -f2; done | sort | head -1)
+      lat=$(for rep in $(seq "$REPS"); do echo "${RESULTS[$proto,$system,$rep]}" | cut -d' ' -f2; done | median)
       ratio=""
       [[ $system == nginx ]] && ratio=$(awk -v a="${med[gateway]}" -v b="${med[nginx]}" 'BEGIN {printf "%.2f", a / b}')
       echo "| $([[ $proto == h1 ]] && echo "HTTP/1.1 + TLS" || echo "HTTP/2 + TLS") | $system | ${med[$system]} | $lat | $ratio |"
     done
   done
   echo
-  echo "Every run's figures (req/s, mean latency, succeeded, errored):"
+  echo "Every run's figures (req/s, mean latency ms, succeeded, errored):"
   echo
   for key in $(printf '%s\n' "${!RESULTS[@]}" | sort); do echo "- $key: ${RESULTS[$key]}"; done
 } | tee "$OUT/summary.md"
