@@ -152,3 +152,30 @@ BOOST_AUTO_TEST_CASE(a_renewed_certificate_is_served_after_sighup) {
   BOOST_TEST(gateway.process().wait_for_line("tls_reload_rejected").has_value());
   BOOST_TEST(ends_with(curl({"--cacert", second.ca_cert}, url).output, "\n200 2"));
 }
+
+// A returning client resumes its TLS session instead of a full handshake (TLS 1.2 session ids
+// from the server's cache, TLS 1.3 tickets), so keep-alive churn costs little CPU.
+BOOST_AUTO_TEST_CASE(tls_sessions_are_resumed) {
+  Pki pki;
+  RedisServer redis;
+  Stub stub;
+  Gateway gateway(stub.base_url(), redis.url(), {}, config_with_tls(pki));
+  TempDir dir;
+  const std::string session = dir.file("session.pem");
+  const std::string connect =
+      "openssl s_client -connect 127.0.0.1:" + std::to_string(gateway.port()) + " -CAfile " +
+      pki.ca_cert;
+  for (const std::string version : {"-tls1_2", "-tls1_3"}) {
+    BOOST_TEST_CONTEXT(version) {
+      // -ign_eof with a short pause keeps the first connection open until the TLS 1.3 ticket
+      // has arrived.
+      Result first = run(
+          {"sh", "-c",
+           "sleep 1 | " + connect + " " + version + " -ign_eof -sess_out " + session + " 2>&1"});
+      BOOST_TEST(first.output.find("New, TLSv1.") != std::string::npos, first.output);
+      Result again =
+          run({"sh", "-c", connect + " " + version + " -sess_in " + session + " </dev/null 2>&1"});
+      BOOST_TEST(again.output.find("Reused, TLSv1.") != std::string::npos, again.output);
+    }
+  }
+}
