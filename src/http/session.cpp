@@ -196,6 +196,18 @@ asio::awaitable<bool> HttpSession<Stream>::handshake() {
 }
 
 template <class Stream>
+asio::awaitable<Response> HttpSession<Stream>::CountingHandler::handle(const Request& request) {
+  server_.count_request();
+  return server_.handler_.handle(request);
+}
+
+template <class Stream>
+std::optional<Response> HttpSession<Stream>::CountingHandler::answer_before_body(
+    const Request& request) {
+  return server_.handler_.answer_before_body(request);
+}
+
+template <class Stream>
 asio::awaitable<void> HttpSession<Stream>::serve_h2(std::string received) {
   const config::ServerConfig& limits = server_.limits_;
   H2Settings settings;
@@ -204,7 +216,8 @@ asio::awaitable<void> HttpSession<Stream>::serve_h2(std::string received) {
   settings.max_target_bytes = limits.max_target_bytes;
   settings.header_timeout = limits.header_timeout;
   settings.idle_timeout = limits.idle_timeout;
-  h2_ = std::make_shared<H2Session<Stream>>(std::move(stream_), server_.handler_, settings, peer_,
+  h2_handler_.emplace(server_);
+  h2_ = std::make_shared<H2Session<Stream>>(std::move(stream_), *h2_handler_, settings, peer_,
                                             std::move(received));
   std::shared_ptr<H2Session<Stream>> h2 = h2_;
   co_await h2->run();

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "widget_gateway/api/errors.hpp"
+#include "widget_gateway/http/request_handler.hpp"
 #include "widget_gateway/http/response.hpp"
 
 namespace wg::http {
@@ -84,6 +85,17 @@ class HttpSession final : public Connection,
   boost::asio::ip::address peer_;
   std::string head_;  // reused for every response head
   bool idle_ = true;  // waiting for the first byte of a request; touched on the strand only
+  // The listener's handler for HTTP/2 requests, counting each as the HTTP/1.1 loop does.
+  class CountingHandler final : public RequestHandler {
+   public:
+    explicit CountingHandler(HttpServer& server) : server_(server) {}
+    boost::asio::awaitable<Response> handle(const Request& request) override;
+    std::optional<Response> answer_before_body(const Request& request) override;
+
+   private:
+    HttpServer& server_;
+  };
+  std::optional<CountingHandler> h2_handler_;
   std::shared_ptr<H2Session<Stream>> h2_;  // once handed over; drain and close go there
 };
 

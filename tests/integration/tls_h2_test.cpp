@@ -107,6 +107,15 @@ BOOST_AUTO_TEST_CASE(nghttp_speaks_h2_over_tls_and_h2c_with_prior_knowledge) {
     // nghttp: prior knowledge for http:// URLs; -n discards the body, -s prints statistics.
     Result ng = run({"nghttp", "-ns", url + widget_path(ids[1].id), url + "/healthz"});
     BOOST_TEST(ng.exit_code == 0, ng.output);
+    // HTTP/2 requests count in the per-worker request totals like HTTP/1.1 ones: 4 so far.
+    const std::string metrics = http_get(plain.admin_port(), "/metrics").body;
+    double counted = 0;
+    for (std::size_t at = metrics.find("\nwg_worker_requests_total{"); at != std::string::npos;
+         at = metrics.find("\nwg_worker_requests_total{", at + 1)) {
+      const std::size_t space = metrics.find(' ', at + 1);
+      counted += std::stod(metrics.substr(space + 1, metrics.find('\n', space) - space - 1));
+    }
+    BOOST_TEST(counted >= 4.0, metrics);
   }
   Gateway tls(stub.base_url(), redis.url(), {}, config_with_tls(pki));
   Result ng = run({"nghttp", "-nv",
