@@ -172,6 +172,32 @@ void require_browser_tools() {
   }
 }
 
+// Runs a browser script (node SCRIPT CHROMIUM ARGS...) to its end and returns the JSON it
+// printed after `mark`; fails the test case, with the script's output, when there is none,
+// when it does not parse, when it reports an error, or when the script failed.
+std::string run_browser_script(const std::string& script, const std::vector<std::string>& args,
+                               std::string_view mark) {
+  std::vector<std::string> argv{"node", std::string(WG_BROWSER_DIR) + "/" + script, WG_CHROMIUM};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ChildProcess node(argv);
+  // The scripts bound themselves at 60 s; this only guards against one hanging regardless.
+  const int exit_status = node.wait_exit(std::chrono::seconds(90));
+  const auto line = node.wait_for_line(mark, std::chrono::seconds(1));
+  BOOST_REQUIRE_MESSAGE(line.has_value(), script << " printed no result (exit status "
+                                                 << exit_status << "):\n"
+                                                 << node.output());
+  std::string json = line->substr(line->find(mark) + mark.size());
+  BOOST_TEST_MESSAGE(script << ": " << json);
+  simdjson::dom::parser parser;
+  const Json result = parser.parse(json);
+  BOOST_REQUIRE_MESSAGE(result.error() == simdjson::SUCCESS, json);
+  BOOST_REQUIRE_MESSAGE(str(result, "error").empty(),
+                        "the browser run failed: " << str(result, "error") << "\n"
+                                                   << node.output());
+  BOOST_REQUIRE_MESSAGE(WIFEXITED(exit_status) && WEXITSTATUS(exit_status) == 0, node.output());
+  return json;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(chromium_on_allowed_origin_reads_and_revalidates_refused_origin_cannot) {
@@ -181,25 +207,12 @@ BOOST_AUTO_TEST_CASE(chromium_on_allowed_origin_reads_and_revalidates_refused_or
   Stack stack(cors_config(page_port));
   const std::string& id = stack.widget_id;
 
-  ChildProcess node({"node", std::string(WG_BROWSER_DIR) + "/cors_check.js", WG_CHROMIUM,
-                     std::to_string(stack.port()), std::to_string(page_port),
-                     std::to_string(other_port), id});
-  // The script bounds itself at 60 s; this only guards against it hanging regardless.
-  const int exit_status = node.wait_exit(std::chrono::seconds(90));
-  const auto line = node.wait_for_line(kResultMark, std::chrono::seconds(1));
-  BOOST_REQUIRE_MESSAGE(line.has_value(), "cors_check.js printed no result (exit status "
-                                              << exit_status << "):\n"
-                                              << node.output());
-  const std::string json = line->substr(line->find(kResultMark) + kResultMark.size());
-  BOOST_TEST_MESSAGE("cors_check.js: " << json);
-
+  const std::string json = run_browser_script(
+      "cors_check.js",
+      {std::to_string(stack.port()), std::to_string(page_port), std::to_string(other_port), id},
+      kResultMark);
   simdjson::dom::parser parser;
   const Json result = parser.parse(json);
-  BOOST_REQUIRE_MESSAGE(result.error() == simdjson::SUCCESS, json);
-  BOOST_REQUIRE_MESSAGE(str(result, "error").empty(),
-                        "the browser run failed: " << str(result, "error") << "\n"
-                                                   << node.output());
-  BOOST_REQUIRE_MESSAGE(WIFEXITED(exit_status) && WEXITSTATUS(exit_status) == 0, node.output());
 
   const Json allowed = result["allowed"];
   const Json other = result["other"];
@@ -358,23 +371,13 @@ BOOST_AUTO_TEST_CASE(chromium_on_an_https_page_calls_the_gateway_over_h2) {
               pki.server_key + "\"\n[cors]\nallowed_origins = [\"" + origin +
               "\"]\ntiming_allow_origin = true\n[access]\nunknown_per_ip_rate = 0\n");
 
-  ChildProcess node({"node", std::string(WG_BROWSER_DIR) + "/https_check.js", WG_CHROMIUM,
-                     std::to_string(stack.port()), std::to_string(page_port), pki.server_cert,
-                     pki.server_key, stack.widget_id});
-  const int exit_status = node.wait_exit(std::chrono::seconds(90));
-  constexpr std::string_view kMark = "HTTPS_RESULT ";
-  const auto line = node.wait_for_line(kMark, std::chrono::seconds(1));
-  BOOST_REQUIRE_MESSAGE(line.has_value(), "https_check.js printed no result (exit status "
-                                              << exit_status << "):\n"
-                                              << node.output());
-  const std::string json = line->substr(line->find(kMark) + kMark.size());
-  BOOST_TEST_MESSAGE("https_check.js: " << json);
+  const std::string json =
+      run_browser_script("https_check.js",
+                         {std::to_string(stack.port()), std::to_string(page_port), pki.server_cert,
+                          pki.server_key, stack.widget_id},
+                         "HTTPS_RESULT ");
   simdjson::dom::parser parser;
   const Json result = parser.parse(json);
-  BOOST_REQUIRE_MESSAGE(result.error() == simdjson::SUCCESS, json);
-  BOOST_REQUIRE_MESSAGE(str(result, "error").empty(),
-                        "the browser run failed: " << str(result, "error") << "\n"
-                                                   << node.output());
   BOOST_CHECK_EQUAL(str(result, "pageProtocol"), "https:");
   BOOST_CHECK_EQUAL(integer(result, "widgetStatus"), 200);
   BOOST_CHECK_EQUAL(str(result, "widgetId"), stack.widget_id);
