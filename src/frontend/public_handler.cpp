@@ -1,5 +1,6 @@
 #include "public_handler.hpp"
 
+#include "widget_gateway/api/route.hpp"
 #include "widget_gateway/api/validate.hpp"
 #include "widget_gateway/edge/coding.hpp"
 #include "widget_gateway/http/error_response.hpp"
@@ -11,7 +12,7 @@ using bhttp::verb;
 
 namespace {
 
-constexpr std::string_view kApiMethods = "GET, HEAD, OPTIONS";
+using api::kApiMethods;
 constexpr std::string_view kHealthMethods = "GET, HEAD";
 
 bool is_get_or_head(verb method) {

@@ -1,4 +1,5 @@
 #include "h2_session.hpp"
+#include "header_limits.hpp"
 #include "http_date.hpp"
 
 #include <nghttp2/nghttp2.h>
@@ -23,6 +24,7 @@
 #include <iterator>
 #include <limits>
 
+#include "widget_gateway/api/route.hpp"
 #include "widget_gateway/common/log.hpp"
 #include "widget_gateway/http/error_response.hpp"
 
@@ -35,8 +37,6 @@ using asio::use_awaitable;
 
 namespace {
 
-// Fields beyond this count get 431 even within max_header_bytes, as over HTTP/1.1.
-constexpr std::size_t kMaxHeaderFields = 100;
 // A header block decoding to more than this many times max_header_bytes is an attack (HPACK
 // bomb: a few bytes of indexed references to one large table entry), not an oversight: the
 // connection ends instead of the stream getting 431.
@@ -61,8 +61,6 @@ constexpr std::size_t kReadChunk = 16 * 1024;
 constexpr std::size_t kWriteChunk = 64 * 1024;
 // Once a GOAWAY ends the connection, the socket closes within this whatever the peer does.
 constexpr std::chrono::milliseconds kCloseGrace{1000};
-// The Allow header of a 405 the session answers itself (CONNECT), as over HTTP/1.1.
-constexpr std::string_view kAllowedMethods = "GET, HEAD, OPTIONS";
 
 // Fields HTTP/2 forbids (RFC 9113 8.2.2), and those the session writes itself.
 bool dropped_response_field(std::string_view lower_name) {
@@ -677,7 +675,7 @@ template <class Stream>
 void H2Session<Stream>::answer_error(StreamState& st, api::ErrorCode code,
                                      std::string_view message) {
   Response response = error_response(code, api::Endpoint::reviews, message);
-  if (code == api::ErrorCode::method_not_allowed) response.add_header("Allow", kAllowedMethods);
+  if (code == api::ErrorCode::method_not_allowed) response.add_header("Allow", api::kApiMethods);
   answer(st, std::move(response));
 }
 

@@ -17,7 +17,9 @@
 #include <optional>
 
 #include "h2_session.hpp"
+#include "header_limits.hpp"
 #include "http_date.hpp"
+#include "widget_gateway/api/route.hpp"
 #include "widget_gateway/common/log.hpp"
 #include "widget_gateway/http/error_response.hpp"
 #include "widget_gateway/http/server.hpp"
@@ -31,9 +33,6 @@ using asio::as_tuple;
 using asio::use_awaitable;
 
 namespace {
-
-// The Allow header of a 405 the session answers itself (CONNECT): the public API's methods.
-constexpr std::string_view kAllowedMethods = "GET, HEAD, OPTIONS";
 
 // The first line of the HTTP/2 client preface (RFC 9113 3.4).
 constexpr std::string_view kH2PrefacePrefix = "PRI * HTTP/2.0\r\n";
@@ -86,10 +85,6 @@ char* other_version(beast::flat_buffer& buffer) {
   }
   return static_cast<char*>(buffer.data().data()) + end - 3;
 }
-
-// Headers beyond this count are refused with 431 even when the head fits max_header_bytes:
-// thousands of tiny fields cost far more to store and search than their bytes suggest.
-constexpr std::size_t kMaxHeaderFields = 100;
 
 // True when every Transfer-Encoding line together names exactly one coding, "chunked".
 bool only_chunked(const bhttp::fields& fields) {
@@ -415,7 +410,7 @@ template <class Stream>
 asio::awaitable<void> HttpSession<Stream>::write_error_and_close(api::ErrorCode code, bool head,
                                                                  std::string message) {
   Response response = error_response(code, api::Endpoint::reviews, message);
-  if (code == api::ErrorCode::method_not_allowed) response.add_header("Allow", kAllowedMethods);
+  if (code == api::ErrorCode::method_not_allowed) response.add_header("Allow", api::kApiMethods);
   if (head) response.body_mode = BodyMode::length_only;
   co_await write(response, true);
 }

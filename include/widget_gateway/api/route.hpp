@@ -9,6 +9,10 @@ namespace wg::api {
 
 enum class Route : std::uint8_t { widget, reviews, healthz, readyz, not_found };
 
+// The methods the public API routes take: their Allow header, and that of a 405 the HTTP
+// sessions answer themselves (CONNECT).
+inline constexpr std::string_view kApiMethods = "GET, HEAD, OPTIONS";
+
 struct RouteMatch {
   Route route = Route::not_found;
   std::string_view raw_widget;  // the widget-id segment as sent (API routes only)
