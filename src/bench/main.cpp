@@ -33,6 +33,7 @@ using namespace wg::bench;
 constexpr std::string_view kUsage =
     "usage: wg-bench --target http://127.0.0.1:PORT [options]      run a load\n"
     "       wg-bench --scenario FILE --print-runner                 scenario settings for run.sh\n"
+    "       wg-bench --scenario FILE [--ids FILE] --print-requests N  the first N request lines\n"
     "       wg-bench --serve-constant [--listen 127.0.0.1:PORT] [--body-file FILE]\n"
     "                [--reviews-body-file FILE] [--threads N]\n"
     "load options:\n"
@@ -82,6 +83,7 @@ struct Args {
   std::string progress = "auto";
   bool tsv = false;
   bool print_runner = false;
+  std::optional<std::size_t> print_requests;
   bool serve_constant = false;
   std::string listen = "127.0.0.1:0";
   std::optional<std::string> body_file;
@@ -133,6 +135,8 @@ Args parse_args(int argc, char** argv) {
       a.ids_file = value;
     else if (flag == "--out")
       a.out_file = value;
+    else if (flag == "--print-requests")
+      a.print_requests = parse_number<std::size_t>(flag, value);
     else if (flag == "--label")
       a.label = value;
     else if (flag == "--progress") {
@@ -214,6 +218,28 @@ int serve_constant(const Args& args) {
   return 0;
 }
 
+std::vector<WidgetInfo> widgets_for(const Args& args, const Scenario& scenario) {
+  auto widgets = args.ids_file ? parse_widget_list(read_file(*args.ids_file))
+                               : synthetic_widgets(scenario.keys.widgets);
+  if (widgets.empty()) throw std::runtime_error("the widget id list is empty");
+  return widgets;
+}
+
+// The request lines ("GET /api/...") of the first N requests of the pool, one per line: what
+// the runner script samples to size the constant reference's answers like the scenario's.
+int print_request_lines(const Args& args, const Scenario& scenario) {
+  const auto requests = build_requests(scenario, widgets_for(args, scenario), "127.0.0.1");
+  for (std::size_t i = 0; i < *args.print_requests && i < requests.size(); ++i) {
+    const std::string& text = requests[i].text;
+    const auto line_end = text.find("\r\n");
+    const std::string_view line(text.data(), line_end);
+    const auto version = line.rfind(' ');
+    std::fwrite(line.data(), 1, version, stdout);
+    std::fputc('\n', stdout);
+  }
+  return 0;
+}
+
 int run(const Args& args) {
   Scenario scenario;
   if (args.scenario_file) scenario = load_scenario_file(*args.scenario_file);
@@ -221,6 +247,7 @@ int run(const Args& args) {
     std::fputs(runner_lines(scenario).c_str(), stdout);
     return 0;
   }
+  if (args.print_requests) return print_request_lines(args, scenario);
   if (!args.target) usage_error("--target is required");
   std::string error;
   const auto target = parse_target(*args.target, error);
@@ -240,10 +267,7 @@ int run(const Args& args) {
   if (load.mode == LoadMode::open && !(load.rate > 0)) usage_error("open loop needs --rate");
   if (load.requests == 0 && load.duration.count() <= 0) usage_error("--duration must be > 0");
 
-  const auto widgets = args.ids_file ? parse_widget_list(read_file(*args.ids_file))
-                                     : synthetic_widgets(scenario.keys.widgets);
-  if (widgets.empty()) throw std::runtime_error("the widget id list is empty");
-  const auto requests = build_requests(scenario, widgets, target->host_header);
+  const auto requests = build_requests(scenario, widgets_for(args, scenario), target->host_header);
 
   LoadOptions options;
   options.target = *target;
