@@ -6,7 +6,8 @@
 
 namespace wg::bench {
 
-std::size_t Histogram::bucket_index(std::uint64_t value) {
+template <unsigned B>
+std::size_t BasicHistogram<B>::bucket_index(std::uint64_t value) {
   constexpr std::uint64_t kExact = std::uint64_t{1} << kSubBucketBits;
   if (value < kExact) return static_cast<std::size_t>(value);
   const unsigned msb = 63u - static_cast<unsigned>(std::countl_zero(value));
@@ -15,20 +16,23 @@ std::size_t Histogram::bucket_index(std::uint64_t value) {
   return static_cast<std::size_t>(shift * kHalf + mantissa);
 }
 
-std::uint64_t Histogram::bucket_lowest(std::size_t index) {
+template <unsigned B>
+std::uint64_t BasicHistogram<B>::bucket_lowest(std::size_t index) {
   if (index < 2 * kHalf) return index;
   const std::uint64_t shift = index / kHalf - 1;
   const std::uint64_t mantissa = index - shift * kHalf;
   return mantissa << shift;
 }
 
-std::uint64_t Histogram::bucket_highest(std::size_t index) {
+template <unsigned B>
+std::uint64_t BasicHistogram<B>::bucket_highest(std::size_t index) {
   if (index < 2 * kHalf) return index;
   const std::uint64_t shift = index / kHalf - 1;
   return bucket_lowest(index) + ((std::uint64_t{1} << shift) - 1);
 }
 
-void Histogram::record(std::uint64_t value, std::uint64_t count) {
+template <unsigned B>
+void BasicHistogram<B>::record(std::uint64_t value, std::uint64_t count) {
   if (count == 0) return;
   counts_[bucket_index(value)] += count;
   count_ += count;
@@ -37,16 +41,8 @@ void Histogram::record(std::uint64_t value, std::uint64_t count) {
   sum_ += static_cast<long double>(value) * static_cast<long double>(count);
 }
 
-void Histogram::merge(const Histogram& other) {
-  if (other.count_ == 0) return;
-  for (std::size_t i = 0; i < kBucketCount; ++i) counts_[i] += other.counts_[i];
-  count_ += other.count_;
-  min_ = std::min(min_, other.min_);
-  max_ = std::max(max_, other.max_);
-  sum_ += other.sum_;
-}
-
-void Histogram::reset() {
+template <unsigned B>
+void BasicHistogram<B>::reset() {
   std::fill(counts_.begin(), counts_.end(), 0);
   count_ = 0;
   min_ = UINT64_MAX;
@@ -54,11 +50,13 @@ void Histogram::reset() {
   sum_ = 0;
 }
 
-double Histogram::mean() const {
+template <unsigned B>
+double BasicHistogram<B>::mean() const {
   return count_ == 0 ? 0.0 : static_cast<double>(sum_ / static_cast<long double>(count_));
 }
 
-std::uint64_t Histogram::value_at(double q) const {
+template <unsigned B>
+std::uint64_t BasicHistogram<B>::value_at(double q) const {
   if (count_ == 0) return 0;
   if (!(q > 0)) return min_;
   if (q >= 1) return max_;
@@ -72,5 +70,23 @@ std::uint64_t Histogram::value_at(double q) const {
   }
   return max_;
 }
+
+template <unsigned B>
+double BasicHistogram<B>::stddev() const {
+  if (count_ == 0) return 0.0;
+  const long double mean = sum_ / static_cast<long double>(count_);
+  long double squares = 0;
+  for (std::size_t i = 0; i < kBucketCount; ++i) {
+    if (counts_[i] == 0) continue;
+    const long double middle =
+        (static_cast<long double>(bucket_lowest(i)) + static_cast<long double>(bucket_highest(i))) /
+        2;
+    squares += (middle - mean) * (middle - mean) * static_cast<long double>(counts_[i]);
+  }
+  return static_cast<double>(std::sqrt(squares / static_cast<long double>(count_)));
+}
+
+template class BasicHistogram<8>;
+template class BasicHistogram<5>;
 
 }  // namespace wg::bench

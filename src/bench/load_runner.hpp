@@ -1,15 +1,13 @@
 #pragma once
 // The I/O shell of the load generator. One io_context per thread, connections spread over them
-// round-robin, each connection a handler-driven state machine that writes a pre-generated
-// request, reads the answer with ResponseReader, records it, and goes again (closed loop) or
-// waits for its next intended send time (open loop). Errors close the connection, are counted by
-// kind, and the next request reconnects.
+// round-robin (load_context.hpp: the pacing and recording they share; http1_connection.hpp).
 //
 // Timeline: [start, start + warmup) is warm-up (sent, not measured); [warmup end, end) is
 // measured; after `end` connections finish what they are doing and leave. A hard stop at
 // end + timeout + 500 ms closes whatever is still open, so a run never outlasts its budget by
 // more than that; requests cut off there count as timeouts (and, in open loop, requests that
-// were never sent count as `unsent`).
+// were never sent count as `unsent`). With a ramp there is no warm-up and the stages make the
+// measured period.
 
 #include <vector>
 
@@ -30,10 +28,20 @@ struct LoadOptions {
 
 struct LoadResult {
   RunStats stats;
-  double measured_seconds = 0;  // the measured period (count mode: until the last answer)
+  // The measured period as planned (count mode: until the last answer).
+  double measured_seconds = 0;
+  // From the start of the measured period to its end or to the last measured answer, whichever
+  // is later: an open loop that fell behind keeps sending after the planned end.
+  double elapsed_seconds = 0;
+  // Open loop: requests the schedule intended in the measured period (0 in closed loop).
+  double intended_requests = 0;
+  double warmup_seconds = 0;  // where the measured period starts in the time series
 };
 
 // Runs the load to completion on the calling thread plus load.threads - 1 more.
 LoadResult run_load(const LoadOptions& options, const Clock& clock = SystemClock::instance());
+
+// The profile a load spec describes: rate (open loop) or connections (closed loop) over time.
+LoadProfile load_profile(const LoadSpec& load);
 
 }  // namespace wg::bench

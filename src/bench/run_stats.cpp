@@ -45,8 +45,10 @@ void RunStats::merge(const RunStats& o) {
   all_responses += o.all_responses;
   connections_opened += o.connections_opened;
   server_closes += o.server_closes;
+  sends += o.sends;
   late_sends += o.late_sends;
   max_lateness_ns = std::max(max_lateness_ns, o.max_lateness_ns);
+  series.merge(o.series);
 }
 
 }  // namespace wg::bench

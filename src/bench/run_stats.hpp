@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "bench/histogram.hpp"
+#include "bench/time_series.hpp"
 
 namespace wg::bench {
 
@@ -42,8 +43,12 @@ struct RunStats {
   std::uint64_t all_responses = 0;
   std::uint64_t connections_opened = 0;
   std::uint64_t server_closes = 0;  // answers without keep-alive (not errors)
-  std::uint64_t late_sends = 0;     // open loop: sent more than 1 ms after the intended time
+  // Open loop, measured requests only: how many were written, how many of those more than
+  // 1 ms after their intended time, and the worst lateness.
+  std::uint64_t sends = 0;
+  std::uint64_t late_sends = 0;
   std::uint64_t max_lateness_ns = 0;
+  TimeSeries series;  // second by second, the whole run
 
   void record_error(ErrorKind kind, bool measured, std::uint64_t n = 1) {
     all_requests += n;
@@ -51,6 +56,11 @@ struct RunStats {
       requests += n;
       errors[static_cast<std::size_t>(kind)] += n;
     }
+  }
+  // Open loop: measured attempts that never reached the wire (not in all_requests).
+  void record_unsent(std::uint64_t n) {
+    requests += n;
+    errors[static_cast<std::size_t>(ErrorKind::unsent)] += n;
   }
   std::uint64_t error_total() const;
   void merge(const RunStats& other);

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/load_profile.hpp"
+
 namespace wg::bench {
 
 using Millis = std::chrono::milliseconds;
@@ -36,6 +38,8 @@ struct LoadSpec {
   std::uint64_t requests = 0;  // > 0: stop after this many measured requests
   Millis timeout = std::chrono::seconds(5);
   unsigned threads = 1;
+  // Stages of a ramp (--ramp): open loop, the rate; closed loop, the connections; from 0.
+  std::vector<RampStage> ramp;
 };
 
 struct KeySpec {
