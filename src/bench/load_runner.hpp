@@ -19,8 +19,16 @@
 
 namespace wg::bench {
 
+enum class Protocol { http1, h2 };
+
 struct LoadOptions {
-  Target target;
+  Target target;  // target.tls: connections speak TLS
+  Protocol protocol = Protocol::http1;
+  unsigned streams = 1;  // HTTP/2: concurrent streams per connection
+  // TLS: with a CA file the server's certificate is verified against it and server_name (or the
+  // target's address); without one it is not verified (loopback only, self-signed test certs).
+  std::string tls_ca_file;
+  std::string tls_server_name;
   LoadSpec load;                              // requests > 0 switches to count mode
   const std::vector<BenchRequest>* requests;  // not empty; cycled through
   bool progress = false;                      // a live line on stderr, once a second

@@ -45,6 +45,11 @@ constexpr std::string_view kUsage =
     "  --mode closed|open     closed: N connections as fast as possible; open: fixed --rate\n"
     "  --connections N  --rate R  --duration D  --warmup D  --requests N  --timeout D\n"
     "  --threads N            load generator io threads (default 1)\n"
+    "  --http2                speak HTTP/2 (https: ALPN h2; http: prior knowledge, h2c)\n"
+    "  --streams N            HTTP/2: concurrent streams per connection (default 1)\n"
+    "  --cacert FILE          https: verify the server's certificate against FILE (default: no\n"
+    "                         verification, for self-signed test certificates on loopback)\n"
+    "  --tls-server-name NAME https: the name sent in SNI and verified (default: the address)\n"
     "  --seed S  --pool N     request sequence seed and pool size\n"
     "  --progress auto|on|off live line on stderr (auto: only when stderr is a terminal)\n"
     "  --tsv                  print one tab-separated summary line on stdout\n"
@@ -82,6 +87,10 @@ struct Args {
   std::optional<std::string> label;
   std::string progress = "auto";
   bool tsv = false;
+  bool http2 = false;
+  std::optional<unsigned> streams;
+  std::string cacert;
+  std::string tls_server_name;
   bool print_runner = false;
   std::optional<std::size_t> print_requests;
   bool serve_constant = false;
@@ -117,6 +126,10 @@ Args parse_args(int argc, char** argv) {
       a.tsv = true;
       continue;
     }
+    if (flag == "--http2") {
+      a.http2 = true;
+      continue;
+    }
     if (flag == "--print-runner") {
       a.print_runner = true;
       continue;
@@ -137,6 +150,13 @@ Args parse_args(int argc, char** argv) {
       a.out_file = value;
     else if (flag == "--print-requests")
       a.print_requests = parse_number<std::size_t>(flag, value);
+    else if (flag == "--streams") {
+      a.streams = parse_number<unsigned>(flag, value);
+      if (*a.streams == 0 || *a.streams > 1000) usage_error("--streams must be in 1..1000");
+    } else if (flag == "--cacert")
+      a.cacert = value;
+    else if (flag == "--tls-server-name")
+      a.tls_server_name = value;
     else if (flag == "--label")
       a.label = value;
     else if (flag == "--progress") {
@@ -269,8 +289,16 @@ int run(const Args& args) {
 
   const auto requests = build_requests(scenario, widgets_for(args, scenario), target->host_header);
 
+  if (args.streams && !args.http2) usage_error("--streams applies to --http2 only");
+  if ((!args.cacert.empty() || !args.tls_server_name.empty()) && !target->tls) {
+    usage_error("--cacert and --tls-server-name apply to https:// targets only");
+  }
   LoadOptions options;
   options.target = *target;
+  options.protocol = args.http2 ? Protocol::h2 : Protocol::http1;
+  options.streams = args.streams.value_or(1);
+  options.tls_ca_file = args.cacert;
+  options.tls_server_name = args.tls_server_name;
   options.load = load;
   options.requests = &requests;
   options.progress = args.progress == "on" || (args.progress == "auto" && ::isatty(STDERR_FILENO));

@@ -58,20 +58,28 @@ bool is_loopback_host(std::string_view host) {
 }
 
 std::optional<Target> parse_target(std::string_view url, std::string& error) {
-  constexpr std::string_view kScheme = "http://";
+  constexpr std::string_view kHttp = "http://";
+  constexpr std::string_view kHttps = "https://";
+  bool tls = false;
   if (url.find("://") != std::string_view::npos) {
-    if (url.substr(0, kScheme.size()) != kScheme) {
-      error = "only http:// targets are supported";
+    if (url.substr(0, kHttps.size()) == kHttps) {
+      tls = true;
+      url.remove_prefix(kHttps.size());
+    } else if (url.substr(0, kHttp.size()) == kHttp) {
+      url.remove_prefix(kHttp.size());
+    } else {
+      error = "only http:// and https:// targets are supported";
       return std::nullopt;
     }
-    url.remove_prefix(kScheme.size());
   }
   if (!url.empty() && url.back() == '/') url.remove_suffix(1);
   if (url.find_first_of("/?#@") != std::string_view::npos) {
     error = "the target is scheme://host:port only (paths come from the scenario)";
     return std::nullopt;
   }
-  return split_host_port(url, false, error);
+  auto target = split_host_port(url, false, error);
+  if (target) target->tls = tls;
+  return target;
 }
 
 std::optional<Target> parse_listen(std::string_view host_port, std::string& error) {

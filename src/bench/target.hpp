@@ -14,10 +14,11 @@ struct Target {
   std::string address;  // numeric loopback address, e.g. "127.0.0.1" or "::1"
   std::uint16_t port = 0;
   std::string host_header;  // what requests carry in Host, e.g. "127.0.0.1:8080"
+  bool tls = false;         // https://
 };
 
-// Parses "http://HOST:PORT[/]" (also without the scheme). nullopt with `error` set when it is
-// malformed, not plain http, or not a loopback address.
+// Parses "http://HOST:PORT[/]" or "https://HOST:PORT[/]" (also without the scheme: http).
+// nullopt with `error` set when it is malformed, another scheme, or not a loopback address.
 std::optional<Target> parse_target(std::string_view url, std::string& error);
 
 // Parses "HOST:PORT" for a listener; the same loopback rule. Port 0 is allowed (ephemeral).

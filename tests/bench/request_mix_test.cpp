@@ -227,15 +227,20 @@ BOOST_AUTO_TEST_CASE(loopback_targets_are_accepted) {
   BOOST_TEST_REQUIRE(t.has_value());
   BOOST_TEST(t->address == "::1");
   BOOST_TEST(parse_target("http://127.3.2.1:1", error).has_value());
+  BOOST_TEST(!t->tls);
+  t = parse_target("https://127.0.0.1:8443/", error);
+  BOOST_TEST_REQUIRE(t.has_value());
+  BOOST_TEST(t->tls);
+  BOOST_TEST(t->host_header == "127.0.0.1:8443");
   BOOST_TEST(parse_listen("127.0.0.1:0", error).has_value());
 }
 
 BOOST_AUTO_TEST_CASE(anything_else_is_refused) {
   for (const char* bad :
-       {"http://10.0.0.1:80", "http://example.com:80", "http://0.0.0.0:80", "https://127.0.0.1:443",
+       {"http://10.0.0.1:80", "http://example.com:80", "http://0.0.0.0:80", "https://10.0.0.1:443",
         "http://127.0.0.1", "http://127.0.0.1:0", "http://127.0.0.1:99999", "http://127.0.0.1:80/x",
         "http://user@127.0.0.1:80", "http://[2001:db8::1]:80", "127.0.0.1.example.com:80",
-        "http://localhost.:80"}) {
+        "http://localhost.:80", "ftp://127.0.0.1:21"}) {
     std::string error;
     BOOST_TEST_CONTEXT(bad) {
       BOOST_TEST(!parse_target(bad, error).has_value());
