@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the bench harness: bench/run.sh SCENARIO|all [--compare] [options]. See bench/README.md.
+# Runs the bench harness: bench/run.sh SCENARIO|all [--compare] [options], or compares two
+# result folders: bench/run.sh compare DIR_A DIR_B [--threshold 5%]. See bench/README.md.
 #
 # Builds the gateway, the stub upstream and wg-bench in Release (its own build directory, tests
 # off), starts a private redis-server, the stub and the system under test on 127.0.0.1 only,
@@ -9,6 +10,10 @@
 # Varnish and a constant-response reference server. A scenario named `scaling` (or `scaling-*`)
 # is swept over thread counts instead: the gateway with --threads 1..N and nginx with
 # worker_processes 1..N. Every process it starts is stopped by a trap on exit.
+#
+# Everything a run writes goes to its own folder, bench/results/<UTC time>-<scenario|all>/ (or
+# --out DIR), and bench/results/latest points to the newest one; tracked files (bench/published/
+# and bench/RESULTS.md) change only with --publish.
 set -Eeuo pipefail  # -E: the ERR trap below also reports failures inside functions
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -21,6 +26,7 @@ ALL_SCENARIOS=(hot-hits hot-hits-256 large-page zipf-site zipf-site-redis-only m
 usage() {
   cat <<'EOF'
 usage: bench/run.sh SCENARIO|all [options]
+       bench/run.sh compare DIR_A DIR_B [--threshold 5%]
   SCENARIO          a name from bench/scenarios/ (without .toml) or a path to a .toml file
   --compare         also run nginx proxy_cache, Varnish and the constant-response reference
   --systems LIST    comma-separated subset of gateway,nginx,varnish,constant
@@ -35,10 +41,21 @@ usage: bench/run.sh SCENARIO|all [options]
                     1..N (default: the number of CPUs)
   --client-cpus L   scaling scenarios: taskset CPU list for wg-bench, the stub and redis-server
                     (default: the CPUs above N, or the last CPU when N covers them all)
+  --fail-if EXPR    passed to wg-bench for the gateway's runs (e.g. p99>5ms,errors>0,rate<0.95);
+                    the script exits 5 when one of them crossed it
+  --out DIR         the run's folder (default: bench/results/<UTC time>-<scenario|all>/)
+  --publish         also copy the run's folder to bench/published/ (replacing it) and write
+                    bench/RESULTS.md from it; without it no tracked file changes
   --build-dir DIR   Release build directory (default: build-release)
   --no-build        use the binaries already in the build directory
   --no-install      do not install missing tools (nginx-light, varnish, gnuplot-nox)
   --jobs N          build jobs (default 2)
+compare: per scenario and system in both folders (each with a runs.tsv; "latest" and folder
+names under bench/results/ work too), the medians of req/s, p50, p99, errors, upstream calls
+per 1k and peak RSS, their change, and a verdict; "regression" when a median moved the wrong
+way by more than the threshold (default 5%) and the ranges over repetitions do not overlap.
+Exit status: 0 done (compare: no regression); 1 a run failed (compare: a regression); 2 usage
+error; 5 only --fail-if thresholds were crossed.
 EOF
 }
 
@@ -47,6 +64,155 @@ die() {
   log "error: $*"
   exit 1
 }
+usage_error() {
+  log "error: $*"
+  exit 2
+}
+
+# ----------------------------------------------------------------------------- compare
+# A results folder given to compare: a path, or a folder name under bench/results/ ("latest").
+results_folder() {
+  local d
+  for d in "$1" "$BENCH_DIR/results/$1"; do
+    if [[ -f $d/runs.tsv ]]; then
+      (cd "$d" && pwd)
+      return 0
+    fi
+  done
+  return 1
+}
+
+# compare DIR_A DIR_B [--threshold P%]: prints a markdown table; exits 0 (no regression),
+# 1 (a regression) or 2 (usage: a missing folder, no row in common).
+compare_main() {
+  local a="" b="" threshold=5 dir_a dir_b status=0
+  while (($#)); do
+    case "$1" in
+      --threshold) threshold=${2:-}; shift ;;
+      --threshold=*) threshold=${1#*=} ;;
+      -h | --help) usage; exit 0 ;;
+      -*) usage_error "compare: unknown option $1" ;;
+      *)
+        if [[ -z $a ]]; then a=$1
+        elif [[ -z $b ]]; then b=$1
+        else usage_error "compare takes two folders"
+        fi
+        ;;
+    esac
+    shift
+  done
+  [[ -n $a && -n $b ]] || usage_error "usage: bench/run.sh compare DIR_A DIR_B [--threshold 5%]"
+  threshold=${threshold%\%}
+  [[ $threshold =~ ^[0-9]+(\.[0-9]+)?$ ]] || usage_error "--threshold expects a percentage (e.g. 5%)"
+  dir_a=$(results_folder "$a") || usage_error "compare: $a is not a results folder (no runs.tsv)"
+  dir_b=$(results_folder "$b") || usage_error "compare: $b is not a results folder (no runs.tsv)"
+  echo "Compare: A = $dir_a, B = $dir_b; threshold ${threshold}%."
+  echo "Each cell: median A → median B (change). \"regression\": the median moved the wrong way by"
+  echo "more than the threshold and the ranges (min..max over repetitions) do not overlap."
+  echo
+  awk -F'\t' -v threshold="$threshold" -f - "$dir_a/runs.tsv" "$dir_b/runs.tsv" <<'AWK' || status=$?
+function isnum(v) { return v ~ /^[-+]?[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$/ }
+# Sorts v[1..n] in place (few values: insertion sort).
+function sortv(v, n,   i, j, t) {
+  for (i = 2; i <= n; i++) { t = v[i]; for (j = i - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t }
+}
+# Sets MED, LO, HI for file f, row key k, metric m; returns the number of values.
+function stats(f, k, m,   n, i, v) {
+  n = cnt[f, k, m] + 0
+  if (n == 0) return 0
+  for (i = 1; i <= n; i++) v[i] = val[f, k, m, i]
+  sortv(v, n)
+  MED = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+  LO = v[1]; HI = v[n]
+  return n
+}
+function show(x, m) {
+  if (m == "rps") return sprintf("%.0f", x)
+  if (m == "p50_us" || m == "p99_us") return sprintf("%.3f", x / 1000)
+  if (m == "peak_rss_kb") return sprintf("%.1f", x / 1024)
+  if (m == "upstream_per_1k") return sprintf("%.4g", x)
+  return sprintf("%.0f", x)
+}
+BEGIN {
+  nm = split("rps p50_us p99_us errors upstream_per_1k peak_rss_kb", M, " ")
+  split("req/s|p50 ms|p99 ms|errors|upstream / 1k req|peak RSS MiB", NAME, "|")
+  better["rps"] = 1  # higher is better; every other metric: lower is better
+  bad_header = 0
+}
+FNR == 1 {
+  f = (NR == 1) ? 1 : 2
+  for (i in col) delete col[i]
+  for (i = 1; i <= NF; i++) col[$i] = i
+  if (!("scenario" in col) || !("system" in col) || !("rps" in col)) bad_header = 1
+  next
+}
+{
+  th = ("threads" in col) ? $col["threads"] : ""
+  k = $col["scenario"] SUBSEP $col["system"] SUBSEP ($col["scenario"] ~ /^scaling/ ? th : "")
+  if (!((f, k) in seen)) { seen[f, k] = 1; if (f == 1) order[++nk] = k }
+  runs[f, k]++
+  for (i = 1; i <= nm; i++) {
+    if (!(M[i] in col)) continue
+    x = $col[M[i]]
+    if (isnum(x)) val[f, k, M[i], ++cnt[f, k, M[i]]] = x + 0
+  }
+}
+END {
+  if (bad_header) { print "runs.tsv without the scenario, system and rps columns" > "/dev/stderr"; exit 3 }
+  rows = 0; regressions = 0
+  for (r = 1; r <= nk; r++) {
+    k = order[r]
+    if (!((2, k) in seen)) continue
+    split(k, part, SUBSEP)
+    if (rows++ == 0) {
+      printf "| scenario | system | runs A / B |"
+      for (i = 1; i <= nm; i++) printf " %s |", NAME[i]
+      print " verdict |"
+      printf "|---|---|---:|"
+      for (i = 1; i <= nm; i++) printf "---:|"
+      print "---|"
+    }
+    worse = ""; improved = ""
+    line = sprintf("| %s%s | %s | %d / %d |", part[1], part[3] != "" ? " (N=" part[3] ")" : "", part[2], runs[1, k], runs[2, k])
+    for (i = 1; i <= nm; i++) {
+      m = M[i]
+      if (!stats(1, k, m)) { line = line " - |"; continue }
+      ma = MED; la = LO; ha = HI
+      if (!stats(2, k, m)) { line = line " - |"; continue }
+      mb = MED; lb = LO; hb = HI
+      if (ma != 0) { pct = (mb - ma) * 100 / ma; change = sprintf("%+.1f%%", pct) }
+      else if (mb == 0) { pct = 0; change = "±0%" }
+      else { pct = 1e9; change = "from 0" }
+      line = line sprintf(" %s → %s (%s) |", show(ma, m), show(mb, m), change)
+      overlap = !(hb < la || lb > ha)
+      if (overlap) continue
+      wrong = (m in better) ? (pct < -threshold) : (pct > threshold)
+      right = (m in better) ? (pct > threshold) : (pct < -threshold)
+      if (wrong) worse = worse (worse == "" ? "" : ", ") NAME[i]
+      else if (right) improved = improved (improved == "" ? "" : ", ") NAME[i]
+    }
+    if (worse != "") { verdict = "**regression**: " worse; regressions++ }
+    else if (improved != "") verdict = "improvement: " improved
+    else verdict = "within noise"
+    print line " " verdict " |"
+  }
+  if (rows == 0) { print "no scenario and system in both folders" > "/dev/stderr"; exit 3 }
+  print ""
+  if (regressions) printf "%d regression(s).\n", regressions
+  else print "No regression."
+  exit regressions ? 1 : 0
+}
+AWK
+  case $status in
+    0 | 1) exit "$status" ;;
+    3) exit 2 ;;
+    *) die "compare failed (awk exit $status)" ;;
+  esac
+}
+if [[ ${1:-} == compare ]]; then
+  shift
+  compare_main "$@"
+fi
 
 # ----------------------------------------------------------------------------- arguments
 SCENARIO_ARG=""
@@ -64,6 +230,9 @@ BUILD_DIR="$ROOT/build-release"
 BUILD=1
 INSTALL=1
 JOBS=2
+FAIL_IF=""
+OUT=""
+PUBLISH=0
 ORIGINAL_ARGS="$*"
 while (($#)); do
   case "$1" in
@@ -81,23 +250,26 @@ while (($#)); do
     --no-build) BUILD=0 ;;
     --no-install) INSTALL=0 ;;
     --jobs) JOBS=${2:?}; shift ;;
+    --fail-if) FAIL_IF=${2:?}; shift ;;
+    --out) OUT=${2:?}; shift ;;
+    --publish) PUBLISH=1 ;;
     -h | --help) usage; exit 0 ;;
-    -*) usage >&2; die "unknown option $1" ;;
+    -*) usage >&2; usage_error "unknown option $1" ;;
     *)
-      [[ -z $SCENARIO_ARG ]] || die "one scenario (or all) at a time"
+      [[ -z $SCENARIO_ARG ]] || usage_error "one scenario (or all) at a time"
       SCENARIO_ARG=$1
       ;;
   esac
   shift
 done
 [[ -n $SCENARIO_ARG ]] || { usage >&2; exit 2; }
-[[ $REPS =~ ^[0-9]*$ ]] || die "--reps expects a number"
-[[ $GATEWAY_THREADS =~ ^[1-9][0-9]*$ ]] || die "--gateway-threads expects a number"
-[[ $CONNECTIONS =~ ^([1-9][0-9]*)?$ ]] || die "--connections expects a number"
-[[ $BENCH_THREADS =~ ^([1-9][0-9]*)?$ ]] || die "--bench-threads expects a number"
-[[ $MAX_THREADS =~ ^([1-9][0-9]*)?$ ]] || die "--max-threads expects a number"
+[[ $REPS =~ ^[0-9]*$ ]] || usage_error "--reps expects a number"
+[[ $GATEWAY_THREADS =~ ^[1-9][0-9]*$ ]] || usage_error "--gateway-threads expects a number"
+[[ $CONNECTIONS =~ ^([1-9][0-9]*)?$ ]] || usage_error "--connections expects a number"
+[[ $BENCH_THREADS =~ ^([1-9][0-9]*)?$ ]] || usage_error "--bench-threads expects a number"
+[[ $MAX_THREADS =~ ^([1-9][0-9]*)?$ ]] || usage_error "--max-threads expects a number"
 [[ $CLIENT_CPUS =~ ^([0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*)?$ ]] ||
-  die "--client-cpus expects a CPU list (e.g. 1 or 8-15 or 2,4-7)"
+  usage_error "--client-cpus expects a CPU list (e.g. 1 or 8-15 or 2,4-7)"
 
 SCENARIO_FILES=()
 if [[ $SCENARIO_ARG == all ]]; then
@@ -107,7 +279,7 @@ elif [[ -f $SCENARIO_ARG ]]; then
 elif [[ -f $BENCH_DIR/scenarios/$SCENARIO_ARG.toml ]]; then
   SCENARIO_FILES+=("$BENCH_DIR/scenarios/$SCENARIO_ARG.toml")
 else
-  die "no scenario $SCENARIO_ARG (have: ${ALL_SCENARIOS[*]})"
+  usage_error "no scenario $SCENARIO_ARG (have: ${ALL_SCENARIOS[*]})"
 fi
 
 if [[ -n $SYSTEMS_ARG ]]; then
@@ -118,7 +290,7 @@ else
   SYSTEMS=(gateway)
 fi
 for s in "${SYSTEMS[@]}"; do
-  case "$s" in gateway | nginx | varnish | constant) ;; *) die "unknown system $s" ;; esac
+  case "$s" in gateway | nginx | varnish | constant) ;; *) usage_error "unknown system $s" ;; esac
 done
 wants() { [[ " ${SYSTEMS[*]} " == *" $1 "* ]]; }
 
@@ -129,10 +301,36 @@ to_ms() {
     if (n !~ /^[0-9]+(\.[0-9]+)?$/) exit 1
     f = (u == "ms") ? 1 : (u == "s") ? 1000 : (u == "m") ? 60000 : (u == "h") ? 3600000 : -1
     if (f < 0) exit 1
-    printf "%d\n", n * f + 0.5 }' || die "bad duration $1"
+    printf "%d\n", n * f + 0.5 }' || usage_error "bad duration $1"
 }
 [[ -z $DURATION ]] || to_ms "$DURATION" >/dev/null
 [[ -z $WARMUP ]] || to_ms "$WARMUP" >/dev/null
+
+# The run's folder: --out DIR, or bench/results/<UTC time>-<scenario|all>/ (a suffix when two
+# runs start in the same second). It must not hold anything yet: a run never overwrites another.
+run_epoch=$(date -u +%s)
+RUN_STAMP=$(date -u -d "@$run_epoch" +%Y%m%dT%H%M%SZ)
+RUN_START=$(date -u -d "@$run_epoch" +%Y-%m-%dT%H:%M:%SZ)
+PUBLISHED_DIR="$BENCH_DIR/published"
+if [[ -n $OUT ]]; then
+  if [[ -e $OUT ]]; then
+    [[ -d $OUT ]] || usage_error "--out $OUT is not a folder"
+    [[ -z $(ls -A "$OUT") ]] || usage_error "--out $OUT is not empty (a run never overwrites another)"
+  fi
+  mkdir -p "$OUT"
+  RESULTS_DIR=$(cd "$OUT" && pwd)
+  [[ $RESULTS_DIR != "$PUBLISHED_DIR"* ]] || usage_error "--out must not be under bench/published/ (use --publish)"
+else
+  if [[ $SCENARIO_ARG == all ]]; then run_tag=all; else run_tag=$(basename "$SCENARIO_ARG" .toml); fi
+  RESULTS_DIR="$BENCH_DIR/results/$RUN_STAMP-$run_tag"
+  for ((i = 2; ; i++)); do
+    mkdir -p "$BENCH_DIR/results"
+    mkdir "$RESULTS_DIR" 2>/dev/null && break
+    RESULTS_DIR="$BENCH_DIR/results/$RUN_STAMP-$run_tag-$i"
+  done
+fi
+mkdir -p "$RESULTS_DIR/json"
+log "results: $RESULTS_DIR"
 
 # ----------------------------------------------------------------------------- tools and build
 need_tools=(redis-server redis-cli curl taskset)
@@ -542,12 +740,23 @@ stop_server() {
 }
 
 # ----------------------------------------------------------------------------- one run
-RESULTS_DIR="$BENCH_DIR/results"
-mkdir -p "$RESULTS_DIR/json"
-rm -f "$RESULTS_DIR"/*.png "$RESULTS_DIR"/*.dat "$RESULTS_DIR"/summary.md "$RESULTS_DIR"/runs.tsv \
-  "$RESULTS_DIR"/json/*.json
 RUNS="$RESULTS_DIR/runs.tsv"
-printf 'scenario\tsystem\trep\trps\tp50_us\tp90_us\tp99_us\tp999_us\tmax_us\terrors\tunexpected\tall_responses\tupstream_calls\tupstream_per_1k\tpeak_rss_kb\tredis_per_request\tl1_entries\tl1_bytes\tthreads\n' >"$RUNS"
+# exit: wg-bench's exit status (0 ok, 1 runtime error, 2 usage error, 3 connection failure, 4 no
+# measured request got an expected answer, 5 a --fail-if threshold was crossed); the figures of
+# a run whose wg-bench printed none are "-".
+printf 'scenario\tsystem\trep\trps\tp50_us\tp90_us\tp99_us\tp999_us\tmax_us\terrors\tunexpected\tall_responses\tupstream_calls\tupstream_per_1k\tpeak_rss_kb\tredis_per_request\tl1_entries\tl1_bytes\tthreads\texit\n' >"$RUNS"
+FAILED_RUNS=()     # "scenario system run N: exit C (meaning)" of every run whose wg-bench failed
+THRESHOLD_RUNS=()  # the same for the gateway's runs that crossed --fail-if (exit 5)
+exit_meaning() {
+  case "$1" in
+    1) echo "runtime error" ;;
+    2) echo "usage error" ;;
+    3) echo "connection failure" ;;
+    4) echo "no measured request got an expected answer" ;;
+    5) echo "--fail-if threshold crossed" ;;
+    *) echo "unexpected exit status" ;;
+  esac
+}
 
 # Sleeps until `ms` milliseconds after the epoch-ms value `since`.
 sleep_until() {
@@ -590,6 +799,7 @@ run_one() {
   [[ -z $WARMUP ]] || args+=(--warmup "$WARMUP")
   [[ -z $CONNECTIONS ]] || args+=(--connections "$CONNECTIONS")
   [[ -z $bench_threads ]] || args+=(--threads "$bench_threads")
+  [[ -z $FAIL_IF || $system != gateway ]] || args+=(--fail-if "$FAIL_IF")
   local started redis_before="?"
   started=$(date +%s%3N)
   "${OTHER_PIN[@]}" "$BIN/wg-bench" "${args[@]}" >"$WORK/tsv" &
@@ -637,23 +847,91 @@ run_one() {
   fi
   stop_server
   if ((bench_status != 0)); then
-    log "$name: $system: wg-bench failed (exit $bench_status)"
-    return 0
+    local what
+    what="$name $system run $rep$( ((sweep == 0)) || echo " (N=$threads)"): exit $bench_status ($(exit_meaning "$bench_status"))"
+    log "$what"
+    if ((bench_status == 5)); then THRESHOLD_RUNS+=("$what"); else FAILED_RUNS+=("$what"); fi
   fi
   [[ $system != constant ]] || upstream=0
+  # wg-bench prints a header line, then its data line: the last line, when it is not the header
+  # (a usage or runtime error prints neither). Its first 12 columns: label responses rps p50 p90
+  # p99 p999 max errors unexpected all bytes; later columns are not read here.
   line=$(tail -n 1 "$WORK/tsv")
-  # TSV from wg-bench: label responses rps p50 p90 p99 p999 max errors unexpected all bytes
+  if [[ $line == label$'\t'* ]] || (($(awk -F'\t' '{ print NF }' <<<"$line") < 12)); then
+    line=$(printf 'x%.0s\t' {1..12})  # no figures: "-" below
+  fi
   awk -F'\t' -v OFS='\t' -v sc="$name" -v rep="$rep" -v up="${upstream:-0}" -v rss="$rss" \
-    -v redis="$redis_used" -v l1e="$l1_entries" -v l1b="$l1_bytes" -v sy="$system" -v th="$threads" '{
-      per = ($11 > 0) ? up * 1000 / $11 : 0
+    -v redis="$redis_used" -v l1e="$l1_entries" -v l1b="$l1_bytes" -v sy="$system" -v th="$threads" \
+    -v code="$bench_status" '{
+      if ($1 == "x") {
+        print sc, sy, rep, "-", "-", "-", "-", "-", "-", "-", "-", "-", up, "-", rss, "-", l1e, l1b, th, code
+        next
+      }
+      per = ($11 > 0) ? sprintf("%.4g", up * 1000 / $11) : "-"
       redis_per = (redis == "-" || $2 == 0) ? "-" : sprintf("%.4f", redis / $2)
-      print sc, sy, rep, $3, $4, $5, $6, $7, $8, $9, $10, $11, up, sprintf("%.1f", per), rss, redis_per, l1e, l1b, th
+      print sc, sy, rep, $3, $4, $5, $6, $7, $8, $9, $10, $11, up, per, rss, redis_per, l1e, l1b, th, code
     }' <<<"$line" >>"$RUNS"
 }
 
 # ----------------------------------------------------------------------------- all runs
+# The constant server answers with bytes of real upstream answers, as large as what the scenario
+# asks for on average: from the first SAMPLE_REQUESTS requests of the scenario's pool, the valid
+# ones (200 from the stub) are fetched once; the widget data and the reviews page closest to the
+# mean size of each kind are served. A kind absent from the sample falls back to the first
+# widget's data, or its first page of the scenario's first limit.
+SAMPLE_REQUESTS=300
+constant_bodies() {
+  local file=$1 first_id chosen
+  first_id=$(awk -F'"id":"' 'NR == 1 { split($2, a, "\""); print a[1]; exit }' "$WORK/ids.json")
+  [[ -n $first_id ]] || die "the stub listed no widgets"
+  "$BIN/wg-bench" --scenario "$file" --ids "$WORK/ids.json" --print-requests "$SAMPLE_REQUESTS" |
+    awk '$1 == "GET" && $2 ~ /^\/api\/v1\/widgets\/widget\/[A-Za-z0-9._~-]+\/(reviews\/)?remote(\?[A-Za-z0-9._~%=&+,;:-]*)?$/ { print $2 }' \
+      >"$WORK/sample.txt" || true
+  : >"$WORK/sample.curl"
+  while IFS= read -r target; do
+    printf 'url = "http://127.0.0.1:%s%s"\noutput = "/dev/null"\n' "$STUB_PORT" "$target" >>"$WORK/sample.curl"
+  done <"$WORK/sample.txt"
+  : >"$WORK/sample.sizes"
+  if [[ -s $WORK/sample.curl ]]; then
+    curl -s --noproxy '*' --max-time 120 -K "$WORK/sample.curl" \
+      -w '%{http_code}\t%{size_download}\t%{url_effective}\n' >"$WORK/sample.sizes" || true
+  fi
+  # "kind count mean_bytes closest_url" for each kind present among the 200s.
+  chosen=$(awk -F'\t' '$1 == 200 {
+      kind = ($3 ~ /\/reviews\/remote/) ? "reviews" : "widget"
+      n[kind]++; sum[kind] += $2; size[kind, n[kind]] = $2; url[kind, n[kind]] = $3 }
+    END { for (k in n) { mean = sum[k] / n[k]; best = 1
+            for (i = 2; i <= n[k]; i++) if ((size[k, i] - mean) ^ 2 < (size[k, best] - mean) ^ 2) best = i
+            printf "%s %d %.0f %s\n", k, n[k], mean, url[k, best] } }' "$WORK/sample.sizes")
+  local widget_url reviews_url widget_note reviews_note
+  widget_url=$(awk '$1 == "widget" { print $4 }' <<<"$chosen")
+  reviews_url=$(awk '$1 == "reviews" { print $4 }' <<<"$chosen")
+  widget_note=$(awk '$1 == "widget" { printf "mean of %d sampled widget answers %s bytes", $2, $3 }' <<<"$chosen")
+  reviews_note=$(awk '$1 == "reviews" { printf "mean of %d sampled reviews pages %s bytes", $2, $3 }' <<<"$chosen")
+  if [[ -z $widget_url ]]; then
+    widget_url="http://127.0.0.1:$STUB_PORT/api/v1/widgets/widget/$first_id/remote"
+    widget_note="no widget request in the sample: the first widget's data"
+  fi
+  if [[ -z $reviews_url ]]; then
+    reviews_url="http://127.0.0.1:$STUB_PORT/api/v1/widgets/widget/$first_id/reviews/remote?limit=${S[first_limit]}&skip=0"
+    reviews_note="no reviews request in the sample: the first widget's page of limit ${S[first_limit]}"
+  fi
+  http "$widget_url" >"$WORK/constant.body"
+  http "$reviews_url" >"$WORK/constant-reviews.body"
+  CONSTANT_WIDGET_BYTES=$(wc -c <"$WORK/constant.body")
+  CONSTANT_REVIEWS_BYTES=$(wc -c <"$WORK/constant-reviews.body")
+  CONSTANT_NOTE="widget data $CONSTANT_WIDGET_BYTES bytes ($widget_note), reviews page $CONSTANT_REVIEWS_BYTES bytes ($reviews_note)"
+}
+
+# The open-loop rate of a scenario file ("-" when it has none): [load] rate.
+scenario_rate() {
+  awk '/^\[/ { in_load = ($0 ~ /^\[load\]/) } in_load && /^rate *=/ { sub(/^rate *= */, ""); sub(/ *#.*/, ""); print; found = 1 }
+    END { if (!found) print "-" }' "$1"
+}
+
+SCENARIOS="$RESULTS_DIR/scenarios.tsv"
+printf 'scenario\tmode\tconnections\trate\tduration_ms\twarmup_ms\treps\tconstant_widget_bytes\tconstant_reviews_bytes\tconstant_note\n' >"$SCENARIOS"
 declare -A S
-RUN_START=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 LOAD_AT_START=$(cut -d' ' -f1-3 /proc/loadavg)
 SCENARIO_NAMES=()  # the scenarios of the per-scenario tables and plots
 SWEEP_NAMES=()     # the scaling scenarios (their own table and plot)
@@ -693,13 +971,14 @@ for file in "${SCENARIO_FILES[@]}"; do
   fi
   start_stub "${S[stub_widgets]}"
   http "http://127.0.0.1:$STUB_PORT/__stub/widgets?limit=${S[widgets]}" >"$WORK/ids.json"
-  # The constant server answers with the bytes of real upstream answers: widget data, and for
-  # reviews requests a page of the scenario's first limit.
-  first_id=$(awk -F'"id":"' 'NR == 1 { split($2, a, "\""); print a[1]; exit }' "$WORK/ids.json")
-  [[ -n $first_id ]] || die "the stub listed no widgets"
-  http "http://127.0.0.1:$STUB_PORT/api/v1/widgets/widget/$first_id/remote" >"$WORK/constant.body"
-  http "http://127.0.0.1:$STUB_PORT/api/v1/widgets/widget/$first_id/reviews/remote?limit=${S[first_limit]}&skip=0" \
-    >"$WORK/constant-reviews.body"
+  if wants constant; then
+    constant_bodies "$file"
+  else
+    CONSTANT_WIDGET_BYTES=- CONSTANT_REVIEWS_BYTES=- CONSTANT_NOTE=-
+  fi
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "${S[name]}" "${S[mode]}" "${CONNECTIONS:-${S[connections]}}" \
+    "$(scenario_rate "$file")" "$DURATION_MS" "$WARMUP_MS" "$reps" "$CONSTANT_WIDGET_BYTES" \
+    "$CONSTANT_REVIEWS_BYTES" "$CONSTANT_NOTE" >>"$SCENARIOS"
   # A scenario may be meant for some systems only (runner.systems): run those of SYSTEMS.
   scenario_systems=()
   for system in "${SYSTEMS[@]}"; do

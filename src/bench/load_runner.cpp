@@ -74,6 +74,9 @@ LoadResult run_load(const LoadOptions& options, const Clock& clock) {
   if (!options.requests || options.requests->empty()) {
     throw std::invalid_argument("run_load: no requests");
   }
+  if (options.target.tls || options.protocol != Protocol::http1) {
+    throw std::runtime_error("TLS and HTTP/2 connections are not available in this build yet");
+  }
   const auto& load = options.load;
   const unsigned threads = std::max(1u, load.threads);
 
