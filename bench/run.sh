@@ -1010,29 +1010,43 @@ for file in "${SCENARIO_FILES[@]}"; do
 done
 
 # ----------------------------------------------------------------------------- report
+# spread SCENARIO SYSTEM COLUMN [THREADS] → "median min max" over the runs' numeric values of
+# COLUMN ("- - -" when runs exist but none has a number, "? ? ?" when there is no run); with
+# THREADS, over the runs with that many server threads (workers) only.
+spread() {
+  awk -F'\t' -v sc="$1" -v sy="$2" -v col="$3" -v th="${4:-}" '
+    NR > 1 && $1 == sc && $2 == sy && (th == "" || $19 == th) {
+      rows++
+      if ($col ~ /^[-+]?[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$/) v[++n] = $col + 0 }
+    END {
+      if (rows == 0) { print "? ? ?"; exit }
+      if (n == 0) { print "- - -"; exit }
+      for (i = 2; i <= n; i++) { t = v[i]; for (j = i - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t }
+      m = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+      printf "%.10g %.10g %.10g\n", m, v[1], v[n] }' "$RUNS"
+}
+median() {
+  local m rest
+  read -r m rest <<<"$(spread "$@")"
+  echo "$m"
+}
 # The median of column $3, or $4 for the constant server (which has no upstream).
 median_unless_constant() {
   if [[ $2 == constant ]]; then echo "$4"; else median "$1" "$2" "$3"; fi
 }
-
-# median SCENARIO SYSTEM COLUMN [THREADS] → the median over runs ("?" when there are none);
-# with THREADS, over the runs with that many server threads (workers) only.
-median() {
-  awk -F'\t' -v sc="$1" -v sy="$2" -v col="$3" -v th="${4:-}" \
-    'NR > 1 && $1 == sc && $2 == sy && (th == "" || $19 == th) { print $col }' "$RUNS" |
-    sort -g | awk '{ v[NR] = $1; if ($1 !~ /^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$/) other = $1 } END {
-      if (NR == 0) { print "?"; exit }
-      if (other != "") { print other; exit }
-      if (NR % 2) print v[(NR + 1) / 2]; else printf "%.10g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 runs_of() {  # SCENARIO SYSTEM [THREADS]
   awk -F'\t' -v sc="$1" -v sy="$2" -v th="${3:-}" 'NR > 1 && $1 == sc && $2 == sy && (th == "" || $19 == th)' "$RUNS" | wc -l
 }
-ms() { awk -v v="$1" 'BEGIN { if (v == "?") print "?"; else printf "%.3f", v / 1000 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "?" || b == "?" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
-
-rps() { awk -v v="$1" 'BEGIN { if (v == "?") print "-"; else printf "%.0f", v }'; }
-per_thread() { awk -v v="$1" -v n="$2" 'BEGIN { if (v == "?") print "-"; else printf "%.0f", v / n }'; }
+# exits_of SCENARIO SYSTEM → wg-bench's exit statuses of its runs, in run order ("0,0,5").
+exits_of() {
+  awk -F'\t' -v sc="$1" -v sy="$2" 'NR > 1 && $1 == sc && $2 == sy { s = s (s == "" ? "" : ",") $20 } END { print s }' "$RUNS"
+}
+# Number formatting that passes "?" and "-" through.
+num() { awk -v f="$1" -v v="$2" -v d="${3:-1}" 'BEGIN { if (v == "?" || v == "-") print v; else printf f "\n", v / d }'; }
+ms() { num %.3f "$1" 1000; }
+rps() { num %.0f "$1"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "?" || b == "?" || a == "-" || b == "-" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
+per_thread() { awk -v v="$1" -v n="$2" 'BEGIN { if (v == "?" || v == "-") print "-"; else printf "%.0f", v / n }'; }
 
 # scaling_table SCENARIO: one row per thread count, medians over its runs.
 scaling_table() {
@@ -1064,20 +1078,19 @@ scaling_table() {
 SUMMARY="$RESULTS_DIR/summary.md"
 {
   if ((${#SCENARIO_NAMES[@]})); then
-    echo "| scenario | system | runs | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | unexpected status | upstream calls | upstream / 1k req | peak RSS MiB |"
-    echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| scenario | system | runs | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | unexpected status | upstream calls | upstream / 1k req | peak RSS MiB | wg-bench exit |"
+    echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
     for sc in "${SCENARIO_NAMES[@]}"; do
       for sy in "${SYSTEMS[@]}"; do
         n=$(runs_of "$sc" "$sy")
         ((n > 0)) || continue
-        rss=$(median "$sc" "$sy" 15)
-        printf '| %s | %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$sc" "$sy" "$n" \
-          "$(median "$sc" "$sy" 4)" "$(ms "$(median "$sc" "$sy" 5)")" "$(ms "$(median "$sc" "$sy" 6)")" \
+        printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$sc" "$sy" "$n" \
+          "$(rps "$(median "$sc" "$sy" 4)")" "$(ms "$(median "$sc" "$sy" 5)")" "$(ms "$(median "$sc" "$sy" 6)")" \
           "$(ms "$(median "$sc" "$sy" 7)")" "$(ms "$(median "$sc" "$sy" 8)")" "$(ms "$(median "$sc" "$sy" 9)")" \
           "$(median "$sc" "$sy" 10)" "$(median "$sc" "$sy" 11)" \
           "$(median_unless_constant "$sc" "$sy" 13 -)" \
           "$(median_unless_constant "$sc" "$sy" 14 -)" \
-          "$(awk -v k="$rss" 'BEGIN { printf "%.1f", k / 1024 }')"
+          "$(num %.1f "$(median "$sc" "$sy" 15)" 1024)" "$(exits_of "$sc" "$sy")"
       done
     done
     if wants gateway && ((${#SYSTEMS[@]} > 1)); then
@@ -1118,12 +1131,12 @@ SUMMARY="$RESULTS_DIR/summary.md"
         l1e=$(median "$sc" gateway 17)
         l1b=$(median "$sc" gateway 18)
         rss=$(median "$sc" gateway 15)
-        printf '| %s | %s | %s | %s | %s | %.1f | %s |\n' "$sc" "$n" \
+        printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$sc" "$n" \
           "$(awk -v r="$redis" 'BEGIN { if (r == "?" || r == "-") print "-"; else printf "%.3f", r }')" \
           "$(awk -v e="$l1e" 'BEGIN { if (e == "?" || e == "-") print "-"; else printf "%d", e }')" \
           "$(awk -v b="$l1b" 'BEGIN { if (b == "?" || b == "-") print "-"; else printf "%.1f", b / 1048576 }')" \
-          "$(awk -v k="$rss" 'BEGIN { printf "%.1f", k / 1024 }')" \
-          "$(awk -v k="$rss" -v b="$l1b" 'BEGIN { if (b == "?" || b == "-") print "-"; else printf "%.2f", (k * 1024) / (1.5 * b + 50 * 1048576) }')"
+          "$(num %.1f "$rss" 1024)" \
+          "$(awk -v k="$rss" -v b="$l1b" 'BEGIN { if (b == "?" || b == "-" || k == "-" || k == "?") print "-"; else printf "%.2f", (k * 1024) / (1.5 * b + 50 * 1048576) }')"
       done
     fi
   fi
@@ -1133,125 +1146,277 @@ SUMMARY="$RESULTS_DIR/summary.md"
     separate=1
     scaling_table "$sc"
   done
+  echo
+  if ((${#FAILED_RUNS[@]} + ${#THRESHOLD_RUNS[@]} == 0)); then
+    echo "Every wg-bench run exited 0$([[ -z $FAIL_IF ]] || echo " (gateway runs with \`--fail-if $FAIL_IF\`)")."
+  else
+    echo "Runs whose wg-bench did not exit 0$([[ -z $FAIL_IF ]] || echo " (gateway runs with \`--fail-if $FAIL_IF\`)"):"
+    echo
+    for what in "${FAILED_RUNS[@]}" "${THRESHOLD_RUNS[@]}"; do echo "- $what"; done
+  fi
 } >"$SUMMARY"
 
-# Data files and plots.
-# scenario_table COLUMN SYSTEM...: one row per scenario, one median of COLUMN per system.
-scenario_table() {
-  local col=$1 sc sy
-  shift
-  printf 'scenario'
-  for sy in "$@"; do printf '\t%s' "$sy"; done
-  echo
-  for sc in "${SCENARIO_NAMES[@]}"; do
-    printf '%s' "$sc"
-    for sy in "$@"; do printf '\t%s' "$(median "$sc" "$sy" "$col")"; done
-    echo
+# ----------------------------------------------------------------------------- data and plots
+# Long-format data, one row per group (scenario or percentile) and system: the median over the
+# runs and the range (min, max) over them.
+# spread_rows GROUP SCENARIO COLUMN DIVISOR SYSTEM... → "GROUP SYSTEM runs median min max" rows.
+spread_rows() {
+  local group=$1 sc=$2 col=$3 div=$4 sy m lo hi
+  shift 4
+  for sy in "$@"; do
+    read -r m lo hi <<<"$(spread "$sc" "$sy" "$col")"
+    [[ $m != "?" && $m != "-" ]] || continue
+    printf '%s\t%s\t%s\t%s\n' "$group" "$sy" "$(runs_of "$sc" "$sy")" \
+      "$(awk -v m="$m" -v lo="$lo" -v hi="$hi" -v d="$div" 'BEGIN { printf "%.6g\t%.6g\t%.6g", m / d, lo / d, hi / d }')"
   done
 }
 UPSTREAM_SYSTEMS=()
 for sy in "${SYSTEMS[@]}"; do [[ $sy == constant ]] || UPSTREAM_SYSTEMS+=("$sy"); done
 if ((${#SCENARIO_NAMES[@]})); then
-  scenario_table 4 "${SYSTEMS[@]}" >"$RESULTS_DIR/throughput.dat"
-  scenario_table 14 "${UPSTREAM_SYSTEMS[@]}" >"$RESULTS_DIR/upstream.dat"
+  {
+    printf 'scenario\tsystem\truns\trps_median\trps_min\trps_max\n'
+    for sc in "${SCENARIO_NAMES[@]}"; do spread_rows "$sc" "$sc" 4 1 "${SYSTEMS[@]}"; done
+  } >"$RESULTS_DIR/throughput.dat"
+  {
+    printf 'scenario\tsystem\truns\tupstream_per_1k_median\tupstream_per_1k_min\tupstream_per_1k_max\n'
+    for sc in "${SCENARIO_NAMES[@]}"; do
+      ((${#UPSTREAM_SYSTEMS[@]} == 0)) || spread_rows "$sc" "$sc" 14 1 "${UPSTREAM_SYSTEMS[@]}"
+    done
+  } >"$RESULTS_DIR/upstream.dat"
 fi
 for sc in "${SCENARIO_NAMES[@]}"; do
   {
-    printf 'percentile'
-    for sy in "${SYSTEMS[@]}"; do printf '\t%s' "$sy"; done
-    echo
+    printf 'percentile\tsystem\truns\tms_median\tms_min\tms_max\n'
     col=5
     for p in p50 p90 p99 p99.9; do
-      printf '%s' "$p"
-      for sy in "${SYSTEMS[@]}"; do printf '\t%s' "$(ms "$(median "$sc" "$sy" "$col")")"; done
-      echo
+      spread_rows "$p" "$sc" "$col" 1000 "${SYSTEMS[@]}"
       col=$((col + 1))
     done
   } >"$RESULTS_DIR/latency-$sc.dat"
 done
-# scaling-SCENARIO.dat: req/s medians by thread count; "linear" is the gateway's 1-thread
-# figure times N, for reference.
+# scaling-SCENARIO.dat: req/s by thread count; "linear" is the gateway's 1-thread median times N.
 for sc in "${SWEEP_NAMES[@]}"; do
   {
-    printf 'threads\tgateway × N (linear)'
-    for sy in gateway nginx; do (($(runs_of "$sc" "$sy") == 0)) || printf '\t%s' "$sy"; done
-    echo
+    printf 'threads\tsystem\truns\trps_median\trps_min\trps_max\n'
     g1=$(median "$sc" gateway 4 1)
     for th in $(awk -F'\t' -v sc="$sc" 'NR > 1 && $1 == sc { print $19 }' "$RUNS" | sort -n | uniq); do
-      printf '%s\t%s' "$th" "$(awk -v v="$g1" -v n="$th" 'BEGIN { if (v == "?") print "?"; else printf "%.0f", v * n }')"
-      for sy in gateway nginx; do (($(runs_of "$sc" "$sy") == 0)) || printf '\t%s' "$(median "$sc" "$sy" 4 "$th")"; done
-      echo
+      for sy in gateway nginx; do
+        read -r m lo hi <<<"$(spread "$sc" "$sy" 4 "$th")"
+        [[ $m != "?" && $m != "-" ]] || continue
+        printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$th" "$sy" "$(runs_of "$sc" "$sy" "$th")" "$m" "$lo" "$hi"
+      done
+      [[ $g1 == "?" || $g1 == "-" ]] ||
+        printf '%s\tlinear\t-\t%s\t%s\t%s\n' "$th" "$(awk -v v="$g1" -v n="$th" 'BEGIN { printf "%.0f", v * n }')" - -
     done
   } >"$RESULTS_DIR/scaling-$sc.dat"
 done
 
-if ((HAVE_GNUPLOT)); then
-  plot_clustered() {  # DATAFILE PNG TITLE YLABEL COLUMNS [logscale]
-    gnuplot <<EOF
-set terminal pngcairo size 1000,560 font ",10"
-set output '$2'
-set title '$3'
-set ylabel '$4'
-set datafile separator '\t'
-set datafile missing '?'
-set style data histograms
-set style histogram clustered gap 1
-set style fill solid 0.85 border -1
-set key outside right top
-set grid ytics
-set xtics nomirror rotate by -25
-$([[ ${6:-} == log ]] && echo "set logscale y" || echo "set yrange [0:*]")
-plot for [i=2:$5] '$1' using i:xtic(1) title columnheader(i)
-EOF
-  }
-  plot_scaling() {  # DATAFILE PNG TITLE
-    local columns
-    columns=$(head -n 1 "$1" | awk -F'\t' '{ print NF }')
-    gnuplot <<EOF
-set terminal pngcairo size 1000,560 font ",10"
-set output '$2'
-set title '$3'
+# The footer of every plot: machine, date, source, and the load (of the plot's scenario, or
+# "per panel" when each panel is a scenario with its own).
+CPU_MODEL=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
+SOURCE_REV="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD -- . ':!bench/published' ':!bench/RESULTS.md' 2>/dev/null || echo ' with uncommitted changes')"
+# load_of SCENARIO → "closed loop, 50 connections" / "open loop at 2000 req/s, 64 connections".
+load_of() {
+  awk -F'\t' -v sc="$1" 'NR > 1 && $1 == sc {
+      if ($2 == "open") printf "open loop at %s req/s, %s connections", $4, $3
+      else printf "closed loop, %s connections", $3
+      exit }' "$SCENARIOS"
+}
+footer() {  # LOAD
+  echo "${CPU_MODEL:-unknown CPU}, $NCPU CPUs | $RUN_START | $1 | source $SOURCE_REV | bars: median of the runs, whiskers: min..max over the runs"
+}
+
+PLOT_NOTES=()  # charts or panels not drawn, for the report
+PLOTS=()       # "title|file" of the plots drawn
+
+# bar_chart DATA PNG TITLE YLABEL LABELS FOOTER: one panel per group (column 1 of DATA), one bar per
+# system (the median) with whiskers over the runs' range and the value printed above. LABELS is
+# a file "group<TAB>panel title" (may be empty). The rule for the scale: a panel whose largest
+# median is 10 times its smallest non-zero one or more gets a log axis (and says so); the
+# others start at 0. A panel whose values are all zero or missing is not drawn.
+bar_chart() {
+  local data=$1 png=$2 title=$3 ylabel=$4 labels=$5 foot=$6 script="$WORK/plot.gp" notes="$WORK/plot.notes"
+  : >"$notes"
+  awk -F'\t' -v png="$png" -v title="$title" -v ylabel="$ylabel" -v foot="$foot" -v notes="$notes" '
+    function fmt(v,   a) {
+      a = v < 0 ? -v : v
+      if (a >= 100000) return sprintf("%.0fk", v / 1000)
+      if (a >= 10000) return sprintf("%.1fk", v / 1000)
+      if (a >= 100) return sprintf("%.0f", v)
+      if (a >= 10) return sprintf("%.1f", v)
+      if (a >= 1) return sprintf("%.2f", v)
+      if (a == 0) return "0"
+      return sprintf("%.3g", v)
+    }
+    function color(s) {  # 24-bit RGB for "lc rgb variable"
+      if (s == "gateway") return 2062260    # #1f77b4
+      if (s == "nginx") return 2924588      # #2ca02c
+      if (s == "varnish") return 16744206   # #ff7f0e
+      if (s == "constant") return 8355711   # #7f7f7f
+      return 9725885                        # #9467bd
+    }
+    function q(s) { gsub(/\x27/, "", s); return "\x27" s "\x27" }
+    FNR == 1 && FILENAME != ARGV[1] { next }  # the data file header
+    FILENAME == ARGV[1] { ptitle[$1] = $2; next }
+    {
+      g = $1
+      if (!(g in n)) { order[++ng] = g; nonzero[g] = 0 }
+      i = n[g]++
+      sys[g, i] = $2; med[g, i] = $4; lo[g, i] = $5; hi[g, i] = $6
+      if ($4 + 0 != 0 || $6 + 0 != 0) nonzero[g] = 1
+    }
+    END {
+      drawn = 0
+      for (k = 1; k <= ng; k++) {
+        g = order[k]
+        if (nonzero[g]) keep[++drawn] = g
+        else print g ": all values are zero or missing, not drawn" >> notes
+      }
+      if (drawn == 0) { print "nothing to draw" >> notes; exit 3 }
+      cols = (drawn <= 2) ? drawn : (drawn == 4) ? 2 : 3
+      rows = int((drawn + cols - 1) / cols)
+      W = 440 * cols + 80; if (W < 1000) W = 1000
+      H = 320 * rows + 110
+      printf "set terminal pngcairo size %d,%d font \",10\"\n", W, H
+      printf "set output %s\n", q(png)
+      print "set style fill solid 0.85 noborder"
+      print "set grid ytics"
+      print "set key off"
+      print "set bmargin 3"
+      printf "set label 1001 %s at screen 0.01, screen 0.018 font \",8\"\n", q(foot)
+      printf "set multiplot layout %d,%d title %s font \",13\" margins %.3f,%.3f,%.3f,%.3f spacing %.3f,%.3f\n", \
+        rows, cols, q(title), 105 / W, 1 - 20 / W, 80 / H, 1 - 55 / H, 115 / W, 70 / H
+      for (k = 1; k <= drawn; k++) {
+        g = keep[k]; m = n[g]
+        minpos = 0; maxv = 0
+        for (i = 0; i < m; i++) {
+          if (med[g, i] > 0 && (minpos == 0 || med[g, i] < minpos)) minpos = med[g, i]
+          if (med[g, i] > maxv) maxv = med[g, i]
+          if (hi[g, i] > maxv) maxv = hi[g, i]
+        }
+        low = 0; logy = (minpos > 0 && maxv / minpos >= 10)
+        if (logy) {
+          low = 1; while (low > minpos / 2) low /= 10; while (low * 10 <= minpos / 2) low *= 10
+        }
+        printf "$P%d << EOD\n", k
+        for (i = 0; i < m; i++) {
+          y = med[g, i]; ylo = lo[g, i]; yhi = hi[g, i]
+          if (logy) { if (y < low) y = low; if (ylo < low) ylo = low; if (yhi < low) yhi = low }
+          printf "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t\"%s\"\n", i, y, i - 0.36, i + 0.36, low, y, color(sys[g, i]), ylo, yhi, fmt(med[g, i])
+        }
+        print "EOD"
+        pt = (g in ptitle) ? ptitle[g] : g
+        printf "set title %s\n", q(pt (logy ? " (log scale)" : ""))
+        printf "set ylabel %s\n", q(ylabel)
+        printf "set xrange [-0.6:%f]\n", m - 0.4
+        printf "set xtics ("
+        for (i = 0; i < m; i++) printf "%s%s %d", i ? ", " : "", q(sys[g, i]), i
+        print ") nomirror"
+        if (logy) { print "set logscale y"; printf "set yrange [%g:%g]\n", low, maxv * 4 }
+        else { print "unset logscale y"; printf "set yrange [0:%g]\n", (maxv > 0) ? maxv * 1.22 : 1 }
+        printf "plot $P%d using 1:2:3:4:5:6:7 with boxxyerror lc rgb variable, \\\n", k
+        printf "  $P%d using 1:8:(0):($9 - $8) with vectors heads size 0.06,90 lc rgb \"black\" linewidth 1.2, \\\n", k
+        printf "  $P%d using 1:9:10 with labels offset 0,0.8 font \",9\"\n", k
+        if (k == 1) print "unset label 1001"
+      }
+      print "unset multiplot"
+    }' "$labels" "$data" >"$script" || true
+  while IFS= read -r note; do PLOT_NOTES+=("$(basename "$png"): $note"); done <"$notes"
+  if grep -q '^nothing to draw$' "$notes"; then
+    rm -f "$png"
+    return 0
+  fi
+  gnuplot "$script" 2>"$WORK/gnuplot.err" || { log "gnuplot failed for $png:"; cat "$WORK/gnuplot.err" >&2; return 0; }
+  PLOTS+=("$title|$(basename "$png")")
+}
+
+# line_chart DATA PNG TITLE FOOTER: scaling, req/s against N per system with whiskers over the
+# runs, the value at each point, and the gateway's 1-thread figure × N dashed.
+line_chart() {
+  local data=$1 png=$2 title=$3 foot=$4 blocks curves="" sy color
+  blocks=$(awk -F'\t' 'NR > 1 {
+      a = $4 + 0; l = (a >= 10000) ? sprintf("%.1fk", a / 1000) : sprintf("%.0f", a)
+      if ($2 == "linear") lin = lin sprintf("%s\t%s\n", $1, $4)
+      else rows[$2] = rows[$2] sprintf("%s\t%s\t%s\t%s\t\"%s\"\n", $1, $4, $5, $6, l) }
+    END {
+      printf "$LINEAR << EOD\n%sEOD\n", lin
+      for (s in rows) printf "$%s << EOD\n%sEOD\n", toupper(s), rows[s] }' "$data")
+  for sy in gateway nginx; do
+    grep -q "^[$]${sy^^} " <<<"$blocks" || continue
+    color=$([[ $sy == gateway ]] && echo '#1f77b4' || echo '#2ca02c')
+    curves+="\$${sy^^} using 1:2:3:4 with yerrorlines linewidth 2 linecolor rgb '$color' title '$sy', "
+    curves+="\$${sy^^} using 1:4:5 with labels offset 0,0.9 notitle, "
+  done
+  gnuplot <<GP 2>"$WORK/gnuplot.err" || { log "gnuplot failed for $png:"; cat "$WORK/gnuplot.err" >&2; return 0; }
+set terminal pngcairo size 1000,600 font ",10"
+set output '$png'
+$blocks
+set title '$title'
 set xlabel 'N: gateway threads / nginx worker processes'
-set ylabel 'requests/s'
-set datafile separator '\t'
-set datafile missing '?'
-set key outside right top
+set ylabel 'requests/s (higher is better)'
+set key inside left top
 set grid
+set bmargin 6
+set offsets 0, 0, graph 0.1, 0
+set label 1001 '${foot//\'/}' at screen 0.01, screen 0.02 font ",8"
 set xrange [0.5:$MAX_THREADS + 0.5]
 set yrange [0:*]
 $(if ((MAX_THREADS <= 16)); then echo "set xtics 1"; fi)
-plot for [i=3:$columns] '$1' using 1:i with linespoints linewidth 2 title columnheader(i), \
-  '$1' using 1:2 with lines dashtype 2 linecolor rgb 'gray40' title columnheader(2)
-EOF
-  }
-  cd "$RESULTS_DIR"
+plot $curves\$LINEAR using 1:2 with lines dashtype 2 linecolor rgb 'gray40' title 'gateway at 1 thread × N (linear)'
+GP
+  PLOTS+=("$title|$(basename "$png")")
+}
+
+if ((HAVE_GNUPLOT)); then
   if ((${#SCENARIO_NAMES[@]})); then
-    plot_clustered throughput.dat throughput.png "Throughput per system (median of runs)" "requests/s" $((${#SYSTEMS[@]} + 1))
-    plot_clustered upstream.dat upstream.png "Upstream calls per 1,000 client requests (lower is better)" "upstream calls / 1k requests" $((${#UPSTREAM_SYSTEMS[@]} + 1))
+    awk -F'\t' 'NR > 1 {
+        load = ($2 == "open") ? sprintf("open loop %s req/s, %s conn.", $4, $3) : sprintf("closed loop, %s conn.", $3)
+        printf "%s\t%s: %s\n", $1, $1, load }' "$SCENARIOS" >"$WORK/scenario-titles.tsv"
+    bar_chart "$RESULTS_DIR/throughput.dat" "$RESULTS_DIR/throughput.png" \
+      "Throughput per scenario and system (higher is better)" "requests/s (higher is better)" \
+      "$WORK/scenario-titles.tsv" "$(footer "load: in each panel title")"
+    if ((${#UPSTREAM_SYSTEMS[@]})); then
+      bar_chart "$RESULTS_DIR/upstream.dat" "$RESULTS_DIR/upstream.png" \
+        "Upstream calls per 1,000 client requests (lower is better)" "upstream calls / 1k req (lower is better)" \
+        "$WORK/scenario-titles.tsv" "$(footer "load: in each panel title")"
+    fi
   fi
+  : >"$WORK/no-titles.tsv"
   for sc in "${SCENARIO_NAMES[@]}"; do
-    plot_clustered "latency-$sc.dat" "latency-$sc.png" "Latency percentiles: $sc (median of runs)" "ms (log scale)" $((${#SYSTEMS[@]} + 1)) log
+    bar_chart "$RESULTS_DIR/latency-$sc.dat" "$RESULTS_DIR/latency-$sc.png" \
+      "Latency percentiles: $sc (lower is better)" "ms (lower is better)" "$WORK/no-titles.tsv" \
+      "$(footer "$(load_of "$sc")")"
   done
   for sc in "${SWEEP_NAMES[@]}"; do
-    plot_scaling "scaling-$sc.dat" "scaling-$sc.png" "Throughput by threads / workers: $sc (median of runs)"
+    line_chart "$RESULTS_DIR/scaling-$sc.dat" "$RESULTS_DIR/scaling-$sc.png" \
+      "Throughput by threads / workers: $sc (higher is better)" "$(footer "$(load_of "$sc")")"
   done
-  cd - >/dev/null
 else
   log "gnuplot not found: no PNG plots"
+  PLOT_NOTES+=("gnuplot was not installed: no plots")
 fi
 
-# RESULTS.md: the latest figures, the machine and the exact command.
-{
+# ----------------------------------------------------------------------------- reports
+# write_report PREFIX: the run's report (report.md in the run's folder; with --publish also
+# bench/RESULTS.md, whose links to the files carry PREFIX "published/").
+write_report() {
+  local prefix=$1 plot line
   echo "# Bench results"
   echo
-  echo "Written by \`bench/run.sh\` at the end of its last run; see [README.md](README.md) for what each"
-  echo "scenario does and how to read the figures. Latencies are client-side (wg-bench), in ms."
+  if [[ -n $prefix ]]; then
+    echo "Written by \`bench/run.sh --publish\` from the run whose files are in [${prefix%/}/](${prefix%/}/); see"
+    echo "[README.md](README.md) for what each scenario does and how to read the figures."
+  else
+    echo "Written by \`bench/run.sh\` for this run; see bench/README.md for what each scenario does and"
+    echo "how to read the figures."
+  fi
+  echo "Latencies are client-side (wg-bench), in ms."
   echo
   echo "## Run"
   echo
   echo "- Date (UTC): $RUN_START"
   echo "- Command: \`bench/run.sh $ORIGINAL_ARGS\`"
-  echo "- Source: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet -- . ':!bench/results' ':!bench/RESULTS.md' 2>/dev/null || echo ' (with uncommitted changes)')"
+  echo "- Source: $SOURCE_REV"
   if ((${#SCENARIO_NAMES[@]})); then
     echo "- Systems: ${SYSTEMS[*]}; gateway with --threads $GATEWAY_THREADS, nginx with 1 worker, Varnish with malloc storage; access logs off"
     echo "- Pinning: $PIN_NOTE"
@@ -1260,11 +1425,26 @@ fi
     echo "- Scaling (${SWEEP_NAMES[*]}): gateway with --threads N$(wants nginx && echo " and nginx with worker_processes N (listen reuseport)"), N = 1..$MAX_THREADS; wg-bench with $SWEEP_BENCH_THREADS thread(s)$([[ -z $CONNECTIONS ]] || echo " and $CONNECTIONS connections"); access logs off"
     echo "- Pinning (${SWEEP_NAMES[*]}): ${SWEEP_PIN_NOTE#scaling: }"
   fi
+  [[ -z $FAIL_IF ]] || echo "- Gateway runs with \`--fail-if $FAIL_IF\`"
   echo "- Load average (1, 5, 15 min) before / after the run: $LOAD_AT_START / $(cut -d' ' -f1-3 /proc/loadavg) (anything well above 0 means other work shared the CPUs)"
+  echo
+  echo "Load per scenario (after run.sh's overrides):"
+  echo
+  echo "| scenario | load | measured / warm-up ms | runs per system |"
+  echo "|---|---|---:|---:|"
+  awk -F'\t' 'NR > 1 {
+      load = ($2 == "open") ? sprintf("open loop at %s req/s, %s connections", $4, $3) : sprintf("closed loop, %s connections", $3)
+      printf "| %s | %s | %s / %s | %s |\n", $1, load, $5, $6, $7 }' "$SCENARIOS"
+  if wants constant; then
+    echo
+    echo "The constant reference serves bodies of each scenario's mean size, from $SAMPLE_REQUESTS sampled requests:"
+    echo
+    awk -F'\t' 'NR > 1 && $10 != "-" { printf "- %s: %s\n", $1, $10 }' "$SCENARIOS"
+  fi
   echo
   echo "## Machine"
   echo
-  echo "- CPU: $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $NCPU CPUs"
+  echo "- CPU: ${CPU_MODEL:-unknown}, $NCPU CPUs"
   echo "- Memory: $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
   # shellcheck source=/dev/null
   echo "- Kernel: $(uname -r); OS: $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")"
@@ -1274,21 +1454,44 @@ fi
   echo
   cat "$SUMMARY"
   echo
-  if ((HAVE_GNUPLOT)); then
-    plots=()
-    if ((${#SCENARIO_NAMES[@]})); then
-      plots+=("[throughput](results/throughput.png)" "[upstream calls](results/upstream.png)")
-    fi
-    for sc in "${SCENARIO_NAMES[@]}"; do plots+=("[latency $sc](results/latency-$sc.png)"); done
-    for sc in "${SWEEP_NAMES[@]}"; do plots+=("[scaling $sc](results/scaling-$sc.png)"); done
-    line="Plots: ${plots[0]}"
-    for plot in "${plots[@]:1}"; do line+=", $plot"; done
-    echo "$line."
+  if ((${#PLOTS[@]})); then
+    line="Plots:"
+    for plot in "${PLOTS[@]}"; do line+=" [${plot%%|*}](${prefix}${plot#*|}),"; done
+    echo "${line%,}."
     echo
   fi
-  echo "Per-run JSON from wg-bench: \`bench/results/json/\`; every run's row: \`bench/results/runs.tsv\`."
-} >"$BENCH_DIR/RESULTS.md"
+  if ((${#PLOT_NOTES[@]})); then
+    echo "Not drawn:"
+    echo
+    for line in "${PLOT_NOTES[@]}"; do echo "- $line"; done
+    echo
+  fi
+  echo "Per-run JSON from wg-bench: \`${prefix}json/\`; every run's row: \`${prefix}runs.tsv\`; load per scenario: \`${prefix}scenarios.tsv\`."
+}
+write_report "" >"$RESULTS_DIR/report.md"
+
+# bench/results/latest: the newest folder of bench/results/ (a run elsewhere, --out, leaves it).
+if [[ $(dirname "$RESULTS_DIR") == "$BENCH_DIR/results" ]]; then
+  ln -sfn "$(basename "$RESULTS_DIR")" "$BENCH_DIR/results/latest"
+fi
 
 log "summary ($SUMMARY):"
 cat "$SUMMARY"
-log "plots and data in $RESULTS_DIR; figures recorded in bench/RESULTS.md"
+if ((PUBLISH)); then
+  # Publishing replaces bench/published/ with this run's folder and rewrites bench/RESULTS.md.
+  rm -rf "$PUBLISHED_DIR"
+  mkdir -p "$PUBLISHED_DIR"
+  cp -R "$RESULTS_DIR"/. "$PUBLISHED_DIR"/
+  write_report "published/" >"$BENCH_DIR/RESULTS.md"
+  log "published: bench/published/ and bench/RESULTS.md now hold this run"
+fi
+log "results in $RESULTS_DIR (report.md, summary.md, runs.tsv, plots)"
+
+if ((${#FAILED_RUNS[@]})); then
+  log "runs whose wg-bench failed: $(printf '%s; ' "${FAILED_RUNS[@]}")"
+  exit 1
+fi
+if ((${#THRESHOLD_RUNS[@]})); then
+  log "gateway runs that crossed --fail-if $FAIL_IF: $(printf '%s; ' "${THRESHOLD_RUNS[@]}")"
+  exit 5
+fi
