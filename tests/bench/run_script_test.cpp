@@ -1,0 +1,254 @@
+#define BOOST_TEST_MODULE bench_run_script
+#include <boost/test/unit_test.hpp>
+
+// bench/run.sh as a child process. `compare` on result folders written here (no server, no
+// build); and one short real run of the gateway and the constant server into a folder given
+// with --out, which must leave every tracked file as it was. No timing assertions: the figures
+// of the real run are only checked to be there.
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/process.hpp"
+
+using namespace wg::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kSourceDir = WG_SOURCE_DIR;
+const std::string kRunScript = kSourceDir + "/bench/run.sh";
+
+struct Result {
+  int exit_code = -1;  // -1: killed, or did not exit normally
+  std::string output;  // stdout and stderr
+};
+
+Result run(std::vector<std::string> args, std::chrono::milliseconds timeout = 30s) {
+  ChildProcess child(std::move(args));
+  const int status = child.wait_exit(timeout);
+  Result result;
+  result.output = child.output();
+  result.exit_code = status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  BOOST_TEST_MESSAGE(result.output);
+  return result;
+}
+
+Result run_script(std::vector<std::string> args, std::chrono::milliseconds timeout = 30s) {
+  args.insert(args.begin(), {"bash", kRunScript});
+  return run(std::move(args), timeout);
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> fields_of(const std::string& line) {
+  std::vector<std::string> fields;
+  std::istringstream in(line);
+  for (std::string field; std::getline(in, field, '\t');) fields.push_back(field);
+  return fields;
+}
+
+// The line of `text` that contains `needle` ("" when none does).
+std::string line_with(const std::string& text, const std::string& needle) {
+  for (const auto& line : lines_of(text)) {
+    if (line.find(needle) != std::string::npos) return line;
+  }
+  return "";
+}
+
+constexpr const char* kHeader =
+    "scenario\tsystem\trep\trps\tp50_us\tp90_us\tp99_us\tp999_us\tmax_us\terrors\tunexpected\t"
+    "all_responses\tupstream_calls\tupstream_per_1k\tpeak_rss_kb\tredis_per_request\tl1_entries\t"
+    "l1_bytes\tthreads\texit\n";
+
+// One runs.tsv row: the figures compare reads, the rest plausible.
+std::string row(const std::string& scenario, const std::string& system, int rep, double rps,
+                double p99_us) {
+  std::ostringstream out;
+  out << scenario << '\t' << system << '\t' << rep << '\t' << rps << "\t500\t700\t" << p99_us
+      << "\t3000\t9000\t0\t0\t" << static_cast<long>(rps * 10) << "\t16\t0.0189\t15000\t-\t24\t"
+      << "550000\t1\t0\n";
+  return out.str();
+}
+
+// A results folder with runs.tsv: hot-hits, gateway and nginx, three runs each.
+std::string results_folder(const TempDir& dir, const std::string& name,
+                           const std::vector<double>& gateway_rps,
+                           const std::vector<double>& nginx_rps) {
+  const std::string folder = dir.file(name);
+  fs::create_directories(folder);
+  std::string tsv = kHeader;
+  for (std::size_t i = 0; i < gateway_rps.size(); ++i) {
+    tsv += row("hot-hits", "gateway", static_cast<int>(i + 1), gateway_rps[i], 950);
+    tsv += row("hot-hits", "nginx", static_cast<int>(i + 1), nginx_rps[i], 1400);
+  }
+  std::ofstream(folder + "/runs.tsv") << tsv;
+  return folder;
+}
+
+bool on_path(const std::string& tool) {
+  return run({"bash", "-c", "command -v " + tool + " >/dev/null 2>&1 || [ -x /usr/sbin/" + tool +
+                                " ]"})
+             .exit_code == 0;
+}
+
+// Tracked files that differ from HEAD (and the target of bench/results/latest), or nullopt when
+// the sources are not a git checkout.
+std::optional<std::string> tracked_state() {
+  const Result status = run({"git", "-C", kSourceDir, "status", "--porcelain", "--untracked-files=no"});
+  if (status.exit_code != 0) return std::nullopt;
+  std::error_code ec;
+  const auto latest = fs::read_symlink(kSourceDir + "/bench/results/latest", ec);
+  return status.output + "\nlatest -> " + (ec ? std::string("(none)") : latest.string());
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(compare)
+
+BOOST_AUTO_TEST_CASE(identical_folders_are_no_regression) {
+  TempDir dir;
+  const auto a = results_folder(dir, "a", {83000, 84000, 82000}, {60000, 61000, 59000});
+  const auto b = results_folder(dir, "b", {83000, 84000, 82000}, {60000, 61000, 59000});
+  const Result r = run_script({"compare", a, b});
+  BOOST_TEST(r.exit_code == 0);
+  BOOST_TEST(line_with(r.output, "| hot-hits | gateway |").find("within noise") != std::string::npos);
+  BOOST_TEST(r.output.find("No regression.") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_clear_drop_is_a_regression) {
+  TempDir dir;
+  const auto a = results_folder(dir, "a", {83000, 84000, 82000}, {60000, 61000, 59000});
+  const auto b = results_folder(dir, "b", {50000, 51000, 49000}, {60000, 61000, 59000});
+  const Result r = run_script({"compare", a, b, "--threshold", "5%"});
+  BOOST_TEST(r.exit_code == 1);
+  const std::string gateway = line_with(r.output, "| hot-hits | gateway |");
+  BOOST_TEST(gateway.find("regression") != std::string::npos);
+  BOOST_TEST(gateway.find("req/s") != std::string::npos);
+  BOOST_TEST(gateway.find("-39.8%") != std::string::npos);  // 83000 → 50000
+  BOOST_TEST(line_with(r.output, "| hot-hits | nginx |").find("within noise") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(overlapping_noisy_runs_are_not_a_regression) {
+  TempDir dir;
+  // The median drops 12 %, past the threshold, but the runs' ranges overlap.
+  const auto a = results_folder(dir, "a", {60000, 83000, 95000}, {60000, 61000, 59000});
+  const auto b = results_folder(dir, "b", {62000, 73000, 90000}, {60000, 61000, 59000});
+  const Result r = run_script({"compare", a, b});
+  BOOST_TEST(r.exit_code == 0);
+  const std::string gateway = line_with(r.output, "| hot-hits | gateway |");
+  BOOST_TEST(gateway.find("-12.0%") != std::string::npos);
+  BOOST_TEST(gateway.find("within noise") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_missing_folder_is_a_usage_error) {
+  TempDir dir;
+  const auto a = results_folder(dir, "a", {83000}, {60000});
+  BOOST_TEST(run_script({"compare", a, dir.file("nowhere")}).exit_code == 2);
+  BOOST_TEST(run_script({"compare", a}).exit_code == 2);
+  BOOST_TEST(run_script({"compare", a, a, "--threshold", "lots"}).exit_code == 2);
+}
+
+BOOST_AUTO_TEST_CASE(folders_without_a_common_row_are_a_usage_error) {
+  TempDir dir;
+  const auto a = results_folder(dir, "a", {83000}, {60000});
+  const std::string b = dir.file("b");
+  fs::create_directories(b);
+  std::ofstream(b + "/runs.tsv") << kHeader << row("cold-storm", "gateway", 1, 14000, 200000);
+  BOOST_TEST(run_script({"compare", a, b}).exit_code == 2);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// One real run: the gateway and the constant server on hot-hits for 1 s each. Registered as its
+// own ctest test, which reports "skipped" (exit 77) when a tool the script needs is absent.
+BOOST_AUTO_TEST_SUITE(real_run)
+
+BOOST_AUTO_TEST_CASE(writes_one_folder_and_leaves_tracked_files_alone) {
+  for (const char* tool : {"redis-server", "redis-cli", "curl", "taskset"}) {
+    if (!on_path(tool)) {
+      std::cout << "skipped: " << tool << " is not installed (deploy/install-deps.sh)" << std::endl;
+      std::_Exit(77);
+    }
+  }
+  const bool gnuplot = on_path("gnuplot");
+  const auto before = tracked_state();
+  std::error_code ec;
+  const auto results_before =
+      fs::exists(kSourceDir + "/bench/results")
+          ? std::distance(fs::directory_iterator(kSourceDir + "/bench/results", ec), {})
+          : 0;
+
+  TempDir dir;
+  const std::string out = dir.file("run");  // does not exist yet: run.sh creates it
+  const std::string build_dir = fs::path(WG_BIN_DIR).parent_path().string();
+  const Result r = run_script({"hot-hits", "--systems", "gateway,constant", "--duration", "1s",
+                               "--warmup", "200ms", "--reps", "1", "--no-build", "--no-install",
+                               "--build-dir", build_dir, "--out", out},
+                              150s);
+  BOOST_TEST_REQUIRE(r.exit_code == 0);
+
+  for (const char* file : {"runs.tsv", "summary.md", "report.md", "scenarios.tsv",
+                           "throughput.dat", "upstream.dat", "latency-hot-hits.dat",
+                           "json/hot-hits-gateway-1.json", "json/hot-hits-constant-1.json"}) {
+    BOOST_TEST(fs::is_regular_file(out + "/" + file), file);
+  }
+  if (gnuplot) {
+    for (const char* file : {"throughput.png", "latency-hot-hits.png"}) {
+      BOOST_TEST(fs::is_regular_file(out + "/" + file), file);
+    }
+  }
+
+  const auto runs = lines_of(slurp(out + "/runs.tsv"));
+  BOOST_TEST_REQUIRE(runs.size() == 3u);
+  const auto header = fields_of(runs[0]);
+  BOOST_TEST(header.front() == "scenario");
+  BOOST_TEST(header.back() == "exit");
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    const auto fields = fields_of(runs[i]);
+    BOOST_TEST_REQUIRE(fields.size() == header.size());
+    BOOST_TEST(fields[0] == "hot-hits");
+    BOOST_TEST(fields[2] == "1");
+    BOOST_TEST(fields.back() == "0");
+    BOOST_TEST(std::atof(fields[3].c_str()) > 0.0, "req/s of " << fields[1]);
+  }
+  BOOST_TEST(fields_of(runs[1])[1] == "gateway");
+  BOOST_TEST(fields_of(runs[2])[1] == "constant");
+  BOOST_TEST(slurp(out + "/report.md").find("The constant reference serves bodies") !=
+             std::string::npos);
+
+  // --out was the only place written: no folder under bench/results/, no tracked file changed.
+  const auto results_after =
+      fs::exists(kSourceDir + "/bench/results")
+          ? std::distance(fs::directory_iterator(kSourceDir + "/bench/results", ec), {})
+          : 0;
+  BOOST_TEST(results_after == results_before);
+  if (before) BOOST_TEST(*tracked_state() == *before);
+
+  // The folder compares with itself: same figures, no regression.
+  BOOST_TEST(run_script({"compare", out, out}).exit_code == 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
