@@ -1222,8 +1222,8 @@ load_of() {
       else printf "closed loop, %s connections", $3
       exit }' "$SCENARIOS"
 }
-footer() {  # LOAD
-  echo "${CPU_MODEL:-unknown CPU}, $NCPU CPUs | $RUN_START | $1 | source $SOURCE_REV | bars: median of the runs, whiskers: min..max over the runs"
+footer() {  # LOAD [bars|points]
+  echo "${CPU_MODEL:-unknown CPU}, $NCPU CPUs | $RUN_START | $1 | source $SOURCE_REV | ${2:-bars}: median of the runs, whiskers: min..max over the runs"
 }
 
 PLOT_NOTES=()  # charts or panels not drawn, for the report
@@ -1389,7 +1389,7 @@ if ((HAVE_GNUPLOT)); then
   done
   for sc in "${SWEEP_NAMES[@]}"; do
     line_chart "$RESULTS_DIR/scaling-$sc.dat" "$RESULTS_DIR/scaling-$sc.png" \
-      "Throughput by threads / workers: $sc (higher is better)" "$(footer "$(load_of "$sc")")"
+      "Throughput by threads / workers: $sc (higher is better)" "$(footer "$(load_of "$sc")" points)"
   done
 else
   log "gnuplot not found: no PNG plots"
@@ -1415,7 +1415,7 @@ write_report() {
   echo "## Run"
   echo
   echo "- Date (UTC): $RUN_START"
-  echo "- Command: \`bench/run.sh $ORIGINAL_ARGS\`"
+  echo "- Command: \`bench/run.sh ${ORIGINAL_ARGS//$ROOT\//}\`"  # paths in the checkout: relative
   echo "- Source: $SOURCE_REV"
   if ((${#SCENARIO_NAMES[@]})); then
     echo "- Systems: ${SYSTEMS[*]}; gateway with --threads $GATEWAY_THREADS, nginx with 1 worker, Varnish with malloc storage; access logs off"
