@@ -154,6 +154,10 @@ FNR == 1 {
   for (i = 1; i <= nm; i++) {
     if (!(M[i] in col)) continue
     x = $col[M[i]]
+    # From the counts when runs.tsv has them: older files rounded this column to 0.1.
+    if (M[i] == "upstream_per_1k" && ("upstream_calls" in col) && ("all_responses" in col) &&
+        isnum($col["upstream_calls"]) && isnum($col["all_responses"]) && $col["all_responses"] > 0)
+      x = $col["upstream_calls"] * 1000 / $col["all_responses"]
     if (isnum(x)) val[f, k, M[i], ++cnt[f, k, M[i]]] = x + 0
   }
 }
