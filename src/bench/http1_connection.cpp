@@ -2,15 +2,13 @@
 
 #include <vector>
 
-#include <boost/asio/write.hpp>
-
 #include "bench/response_reader.hpp"
+#include "bench/transport.hpp"
 
 namespace wg::bench {
 namespace {
 
 namespace net = boost::asio;
-using tcp = net::ip::tcp;
 using boost::system::error_code;
 
 constexpr auto kReconnectPause = std::chrono::milliseconds(50);
@@ -18,19 +16,22 @@ constexpr auto kReconnectPause = std::chrono::milliseconds(50);
 ErrorKind classify(const error_code& ec, bool writing) {
   if (ec == net::error::operation_aborted) return ErrorKind::timeout;
   if (ec == net::error::eof || ec == net::error::connection_reset ||
-      ec == net::error::broken_pipe || ec == net::error::connection_aborted) {
+      ec == net::error::broken_pipe || ec == net::error::connection_aborted ||
+      ec == net::ssl::error::stream_truncated) {
     return ErrorKind::closed;
   }
   return writing ? ErrorKind::write : ErrorKind::read;
 }
 
+// Transport: PlainTransport or TlsTransport (transport.hpp).
+template <class Transport>
 class Http1Connection final : public ClientConnection {
  public:
   Http1Connection(Worker& worker, std::size_t index)
       : worker_(worker),
         shared_(worker.shared),
         pacing_(worker.shared, index),
-        socket_(worker.ioc),
+        transport_(worker.ioc, worker.shared.tls),
         timer_(worker.ioc),
         receive_buffer_(worker.shared.receive_buffer_bytes) {}
 
@@ -76,7 +77,7 @@ class Http1Connection final : public ClientConnection {
   void send() {
     if (connected_) return write();
     begin_io(shared_.clock.steady_now());
-    socket_.async_connect(shared_.endpoint, [this](const error_code& ec) { on_connect(ec); });
+    transport_.async_open(shared_.endpoint, [this](const error_code& ec) { on_connect(ec); });
   }
 
   void on_connect(const error_code& ec) {
@@ -90,8 +91,6 @@ class Http1Connection final : public ClientConnection {
       timer_.async_wait([this](const error_code&) { next(); });
       return;
     }
-    error_code ignored;
-    socket_.set_option(tcp::no_delay(true), ignored);
     connected_ = true;
     worker_.connection_opened();
     write();
@@ -103,16 +102,18 @@ class Http1Connection final : public ClientConnection {
     worker_.note_sent(attempt_, sent);
     begin_io(sent);
     reader_.reset(attempt_.request->head);
-    net::async_write(socket_, net::buffer(attempt_.request->text),
-                     [this](const error_code& ec, std::size_t) {
-                       if (ec) return fail(timed_out_ ? ErrorKind::timeout : classify(ec, true));
-                       read();
-                     });
+    transport_.async_write(net::buffer(attempt_.request->text),
+                           [this](const error_code& ec, std::size_t) {
+                             if (ec) {
+                               return fail(timed_out_ ? ErrorKind::timeout : classify(ec, true));
+                             }
+                             read();
+                           });
   }
 
   void read() {
-    socket_.async_read_some(net::buffer(receive_buffer_),
-                            [this](const error_code& ec, std::size_t n) { on_read(ec, n); });
+    transport_.async_read_some(net::buffer(receive_buffer_),
+                               [this](const error_code& ec, std::size_t n) { on_read(ec, n); });
   }
 
   void on_read(const error_code& ec, std::size_t n) {
@@ -124,7 +125,7 @@ class Http1Connection final : public ClientConnection {
       if (!reader_.done()) return read();
       return succeed();
     }
-    if (ec == net::error::eof) {
+    if (Transport::is_end_of_stream(ec)) {
       reader_.finish_on_eof();
       if (reader_.done()) return succeed();
     }
@@ -166,15 +167,13 @@ class Http1Connection final : public ClientConnection {
 
   void close_socket() {
     connected_ = false;
-    error_code ignored;
-    socket_.shutdown(tcp::socket::shutdown_both, ignored);
-    socket_.close(ignored);
+    transport_.close();
   }
 
   Worker& worker_;
   RunShared& shared_;
   Pacing pacing_;
-  tcp::socket socket_;
+  Transport transport_;
   net::steady_timer timer_;  // open-loop waits, ramp waits and reconnect pauses only
   std::vector<char> receive_buffer_;
   ResponseReader reader_;
@@ -189,7 +188,10 @@ class Http1Connection final : public ClientConnection {
 
 std::unique_ptr<ClientConnection> make_http1_connection(Worker& worker,
                                                         std::size_t connection_index) {
-  return std::make_unique<Http1Connection>(worker, connection_index);
+  if (worker.shared.tls) {
+    return std::make_unique<Http1Connection<TlsTransport>>(worker, connection_index);
+  }
+  return std::make_unique<Http1Connection<PlainTransport>>(worker, connection_index);
 }
 
 }  // namespace wg::bench

@@ -26,6 +26,9 @@
 
 namespace wg::bench {
 
+class TlsClient;       // tls_client.hpp
+class H2RequestTable;  // h2_request.hpp
+
 inline constexpr auto kLateThreshold = std::chrono::milliseconds(1);
 
 struct RunShared {
@@ -44,6 +47,9 @@ struct RunShared {
   std::atomic<std::int64_t> budget{0};  // count mode: measured requests still to claim
   std::atomic<std::uint64_t> progress_responses{0};
   std::atomic<std::uint64_t> progress_errors{0};
+
+  TlsClient* tls = nullptr;                     // https targets: the run's one TLS context
+  const H2RequestTable* h2_requests = nullptr;  // HTTP/2: the pool as header lists
 };
 
 // One request on its way: what it is, what latency is measured from (open loop: its intended

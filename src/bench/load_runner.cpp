@@ -4,10 +4,14 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <thread>
 
+#include "bench/h2_connection.hpp"
+#include "bench/h2_request.hpp"
 #include "bench/http1_connection.hpp"
 #include "bench/load_context.hpp"
+#include "bench/tls_client.hpp"
 
 namespace wg::bench {
 namespace {
@@ -74,13 +78,22 @@ LoadResult run_load(const LoadOptions& options, const Clock& clock) {
   if (!options.requests || options.requests->empty()) {
     throw std::invalid_argument("run_load: no requests");
   }
-  if (options.target.tls || options.protocol != Protocol::http1) {
-    throw std::runtime_error("TLS and HTTP/2 connections are not available in this build yet");
-  }
   const auto& load = options.load;
   const unsigned threads = std::max(1u, load.threads);
 
   RunShared shared(options, clock);
+  // Built once, before any thread runs, and only read after that.
+  const bool h2 = options.protocol == Protocol::h2;
+  std::optional<TlsClient> tls;
+  if (options.target.tls) {
+    tls.emplace(options, h2 ? "h2" : "http/1.1");
+    shared.tls = &*tls;
+  }
+  std::optional<H2RequestTable> h2_requests;
+  if (h2) {
+    h2_requests.emplace(*options.requests, options.target.tls, options.target.host_header);
+    shared.h2_requests = &*h2_requests;
+  }
   shared.endpoint =
       net::ip::tcp::endpoint(net::ip::make_address(options.target.address), options.target.port);
   shared.profile = load_profile(load);
@@ -113,7 +126,8 @@ LoadResult run_load(const LoadOptions& options, const Clock& clock) {
   for (std::size_t c = 0; c < shared.total_connections; ++c) {
     Worker& worker = *workers[c % threads];
     ++worker.active;
-    worker.connections.push_back(make_http1_connection(worker, c));
+    worker.connections.push_back(h2 ? make_h2_connection(worker, c)
+                                    : make_http1_connection(worker, c));
   }
   const SteadyTime hard_stop_at =
       shared.count_mode ? SteadyTime::max() : shared.end + load.timeout + kHardStopGrace;

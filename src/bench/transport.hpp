@@ -1,0 +1,121 @@
+#pragma once
+// How a load-runner connection moves bytes: plain TCP or TLS over TCP, with one interface so a
+// connection kind is written once as a template over its transport (no virtual call or
+// type-erased handler per request). Opening includes the TLS handshake and the ALPN check,
+// so a failed handshake fails the open (a connect error). Closing never waits for the peer:
+// no TLS close_notify, the socket just closes (what a hard stop wants; the servers measured
+// do not care).
+//
+// Contract: one open at a time; open() only once every operation of the previous connection
+// has completed (the TLS stream is rebuilt on each open, which must not happen under a
+// pending operation). All calls on the owning worker's io thread.
+
+#include <optional>
+#include <utility>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/stream.hpp>
+#include <boost/asio/write.hpp>
+
+#include "bench/tls_client.hpp"
+
+namespace wg::bench {
+
+class PlainTransport {
+ public:
+  using tcp = boost::asio::ip::tcp;
+  using error_code = boost::system::error_code;
+
+  PlainTransport(boost::asio::io_context& ioc, TlsClient*) : socket_(ioc) {}
+
+  template <class Handler>  // void(error_code)
+  void async_open(const tcp::endpoint& endpoint, Handler handler) {
+    socket_.async_connect(endpoint,
+                          [this, handler = std::move(handler)](const error_code& ec) mutable {
+                            if (!ec) {
+                              error_code ignored;
+                              socket_.set_option(tcp::no_delay(true), ignored);
+                            }
+                            handler(ec);
+                          });
+  }
+  template <class Buffers, class Handler>  // void(error_code, std::size_t)
+  void async_write(const Buffers& buffers, Handler&& handler) {
+    boost::asio::async_write(socket_, buffers, std::forward<Handler>(handler));
+  }
+  template <class Buffers, class Handler>  // void(error_code, std::size_t)
+  void async_read_some(const Buffers& buffers, Handler&& handler) {
+    socket_.async_read_some(buffers, std::forward<Handler>(handler));
+  }
+  void close() {
+    error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);
+  }
+  // The peer ended the connection cleanly (a close-delimited body may be complete).
+  static bool is_end_of_stream(const error_code& ec) { return ec == boost::asio::error::eof; }
+
+ private:
+  tcp::socket socket_;
+};
+
+class TlsTransport {
+ public:
+  using tcp = boost::asio::ip::tcp;
+  using error_code = boost::system::error_code;
+  using Stream = boost::asio::ssl::stream<tcp::socket>;
+
+  TlsTransport(boost::asio::io_context& ioc, TlsClient* tls) : ioc_(ioc), tls_(*tls) {}
+
+  template <class Handler>  // void(error_code)
+  void async_open(const tcp::endpoint& endpoint, Handler handler) {
+    stream_.emplace(ioc_, tls_.context());
+    if (!tls_.prepare(stream_->native_handle())) {
+      boost::asio::post(ioc_, [handler = std::move(handler)]() mutable {
+        handler(boost::asio::error::invalid_argument);
+      });
+      return;
+    }
+    stream_->next_layer().async_connect(
+        endpoint, [this, handler = std::move(handler)](const error_code& ec) mutable {
+          if (ec) return handler(ec);
+          error_code ignored;
+          stream_->next_layer().set_option(tcp::no_delay(true), ignored);
+          stream_->async_handshake(
+              Stream::client, [this, handler = std::move(handler)](const error_code& ec) mutable {
+                if (!ec && !tls_.protocol_accepted(stream_->native_handle())) {
+                  return handler(boost::asio::error::no_protocol_option);
+                }
+                handler(ec);
+              });
+        });
+  }
+  template <class Buffers, class Handler>
+  void async_write(const Buffers& buffers, Handler&& handler) {
+    boost::asio::async_write(*stream_, buffers, std::forward<Handler>(handler));
+  }
+  template <class Buffers, class Handler>
+  void async_read_some(const Buffers& buffers, Handler&& handler) {
+    stream_->async_read_some(buffers, std::forward<Handler>(handler));
+  }
+  void close() {
+    if (!stream_) return;
+    error_code ignored;
+    stream_->next_layer().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_->next_layer().close(ignored);
+  }
+  // A server that closes without close_notify (most do after an answer without keep-alive).
+  static bool is_end_of_stream(const error_code& ec) {
+    return ec == boost::asio::error::eof || ec == boost::asio::ssl::error::stream_truncated;
+  }
+
+ private:
+  boost::asio::io_context& ioc_;
+  TlsClient& tls_;
+  std::optional<Stream> stream_;
+};
+
+}  // namespace wg::bench
