@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The hit path over HTTPS, side by side with nginx: HTTP/1.1 over TLS and HTTP/2 over TLS,
-# driven by h2load (Debian's nghttp2-client), same certificate, same key, same cipher choice
-# (TLS 1.3, the client's default), one gateway thread against one nginx worker.
+# driven by wg-bench (closed loop, one io thread), same certificate, same key, same cipher
+# choice (TLS 1.3, the client's default), one gateway thread against one nginx worker.
 #   bench/tls-h2.sh [--duration 8s] [--reps 3] [--out DIR] [--build-dir DIR] [--no-build]
 # The gateway serves from its cache (a widget warmed first); nginx serves the same URL from
 # proxy_cache in front of the same stub upstream. Runs alternate (gateway, nginx, gateway, ...)
@@ -29,12 +29,11 @@ while (($#)); do
 done
 OUT=${OUT:-$ROOT/bench/results/$(date -u +%Y%m%dT%H%M%SZ)-tls-h2}
 mkdir -p "$OUT"
-command -v h2load >/dev/null || { echo "tls-h2.sh: h2load missing (deploy/install-deps.sh --bench-tools)" >&2; exit 1; }
 command -v nginx >/dev/null || { echo "tls-h2.sh: nginx missing" >&2; exit 1; }
 
 if ((BUILD)); then
   cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWG_BUILD_TESTS=OFF >/dev/null
-  cmake --build "$BUILD_DIR" --target widget-gateway widget-upstream-stub -j 2 >/dev/null
+  cmake --build "$BUILD_DIR" --target widget-gateway widget-upstream-stub wg-bench -j 2 >/dev/null
 fi
 BIN="$BUILD_DIR/bin"
 
@@ -131,15 +130,38 @@ for port in "$GW_PORT" "$NGINX_PORT"; do  # warm both caches
   for _ in 1 2 3; do curl -s --cacert "$WORK/ca.pem" -o /dev/null "https://127.0.0.1:$port$PATH_"; done
 done
 
-# h2load: -D duration; HTTP/1.1 with 64 connections; HTTP/2 with 16 connections x 10 streams.
-run_h2load() {  # protocol port -> "req/s mean_ms"
-  local proto=$1 port=$2 args
-  if [[ $proto == h1 ]]; then args=(--h1 -c 64 -t 1); else args=(-c 16 -m 10 -t 1); fi
-  h2load "${args[@]}" -D "${DURATION%s}" --warm-up-time=1 "https://127.0.0.1:$port$PATH_" 2>&1 |
-    tee -a "$OUT/h2load.log" |
-    awk 'function ms(t) { if (t ~ /us$/) return t / 1000; if (t ~ /ms$/) return t + 0; return t * 1000 }
-         /^finished in/ {rps=$4} /^time for request:/ {mean=ms($6)} /^requests:/ {ok=$8; errored=$10}
-         END {gsub(",", "", rps); printf "%s %.3f %s %s\n", rps, mean, ok, errored}'
+# wg-bench sends only $PATH_ (one widget, widget requests only), verifies the certificate
+# against the CA made here, and runs a closed loop for DURATION after 1 s of warm-up:
+# HTTP/1.1 with 64 connections; HTTP/2 with 16 connections x 10 streams.
+printf '%s\n' "$ID" >"$WORK/ids.txt"
+cat >"$WORK/one-widget.toml" <<EOF
+name = "tls-h2"
+description = "one cached widget, over and over"
+pool = 1
+[keys]
+widgets = 1
+[mix]
+widget = 1.0
+reviews = 0.0
+EOF
+run_bench() {  # protocol system port rep -> "req/s mean_ms succeeded errored"
+  local proto=$1 system=$2 port=$3 rep=$4 args json
+  if [[ $proto == h1 ]]; then args=(--connections 64); else args=(--http2 --connections 16 --streams 10); fi
+  json="$OUT/$proto-$system-$rep.json"
+  "$BIN/wg-bench" --target "https://127.0.0.1:$port" --cacert "$WORK/ca.pem" \
+    --scenario "$WORK/one-widget.toml" --ids "$WORK/ids.txt" "${args[@]}" --threads 1 \
+    --duration "$DURATION" --warmup 1s --label "$system" --progress off --out "$json" \
+    >>"$OUT/wg-bench.log" 2>&1 || true
+  python3 - "$json" <<'EOF'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    print("0 0 0 0")  # no result: wg-bench.log says why
+    sys.exit()
+print("%.2f %.3f %d %d" % (r["throughput_rps"], r["latency_us"]["mean"] / 1000,
+                           r["responses"], r["errors_total"]))
+EOF
 }
 
 declare -A RESULTS
@@ -147,7 +169,7 @@ for rep in $(seq "$REPS"); do
   for proto in h1 h2; do
     for system in gateway nginx; do
       port=$GW_PORT; [[ $system == nginx ]] && port=$NGINX_PORT
-      RESULTS[$proto,$system,$rep]=$(run_h2load "$proto" "$port")
+      RESULTS[$proto,$system,$rep]=$(run_bench "$proto" "$system" "$port" "$rep")
       echo "[tls-h2] rep $rep $proto $system: ${RESULTS[$proto,$system,$rep]}" >&2
     done
   done
@@ -158,7 +180,7 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a
   echo "# The hit path over TLS: gateway (1 thread) vs nginx (1 worker)"
   echo
   echo "$(date -u +%FT%TZ), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)),"
-  echo "h2load ${DURATION} per run after 1 s warm-up, $REPS runs each, alternating; TLS 1.3."
+  echo "wg-bench ${DURATION} per run after 1 s warm-up (closed loop, 1 io thread), $REPS runs each, alternating; TLS 1.3."
   echo "HTTP/1.1: 64 connections; HTTP/2: 16 connections x 10 streams. Medians; higher req/s is better."
   echo
   echo "| protocol | system | req/s | mean latency ms | req/s ratio (gateway ÷ nginx) |"
