@@ -15,6 +15,9 @@ std::vector<RampStage> parse_ramp(std::string_view text) {
     const auto comma = text.find(',');
     const std::string_view stage = text.substr(0, comma);
     text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+    if (comma != std::string_view::npos && text.empty()) {
+      throw ScenarioError("--ramp ends with a comma");
+    }
     const auto colon = stage.find(':');
     if (colon == std::string_view::npos) {
       throw ScenarioError("ramp stage \"" + std::string(stage) + "\" is not TARGET:DURATION");

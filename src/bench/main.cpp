@@ -21,10 +21,12 @@
 
 #include "bench/constant_server.hpp"
 #include "bench/load_runner.hpp"
+#include "bench/probe.hpp"
 #include "bench/report.hpp"
 #include "bench/request_mix.hpp"
 #include "bench/scenario.hpp"
 #include "bench/target.hpp"
+#include "bench/thresholds.hpp"
 
 namespace {
 
@@ -51,9 +53,16 @@ constexpr std::string_view kUsage =
     "                         verification, for self-signed test certificates on loopback)\n"
     "  --tls-server-name NAME https: the name sent in SNI and verified (default: the address)\n"
     "  --seed S  --pool N     request sequence seed and pool size\n"
+    "  --ramp STAGES          ramp the load, TARGET:DURATION,...  from 0 (open loop: req/s,\n"
+    "                         closed loop: connections); replaces --duration and the warm-up\n"
+    "  --fail-if CONDITIONS   exit 5 when one holds, e.g. 'p99>5ms,errors>0,rate<0.95'\n"
+    "  --hgrm FILE            write the latency histogram as HdrHistogram .hgrm text (ms)\n"
     "  --progress auto|on|off live line on stderr (auto: only when stderr is a terminal)\n"
-    "  --tsv                  print one tab-separated summary line on stdout\n"
-    "durations: 500ms, 2s, 1m. Only loopback targets are accepted.\n";
+    "  --tsv                  print a tab-separated header line and summary line on stdout\n"
+    "defaults: closed loop, 16 connections, 10s after a 2s warm-up, 5s timeout, 1 thread,\n"
+    "          or the scenario's [load]; durations: 500ms, 2s, 1m. Loopback targets only.\n"
+    "exit status: 0 ok; 1 runtime error; 2 usage (nothing sent); 3 connection failure;\n"
+    "             4 no measured request got an expected answer; 5 a --fail-if condition held\n";
 
 [[noreturn]] void usage_error(const std::string& message) {
   std::fprintf(stderr, "wg-bench: %s\n%.*s", message.c_str(), static_cast<int>(kUsage.size()),
@@ -85,6 +94,9 @@ struct Args {
   std::optional<std::string> ids_file;
   std::optional<std::string> out_file;
   std::optional<std::string> label;
+  std::optional<std::string> hgrm_file;
+  std::optional<std::string> ramp;
+  std::optional<std::string> fail_if;
   std::string progress = "auto";
   bool tsv = false;
   bool http2 = false;
@@ -157,6 +169,12 @@ Args parse_args(int argc, char** argv) {
       a.cacert = value;
     else if (flag == "--tls-server-name")
       a.tls_server_name = value;
+    else if (flag == "--hgrm")
+      a.hgrm_file = value;
+    else if (flag == "--ramp")
+      a.ramp = value;
+    else if (flag == "--fail-if")
+      a.fail_if = value;
     else if (flag == "--label")
       a.label = value;
     else if (flag == "--progress") {
@@ -260,6 +278,74 @@ int print_request_lines(const Args& args, const Scenario& scenario) {
   return 0;
 }
 
+// The scenario's load with the command line's overrides, refusing combinations that cannot
+// apply (exit 2 before anything is sent).
+LoadSpec effective_load(const Args& args, Scenario& scenario) {
+  auto& load = scenario.load;
+  if (args.mode) load.mode = *args.mode;
+  if (args.connections) load.connections = *args.connections;
+  if (args.threads) load.threads = *args.threads;
+  if (args.rate) load.rate = *args.rate;
+  if (args.duration) load.duration = *args.duration;
+  if (args.warmup) load.warmup = *args.warmup;
+  if (args.timeout) load.timeout = *args.timeout;
+  if (args.requests) load.requests = *args.requests;
+  if (args.seed) scenario.seed = *args.seed;
+  if (args.pool) scenario.pool = *args.pool;
+  if (args.rate && load.mode == LoadMode::closed) {
+    usage_error("--rate applies to the open loop only (add --mode open)");
+  }
+  if (args.requests && args.duration) usage_error("--requests and --duration exclude each other");
+  if (args.ramp) {
+    if (args.duration || args.warmup || args.requests) {
+      usage_error("--ramp sets the run's length: drop --duration, --warmup and --requests");
+    }
+    if (load.mode == LoadMode::open && args.rate)
+      usage_error("--ramp gives the rates: drop --rate");
+    if (load.mode == LoadMode::closed && args.connections) {
+      usage_error("--ramp gives the connections in closed loop: drop --connections");
+    }
+    try {
+      load.ramp = parse_ramp(*args.ramp);
+    } catch (const ScenarioError& e) {
+      usage_error(e.what());
+    }
+    load.requests = 0;
+    load.warmup = Millis{0};
+    load.duration = std::chrono::duration_cast<Millis>(
+        std::chrono::duration<double>(LoadProfile::ramp(0, load.ramp).span()));
+    if (load.mode == LoadMode::closed && LoadProfile::ramp(0, load.ramp).peak() < 1) {
+      usage_error("--ramp in closed loop needs a stage of at least 1 connection");
+    }
+  } else if (load.mode == LoadMode::open && !(load.rate > 0)) {
+    usage_error("open loop needs --rate (or --ramp)");
+  }
+  if (load.requests == 0 && load.duration.count() <= 0) usage_error("--duration must be > 0");
+  return load;
+}
+
+std::vector<Condition> conditions_of(const Args& args, const LoadSpec& load) {
+  if (!args.fail_if) return {};
+  std::vector<Condition> conditions;
+  try {
+    conditions = parse_fail_if(*args.fail_if);
+  } catch (const ScenarioError& e) {
+    usage_error(e.what());
+  }
+  for (const auto& c : conditions) {
+    if (c.needs_open_loop() && load.mode != LoadMode::open) {
+      usage_error("--fail-if \"" + c.text + "\" applies to the open loop only");
+    }
+  }
+  return conditions;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
 int run(const Args& args) {
   Scenario scenario;
   if (args.scenario_file) scenario = load_scenario_file(*args.scenario_file);
@@ -272,27 +358,14 @@ int run(const Args& args) {
   std::string error;
   const auto target = parse_target(*args.target, error);
   if (!target) usage_error("--target: " + error);
-
-  auto& load = scenario.load;
-  if (args.mode) load.mode = *args.mode;
-  if (args.connections) load.connections = *args.connections;
-  if (args.threads) load.threads = *args.threads;
-  if (args.rate) load.rate = *args.rate;
-  if (args.duration) load.duration = *args.duration;
-  if (args.warmup) load.warmup = *args.warmup;
-  if (args.timeout) load.timeout = *args.timeout;
-  if (args.requests) load.requests = *args.requests;
-  if (args.seed) scenario.seed = *args.seed;
-  if (args.pool) scenario.pool = *args.pool;
-  if (load.mode == LoadMode::open && !(load.rate > 0)) usage_error("open loop needs --rate");
-  if (load.requests == 0 && load.duration.count() <= 0) usage_error("--duration must be > 0");
-
-  const auto requests = build_requests(scenario, widgets_for(args, scenario), target->host_header);
-
+  const LoadSpec load = effective_load(args, scenario);
+  const auto conditions = conditions_of(args, load);
   if (args.streams && !args.http2) usage_error("--streams applies to --http2 only");
   if ((!args.cacert.empty() || !args.tls_server_name.empty()) && !target->tls) {
     usage_error("--cacert and --tls-server-name apply to https:// targets only");
   }
+
+  const auto requests = build_requests(scenario, widgets_for(args, scenario), target->host_header);
   LoadOptions options;
   options.target = *target;
   options.protocol = args.http2 ? Protocol::h2 : Protocol::http1;
@@ -302,7 +375,6 @@ int run(const Args& args) {
   options.load = load;
   options.requests = &requests;
   options.progress = args.progress == "on" || (args.progress == "auto" && ::isatty(STDERR_FILENO));
-  const LoadResult result = run_load(options);
 
   ReportContext context;
   context.label = args.label.value_or(target->host_header);
@@ -311,14 +383,37 @@ int run(const Args& args) {
   context.load = load;
   context.seed = scenario.seed;
   context.pool = scenario.pool;
-  if (args.out_file) {
-    std::ofstream out(*args.out_file, std::ios::binary | std::ios::trunc);
-    out << to_json(context, result);
-    if (!out) throw std::runtime_error("cannot write " + *args.out_file);
+  context.protocol = std::string(args.http2 ? "h2" : "http/1.1") + (target->tls ? " over TLS" : "");
+
+  LoadResult result;
+  Verdict verdict;
+  const std::string unreachable =
+      connect_error(*target, std::min<Millis>(load.timeout, std::chrono::seconds(2)));
+  if (!unreachable.empty()) {
+    verdict.status = ExitStatus::connection_failed;
+    verdict.warnings.push_back("cannot connect to " + target->host_header + ": " + unreachable +
+                               "; nothing was sent");
+  } else {
+    result = run_load(options);
   }
-  std::fputs(human_summary(context, result).c_str(), stderr);
-  if (args.tsv) std::fputs(to_tsv_line(context, result).c_str(), stdout);
-  return 0;
+  const RunFigures figures = figures_of(result, load.mode);
+  if (unreachable.empty()) {
+    const Assessment assessment = assess(figures, result.stats);
+    verdict.status = assessment.status;
+    verdict.warnings = assessment.warnings;
+    verdict.crossed = crossed(conditions, figures);
+    if (!verdict.crossed.empty() && verdict.status == ExitStatus::ok) {
+      verdict.status = ExitStatus::threshold_crossed;
+    }
+  }
+  if (args.out_file) write_file(*args.out_file, to_json(context, result, figures, verdict));
+  if (args.hgrm_file) write_file(*args.hgrm_file, to_hgrm(result.stats.latency));
+  std::fputs(human_summary(context, result, figures, verdict).c_str(), stderr);
+  if (args.tsv) {
+    std::fputs(tsv_header().c_str(), stdout);
+    std::fputs(to_tsv_line(context, result, figures, verdict).c_str(), stdout);
+  }
+  return static_cast<int>(verdict.status);
 }
 
 }  // namespace

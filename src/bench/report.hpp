@@ -1,10 +1,14 @@
 #pragma once
-// The results of a run as JSON (the file bench/run.sh and people read), as one tab-separated
-// line (what the runner script aggregates without a JSON parser), and as a short human summary.
+// The results of a run as JSON (the file bench/run.sh and people read: totals, the judged
+// figures, the per-second series and the full latency histogram), as tab-separated lines (a
+// header and the run, what the runner script aggregates without a JSON parser), as a short
+// human summary with its warnings, and the latency histogram in HdrHistogram's .hgrm
+// percentile-distribution text (plottable with HdrHistogram's tools).
 
 #include <string>
 
 #include "bench/load_runner.hpp"
+#include "bench/run_figures.hpp"
 #include "bench/scenario.hpp"
 
 namespace wg::bench {
@@ -16,15 +20,32 @@ struct ReportContext {
   LoadSpec load;
   std::uint64_t seed = 0;
   std::size_t pool = 0;
+  std::string protocol = "http/1.1";  // what the connections spoke, e.g. "h2 over TLS"
 };
 
-std::string to_json(const ReportContext& context, const LoadResult& result);
+// What the run is judged to be: its exit status, its warnings, the --fail-if conditions that
+// held.
+struct Verdict {
+  ExitStatus status = ExitStatus::ok;
+  std::vector<std::string> warnings;
+  std::vector<std::string> crossed;
+};
 
-// label, measured answers, req/s, p50, p90, p99, p99.9, max (microseconds), errors,
-// unexpected statuses, all answers (warm-up included), bytes received, tab-separated.
-std::string to_tsv_line(const ReportContext& context, const LoadResult& result);
+std::string to_json(const ReportContext& context, const LoadResult& result,
+                    const RunFigures& figures, const Verdict& verdict);
+
 std::string tsv_header();
+// label, measured answers, req/s achieved, p50, p90, p99, p99.9, max (microseconds), errors,
+// unexpected statuses, all answers (warm-up included), bytes received, then mode, offered
+// req/s, late sends, unsent, exit status; tab-separated, newline-terminated.
+std::string to_tsv_line(const ReportContext& context, const LoadResult& result,
+                        const RunFigures& figures, const Verdict& verdict);
 
-std::string human_summary(const ReportContext& context, const LoadResult& result);
+std::string human_summary(const ReportContext& context, const LoadResult& result,
+                          const RunFigures& figures, const Verdict& verdict);
+
+// Values in milliseconds, percentiles iterated as HdrHistogram does with 5 ticks per half
+// distance; the footer's Buckets/SubBuckets describe this histogram's geometry.
+std::string to_hgrm(const Histogram& latency_ns);
 
 }  // namespace wg::bench
