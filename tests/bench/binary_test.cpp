@@ -303,6 +303,45 @@ reviews = 0
   BOOST_TEST(hgrm_text.find("#[Max     =") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(a_closed_loop_ramp_brings_its_connections_in_one_by_one) {
+  // 0 → 3 connections over 1.5 s, then 3 for 0.5 s: each connection opens once, and the first
+  // second of the series saw fewer connections sending than the last.
+  ConstantServer server;
+  TempDir dir;
+  const auto out = dir.file("ramp.json");
+  BOOST_TEST_REQUIRE(run_bench({"--target", server.url(), "--ramp", "3:1500ms,3:500ms", "--out",
+                                out, "--progress", "off"}) == 0);
+  simdjson::dom::parser parser;
+  const simdjson::dom::element r = load_result(parser, out);
+  check_counts_add_up(r);
+  BOOST_TEST(u64(r, "/whole_run/connections_opened") == 3u);
+  double measured = 0;
+  BOOST_TEST_REQUIRE(r["measured_seconds"].get_double().get(measured) == simdjson::SUCCESS);
+  BOOST_TEST(measured == 2.0);
+  double first_target = 0;
+  BOOST_TEST_REQUIRE(r.at_pointer("/load/ramp/0/target").get_double().get(first_target) ==
+                     simdjson::SUCCESS);
+  BOOST_TEST(first_target == 3.0);
+}
+
+BOOST_AUTO_TEST_CASE(an_open_loop_ramp_offers_the_area_under_its_stages) {
+  // 0 → 200 req/s over 1 s (100 requests), then 200 for 1 s (200 more): 300 intended, and the
+  // series says which second offered how many.
+  ConstantServer server;
+  TempDir dir;
+  const auto out = dir.file("ramp-open.json");
+  BOOST_TEST_REQUIRE(
+      run_bench({"--target", server.url(), "--mode", "open", "--ramp", "200:1s,200:1s",
+                 "--connections", "4", "--out", out, "--progress", "off"}) == 0);
+  simdjson::dom::parser parser;
+  const simdjson::dom::element r = load_result(parser, out);
+  check_counts_add_up(r);
+  BOOST_TEST(u64(r, "/requests") == 300u);
+  BOOST_TEST(u64(r, "/responses") + u64(r, "/errors_total") == 300u);
+  BOOST_TEST(u64(r, "/time_series/seconds/0/offered") == 100u);
+  BOOST_TEST(u64(r, "/time_series/seconds/1/offered") == 200u);
+}
+
 BOOST_AUTO_TEST_CASE(constant_server_answers_reviews_targets_with_the_reviews_body) {
   TempDir dir;
   const auto widget_body = dir.write("widget.json", "{\"widget\":1}");
