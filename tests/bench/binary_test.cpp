@@ -17,38 +17,16 @@
 
 #include <simdjson.h>
 
+#include "bench/wg_bench_child.hpp"
 #include "support/process.hpp"
 
 using namespace wg::test;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-int run_bench(std::vector<std::string> args, std::string* output = nullptr) {
-  args.insert(args.begin(), binary_path("wg-bench"));
-  ChildProcess bench(args);
-  const int status = bench.wait_exit(60s);
-  if (output) *output = bench.output();
-  BOOST_TEST_MESSAGE(bench.output());
-  return status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-std::uint64_t u64(simdjson::dom::element e, std::string_view path) {
-  std::uint64_t v = 0;
-  const auto error = e.at_pointer(path).get_uint64().get(v);
-  BOOST_TEST_REQUIRE(error == simdjson::SUCCESS, "missing " << path);
-  return v;
-}
-
 // wg-bench's JSON result file, parsed (valid while `parser` lives).
 simdjson::dom::element load_result(simdjson::dom::parser& parser, const std::string& path) {
-  const std::string text = slurp(path);
+  const std::string text = read_file(path);
   simdjson::dom::element r;
   BOOST_TEST_REQUIRE(parser.parse(text).get(r) == simdjson::SUCCESS, text);
   return r;
@@ -298,7 +276,7 @@ reviews = 0
                      simdjson::SUCCESS);
   for (auto bucket : buckets) in_buckets += std::uint64_t(bucket.at(2));
   BOOST_TEST(in_buckets == responses);
-  const std::string hgrm_text = slurp(hgrm);
+  const std::string hgrm_text = read_file(hgrm);
   BOOST_TEST(hgrm_text.find("1.000000000000         40\n") != std::string::npos);
   BOOST_TEST(hgrm_text.find("#[Max     =") != std::string::npos);
 }

@@ -50,13 +50,6 @@ Result run_script(std::vector<std::string> args, std::chrono::milliseconds timeo
   return run(std::move(args), timeout);
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);
@@ -110,8 +103,8 @@ std::string results_folder(const TempDir& dir, const std::string& name,
 }
 
 bool on_path(const std::string& tool) {
-  return run({"bash", "-c", "command -v " + tool + " >/dev/null 2>&1 || [ -x /usr/sbin/" + tool +
-                                " ]"})
+  return run({"bash", "-c",
+              "command -v " + tool + " >/dev/null 2>&1 || [ -x /usr/sbin/" + tool + " ]"})
              .exit_code == 0;
 }
 
@@ -148,7 +141,8 @@ BOOST_AUTO_TEST_CASE(identical_folders_are_no_regression) {
   const auto b = results_folder(dir, "b", {83000, 84000, 82000}, {60000, 61000, 59000});
   const Result r = run_script({"compare", a, b});
   BOOST_TEST(r.exit_code == 0);
-  BOOST_TEST(line_with(r.output, "| hot-hits | gateway |").find("within noise") != std::string::npos);
+  BOOST_TEST(line_with(r.output, "| hot-hits | gateway |").find("within noise") !=
+             std::string::npos);
   BOOST_TEST(r.output.find("No regression.") != std::string::npos);
 }
 
@@ -215,15 +209,15 @@ BOOST_AUTO_TEST_CASE(writes_one_folder_and_leaves_tracked_files_alone) {
   TempDir dir;
   const std::string out = dir.file("run");  // does not exist yet: run.sh creates it
   const std::string build_dir = fs::path(WG_BIN_DIR).parent_path().string();
-  const Result r = run_script({"hot-hits", "--systems", "gateway,constant", "--duration", "1s",
-                               "--warmup", "200ms", "--reps", "1", "--no-build", "--no-install",
-                               "--build-dir", build_dir, "--out", out},
-                              150s);
+  const Result r = run_script(
+      {"hot-hits", "--systems", "gateway,constant", "--duration", "1s", "--warmup", "200ms",
+       "--reps", "1", "--no-build", "--no-install", "--build-dir", build_dir, "--out", out},
+      150s);
   BOOST_TEST_REQUIRE(r.exit_code == 0);
 
-  for (const char* file : {"runs.tsv", "summary.md", "report.md", "scenarios.tsv",
-                           "throughput.dat", "upstream.dat", "latency-hot-hits.dat",
-                           "json/hot-hits-gateway-1.json", "json/hot-hits-constant-1.json"}) {
+  for (const char* file :
+       {"runs.tsv", "summary.md", "report.md", "scenarios.tsv", "throughput.dat", "upstream.dat",
+        "latency-hot-hits.dat", "json/hot-hits-gateway-1.json", "json/hot-hits-constant-1.json"}) {
     BOOST_TEST(fs::is_regular_file(out + "/" + file), file);
   }
   if (gnuplot) {
@@ -232,7 +226,7 @@ BOOST_AUTO_TEST_CASE(writes_one_folder_and_leaves_tracked_files_alone) {
     }
   }
 
-  const auto runs = lines_of(slurp(out + "/runs.tsv"));
+  const auto runs = lines_of(read_file(out + "/runs.tsv"));
   BOOST_TEST_REQUIRE(runs.size() == 3u);
   const auto header = fields_of(runs[0]);
   BOOST_TEST(header.front() == "scenario");
@@ -247,7 +241,7 @@ BOOST_AUTO_TEST_CASE(writes_one_folder_and_leaves_tracked_files_alone) {
   }
   BOOST_TEST(fields_of(runs[1])[1] == "gateway");
   BOOST_TEST(fields_of(runs[2])[1] == "constant");
-  BOOST_TEST(slurp(out + "/report.md").find("The constant reference serves bodies") !=
+  BOOST_TEST(read_file(out + "/report.md").find("The constant reference serves bodies") !=
              std::string::npos);
 
   // --out was the only place written: no folder under bench/results/, no tracked file changed.

@@ -21,6 +21,7 @@
 
 #include <simdjson.h>
 
+#include "bench/wg_bench_child.hpp"
 #include "integration/stack.hpp"
 
 using namespace wg::test;
@@ -31,28 +32,6 @@ constexpr const char* kNginx = "/usr/sbin/nginx";
 constexpr int kRequests = 200;
 // Runs where every request fails to connect: each failure pauses its connection 50 ms.
 constexpr int kRefusedRequests = 12;
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-int run_bench(std::vector<std::string> args) {
-  args.insert(args.begin(), binary_path("wg-bench"));
-  ChildProcess bench(args);
-  const int status = bench.wait_exit(60s);
-  BOOST_TEST_MESSAGE(bench.output());
-  return status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-std::uint64_t u64(simdjson::dom::element e, std::string_view path) {
-  std::uint64_t v = 0;
-  const auto error = e.at_pointer(path).get_uint64().get(v);
-  BOOST_TEST_REQUIRE(error == simdjson::SUCCESS, "missing " << path);
-  return v;
-}
 
 // What one run of wg-bench reported.
 struct Counts {
@@ -72,7 +51,7 @@ Counts bench(std::vector<std::string> args, int requests = kRequests) {
   }
   const int exit_code = run_bench(args);
   BOOST_TEST_REQUIRE(exit_code >= 0);
-  const std::string text = slurp(out);
+  const std::string text = read_file(out);
   simdjson::dom::parser parser;
   simdjson::dom::element r;
   BOOST_TEST_REQUIRE(parser.parse(text).get(r) == simdjson::SUCCESS, text);
@@ -153,7 +132,7 @@ class Nginx {
     for (const auto port : {tls_port_, tls_h1_port_, h2c_port_}) {
       if (!wait_for_port(port)) {
         throw std::runtime_error("nginx did not start: " + process_->output() +
-                                 slurp(dir_.file("error.log")));
+                                 read_file(dir_.file("error.log")));
       }
     }
   }
@@ -164,7 +143,7 @@ class Nginx {
   // Lines "PORT PROTOCOL STATUS" logged so far that equal `line`. nginx writes the access log
   // as it answers each request, before the client has the answer.
   std::size_t logged(const std::string& line) const {
-    std::istringstream in(slurp(dir_.file("access.log")));
+    std::istringstream in(read_file(dir_.file("access.log")));
     std::size_t n = 0;
     for (std::string l; std::getline(in, l);) n += l == line;
     return n;

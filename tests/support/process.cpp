@@ -35,6 +35,14 @@
 extern char** environ;
 
 namespace wg::test {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
 namespace {
 
 using Steady = std::chrono::steady_clock;
@@ -82,13 +90,6 @@ class Socket {
  private:
   int fd_;
 };
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 // Finds the first complete line of `text` containing every needle.
 std::optional<std::string> find_line(const std::string& text,

@@ -26,6 +26,9 @@ bool wait_for_port(std::uint16_t port, std::chrono::milliseconds timeout = 10s);
 // Path of a project executable in the build's bin directory (e.g. "widget-gateway").
 std::string binary_path(std::string_view name);
 
+// The whole content of a file ("" when it cannot be read).
+std::string read_file(const std::string& path);
+
 // A fresh temporary directory, removed with its contents on destruction.
 class TempDir {
  public:
