@@ -10,6 +10,13 @@
 // has completed (the TLS stream is rebuilt on each open, which must not happen under a
 // pending operation). All calls on the owning worker's io thread.
 
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstddef>
 #include <optional>
 #include <utility>
 
@@ -57,6 +64,8 @@ class PlainTransport {
   }
   // The peer ended the connection cleanly (a close-delimited body may be complete).
   static bool is_end_of_stream(const error_code& ec) { return ec == boost::asio::error::eof; }
+  // A read takes everything the socket holds (up to the buffer): nothing is left behind it.
+  static std::size_t read_buffered(const boost::asio::mutable_buffer&) { return 0; }
 
  private:
   tcp::socket socket_;
@@ -110,6 +119,27 @@ class TlsTransport {
   // A server that closes without close_notify (most do after an answer without keep-alive).
   static bool is_end_of_stream(const error_code& ec) {
     return ec == boost::asio::error::eof || ec == boost::asio::ssl::error::stream_truncated;
+  }
+  // After a read completed and before the next one starts: more plaintext from the bytes that
+  // read already took from the socket. A TLS read returns at most one record, and one socket
+  // read (up to 17 KB) often brings several (a server that answers each HTTP/2 stream in its
+  // own record); this hands them out without a completion handler per record and without the
+  // socket. 0 when a whole record is not there yet, or on any error or close_notify: the next
+  // async_read_some meets it again and reports it. Whatever SSL has to send back meanwhile
+  // (a KeyUpdate answer) stays in the stream's output and goes out with the next write.
+  std::size_t read_buffered(const boost::asio::mutable_buffer& buffer) {
+    if (!stream_ || buffer.size() == 0) return 0;
+    SSL* ssl = stream_->native_handle();
+    if (SSL_pending(ssl) == 0 && SSL_has_pending(ssl) == 0 &&
+        BIO_ctrl_pending(SSL_get_rbio(ssl)) == 0) {
+      return 0;
+    }
+    ERR_clear_error();
+    const int n = SSL_read(ssl, buffer.data(),
+                           static_cast<int>(std::min<std::size_t>(buffer.size(), INT_MAX)));
+    if (n > 0) return static_cast<std::size_t>(n);
+    ERR_clear_error();
+    return 0;
   }
 
  private:
