@@ -331,7 +331,13 @@ class H2Connection final : public ClientConnection {
   void on_read(const error_code& ec, std::size_t n) {
     reading_ = false;
     if (left_) return;
-    if (link_ != Link::up) return settle();
+    if (link_ != Link::up) {
+      // Closed under this read (a failed write, a timeout after a GOAWAY): like the write
+      // handler, go on from here, or nothing would reconnect for the requests still waiting
+      // and, at the hard stop, leave the run.
+      settle();
+      return after_event();
+    }
     // Over TLS, the records that came with the same socket read: all of them go to the session
     // before anything is submitted or written, so that the streams they end are sent again
     // together (one write, one TLS record, as h2load does) rather than one write per answer.
