@@ -17,23 +17,12 @@ namespace {
 namespace net = boost::asio;
 using boost::system::error_code;
 
-constexpr auto kReconnectPause = std::chrono::milliseconds(50);
 constexpr std::size_t kWriteChunk = 64 * 1024;
 constexpr std::size_t kMinReadBuffer = 16 * 1024;
 // Flow control: answers are discarded as they arrive, so the windows only need to be large
 // enough that the server never waits for a WINDOW_UPDATE on a large page.
 constexpr std::int32_t kStreamWindow = 1 << 20;
 constexpr std::int32_t kConnectionWindow = 16 << 20;
-
-ErrorKind classify(const error_code& ec, bool writing) {
-  if (ec == net::error::operation_aborted) return ErrorKind::timeout;
-  if (ec == net::error::eof || ec == net::error::connection_reset ||
-      ec == net::error::broken_pipe || ec == net::error::connection_aborted ||
-      ec == net::ssl::error::stream_truncated) {
-    return ErrorKind::closed;
-  }
-  return writing ? ErrorKind::write : ErrorKind::read;
-}
 
 struct CallbacksDeleter {
   void operator()(nghttp2_session_callbacks* p) const { nghttp2_session_callbacks_del(p); }
@@ -343,8 +332,8 @@ class H2Connection final : public ClientConnection {
     // together (one write, one TLS record, as h2load does) rather than one write per answer.
     if (!ec) {
       while (n < read_buffer_.size()) {
-        const std::size_t more = transport_.read_buffered(
-            net::buffer(read_buffer_.data() + n, read_buffer_.size() - n));
+        const std::size_t more =
+            transport_.read_buffered(net::buffer(read_buffer_.data() + n, read_buffer_.size() - n));
         if (more == 0) break;
         n += more;
       }
@@ -358,7 +347,7 @@ class H2Connection final : public ClientConnection {
       }
     }
     if (ec) {
-      fail_connection(worker_.hard_stopped ? ErrorKind::timeout : classify(ec, false));
+      fail_connection(worker_.hard_stopped ? ErrorKind::timeout : classify_io_error(ec, false));
       return after_event();
     }
     if (nghttp2_session_want_read(session_) != 0) read();
@@ -393,7 +382,8 @@ class H2Connection final : public ClientConnection {
         settle();
         return after_event();
       }
-      if (ec) fail_connection(worker_.hard_stopped ? ErrorKind::timeout : classify(ec, true));
+      if (ec)
+        fail_connection(worker_.hard_stopped ? ErrorKind::timeout : classify_io_error(ec, true));
       after_event();
     });
   }

@@ -11,18 +11,6 @@ namespace {
 namespace net = boost::asio;
 using boost::system::error_code;
 
-constexpr auto kReconnectPause = std::chrono::milliseconds(50);
-
-ErrorKind classify(const error_code& ec, bool writing) {
-  if (ec == net::error::operation_aborted) return ErrorKind::timeout;
-  if (ec == net::error::eof || ec == net::error::connection_reset ||
-      ec == net::error::broken_pipe || ec == net::error::connection_aborted ||
-      ec == net::ssl::error::stream_truncated) {
-    return ErrorKind::closed;
-  }
-  return writing ? ErrorKind::write : ErrorKind::read;
-}
-
 // Transport: PlainTransport or TlsTransport (transport.hpp).
 template <class Transport>
 class Http1Connection final : public ClientConnection {
@@ -102,13 +90,13 @@ class Http1Connection final : public ClientConnection {
     worker_.note_sent(attempt_, sent);
     begin_io(sent);
     reader_.reset(attempt_.request->head);
-    transport_.async_write(net::buffer(attempt_.request->text),
-                           [this](const error_code& ec, std::size_t) {
-                             if (ec) {
-                               return fail(timed_out_ ? ErrorKind::timeout : classify(ec, true));
-                             }
-                             read();
-                           });
+    transport_.async_write(
+        net::buffer(attempt_.request->text), [this](const error_code& ec, std::size_t) {
+          if (ec) {
+            return fail(timed_out_ ? ErrorKind::timeout : classify_io_error(ec, true));
+          }
+          read();
+        });
   }
 
   void read() {
@@ -129,7 +117,7 @@ class Http1Connection final : public ClientConnection {
       reader_.finish_on_eof();
       if (reader_.done()) return succeed();
     }
-    fail(timed_out_ ? ErrorKind::timeout : classify(ec, false));
+    fail(timed_out_ ? ErrorKind::timeout : classify_io_error(ec, false));
   }
 
   void succeed() {

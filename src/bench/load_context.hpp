@@ -30,6 +30,9 @@ class TlsClient;       // tls_client.hpp
 class H2RequestTable;  // h2_request.hpp
 
 inline constexpr auto kLateThreshold = std::chrono::milliseconds(1);
+// Closed loop: how long a connection waits after a failed connect, so as not to spin against a
+// refusing port.
+inline constexpr auto kReconnectPause = std::chrono::milliseconds(50);
 
 struct RunShared {
   RunShared(const LoadOptions& o, const Clock& c) : options(o), clock(c) {}

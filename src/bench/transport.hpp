@@ -27,9 +27,23 @@
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/write.hpp>
 
+#include "bench/run_stats.hpp"
 #include "bench/tls_client.hpp"
 
 namespace wg::bench {
+
+// What a failed read or write of either transport counts as (a cut-off by the deadline sweep
+// shows as operation_aborted).
+inline ErrorKind classify_io_error(const boost::system::error_code& ec, bool writing) {
+  namespace net = boost::asio;
+  if (ec == net::error::operation_aborted) return ErrorKind::timeout;
+  if (ec == net::error::eof || ec == net::error::connection_reset ||
+      ec == net::error::broken_pipe || ec == net::error::connection_aborted ||
+      ec == net::ssl::error::stream_truncated) {
+    return ErrorKind::closed;
+  }
+  return writing ? ErrorKind::write : ErrorKind::read;
+}
 
 class PlainTransport {
  public:
