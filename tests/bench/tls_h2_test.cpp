@@ -6,17 +6,23 @@
 // upstream), and nginx, whose access log records the protocol each request came in with.
 // Counts are exact (--requests N --warmup 0s); no timing assertions.
 
+#include <arpa/inet.h>
 #include <grp.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pwd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <simdjson.h>
@@ -275,4 +281,82 @@ BOOST_AUTO_TEST_CASE(nginx_sees_the_protocol_each_mode_speaks) {
   expect_all_answered(bench({"--target", url("https", nginx.tls_h1_port()), "--connections", "2"}));
   BOOST_TEST(nginx.logged(std::to_string(nginx.tls_h1_port()) + " HTTP/1.1 200") ==
              std::size_t(kRequests));
+}
+
+namespace {
+
+// An h2c server that takes every connection, reads what the client sends first, answers with
+// its SETTINGS and a GOAWAY that still admits every stream (last stream id 2^31-1), and then
+// never answers: the client's streams can only time out on a connection that is going away.
+class GoawaySilentServer {
+ public:
+  GoawaySilentServer() {
+    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(address);
+    BOOST_TEST_REQUIRE(::bind(listener_, reinterpret_cast<sockaddr*>(&address), length) == 0);
+    BOOST_TEST_REQUIRE(::listen(listener_, 64) == 0);
+    BOOST_TEST_REQUIRE(::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length) ==
+                       0);
+    port_ = ntohs(address.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~GoawaySilentServer() {
+    stop_ = true;
+    thread_.join();
+    for (int fd : accepted_) ::close(fd);
+    ::close(listener_);
+  }
+  std::uint16_t port() const { return port_; }
+
+ private:
+  void serve() {
+    // SETTINGS (empty), then GOAWAY(last stream 0x7fffffff, NO_ERROR).
+    static constexpr unsigned char kFrames[] = {0,    0,    0,    4,    0, 0, 0, 0, 0,  //
+                                                0,    0,    8,    7,    0, 0, 0, 0, 0,  //
+                                                0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0};
+    while (!stop_) {
+      pollfd p{listener_, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      const int fd = ::accept(listener_, nullptr, nullptr);
+      if (fd < 0) continue;
+      accepted_.push_back(fd);
+      char buffer[4096];
+      pollfd r{fd, POLLIN, 0};
+      if (::poll(&r, 1, 1000) > 0) (void)::read(fd, buffer, sizeof buffer);
+      (void)::write(fd, kFrames, sizeof kFrames);
+    }
+  }
+
+  int listener_ = -1;
+  std::uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::vector<int> accepted_;  // kept open, never read again
+  std::thread thread_;
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(streams_timing_out_on_a_connection_going_away_end_the_run) {
+  // Once a regression: the connection was closed under its pending read and nothing went on,
+  // so the run never ended. Now every request ends once (a timeout or a closed connection) and
+  // wg-bench exits with 4 (no answer at all).
+  GoawaySilentServer server;
+  TempDir dir;
+  const std::string out = dir.file("goaway.json");
+  const int status =
+      run_bench({"--target", "http://127.0.0.1:" + std::to_string(server.port()), "--http2",
+                 "--streams", "4", "--connections", "2", "--requests", "16", "--warmup", "0s",
+                 "--timeout", "300ms", "--out", out, "--progress", "off"});
+  BOOST_TEST_REQUIRE(status == 4);
+  const std::string text = read_file(out);
+  simdjson::dom::parser parser;
+  simdjson::dom::element r;
+  BOOST_TEST_REQUIRE(parser.parse(text).get(r) == simdjson::SUCCESS, text);
+  BOOST_TEST(u64(r, "/requests") == 16u);
+  BOOST_TEST(u64(r, "/responses") == 0u);
+  BOOST_TEST(u64(r, "/errors_total") == 16u);
+  BOOST_TEST(u64(r, "/errors/timeout") + u64(r, "/errors/closed") == 16u);
 }
