@@ -87,16 +87,21 @@ std::string row(const std::string& scenario, const std::string& system, int rep,
   return out.str();
 }
 
-// A results folder with runs.tsv: hot-hits, gateway and nginx, three runs each.
+// A results folder with runs.tsv: hot-hits, gateway and nginx (and the constant reference when
+// given), one row per run.
 std::string results_folder(const TempDir& dir, const std::string& name,
                            const std::vector<double>& gateway_rps,
-                           const std::vector<double>& nginx_rps) {
+                           const std::vector<double>& nginx_rps,
+                           const std::vector<double>& constant_rps = {}) {
   const std::string folder = dir.file(name);
   fs::create_directories(folder);
   std::string tsv = kHeader;
   for (std::size_t i = 0; i < gateway_rps.size(); ++i) {
     tsv += row("hot-hits", "gateway", static_cast<int>(i + 1), gateway_rps[i], 950);
     tsv += row("hot-hits", "nginx", static_cast<int>(i + 1), nginx_rps[i], 1400);
+    if (i < constant_rps.size()) {
+      tsv += row("hot-hits", "constant", static_cast<int>(i + 1), constant_rps[i], 800);
+    }
   }
   std::ofstream(folder + "/runs.tsv") << tsv;
   return folder;
@@ -169,6 +174,25 @@ BOOST_AUTO_TEST_CASE(overlapping_noisy_runs_are_not_a_regression) {
   const std::string gateway = line_with(r.output, "| hot-hits | gateway |");
   BOOST_TEST(gateway.find("-12.0%") != std::string::npos);
   BOOST_TEST(gateway.find("within noise") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_drop_the_constant_reference_shares_is_the_machine_not_the_code) {
+  TempDir dir;
+  // Everything 15 % slower, the reference included: the machine was busier during B.
+  const auto a = results_folder(dir, "a", {83000, 84000, 82000}, {60000, 61000, 59000},
+                                {100000, 101000, 99000});
+  const auto b =
+      results_folder(dir, "b", {70500, 71400, 69700}, {51000, 51800, 50100}, {85000, 85800, 84100});
+  const Result r = run_script({"compare", a, b});
+  BOOST_TEST(r.exit_code == 0);
+  BOOST_TEST(line_with(r.output, "| hot-hits | gateway |").find("within noise (net of") !=
+             std::string::npos);
+  BOOST_TEST(line_with(r.output, "| hot-hits | constant |").find("the machine's drift") !=
+             std::string::npos);
+  // Without the reference, the same drop is a regression.
+  const auto a2 = results_folder(dir, "a2", {83000, 84000, 82000}, {60000, 61000, 59000});
+  const auto b2 = results_folder(dir, "b2", {70500, 71400, 69700}, {51000, 51800, 50100});
+  BOOST_TEST(run_script({"compare", a2, b2}).exit_code == 1);
 }
 
 BOOST_AUTO_TEST_CASE(a_missing_folder_is_a_usage_error) {
