@@ -31,6 +31,10 @@ class LoadProfile {
   double level_at(double t) const;
   // The load offered in [0, t]: the integral of the level (open loop: requests intended).
   double integral_to(double t) const;
+  // The load offered in [from, to) (0 when to <= from).
+  double offered_between(double from, double to) const {
+    return to > from ? integral_to(to) - integral_to(from) : 0;
+  }
   // The smallest t with integral_to(t) >= n; kNever when the level never gets there.
   double time_of_integral(double n) const;
   // The first time at or after `from` when the level is above `threshold` (a connection with

@@ -50,11 +50,8 @@ void print_progress(const RunShared& shared, const std::vector<std::unique_ptr<W
   if (shared.open_loop && second > 0) {
     // Nothing is offered past the end: what is sent then is the backlog of late requests.
     const double end = std::chrono::duration<double>(shared.end - shared.start).count();
-    const double t = std::min(static_cast<double>(second), end);
-    const double offered =
-        t > static_cast<double>(second) - 1
-            ? shared.profile.integral_to(t) - shared.profile.integral_to(second - 1.0)
-            : 0;
+    const double offered = shared.profile.offered_between(
+        static_cast<double>(second) - 1, std::min(static_cast<double>(second), end));
     std::fprintf(stderr, " of %.0f offered", offered);
   }
   std::fprintf(
@@ -74,11 +71,23 @@ LoadProfile load_profile(const LoadSpec& load) {
   return load.ramp.empty() ? LoadProfile::constant(level) : LoadProfile::ramp(0, load.ramp);
 }
 
+LoadSpec resolve_ramp(LoadSpec load) {
+  if (load.ramp.empty()) return load;
+  const LoadProfile profile = LoadProfile::ramp(0, load.ramp);
+  load.requests = 0;
+  load.warmup = Millis{0};
+  load.duration = std::chrono::duration_cast<Millis>(std::chrono::duration<double>(profile.span()));
+  if (load.mode == LoadMode::closed) {
+    load.connections = static_cast<unsigned>(std::ceil(profile.peak()));
+  }
+  return load;
+}
+
 LoadResult run_load(const LoadOptions& options, const Clock& clock) {
   if (!options.requests || options.requests->empty()) {
     throw std::invalid_argument("run_load: no requests");
   }
-  const auto& load = options.load;
+  const LoadSpec load = resolve_ramp(options.load);
   const unsigned threads = std::max(1u, load.threads);
 
   RunShared shared(options, clock);
@@ -101,17 +110,9 @@ LoadResult run_load(const LoadOptions& options, const Clock& clock) {
   shared.count_mode = load.requests > 0;
   shared.budget.store(static_cast<std::int64_t>(load.requests));
   shared.total_connections = load.connections;
-  if (!shared.open_loop && shared.profile.ramped()) {
-    shared.total_connections = static_cast<std::size_t>(std::ceil(shared.profile.peak()));
-  }
-  const auto measured_length =
-      shared.profile.ramped()
-          ? std::chrono::duration_cast<Millis>(std::chrono::duration<double>(shared.profile.span()))
-          : load.duration;
-  const Millis warmup = shared.profile.ramped() ? Millis{0} : load.warmup;
   shared.start = clock.steady_now();
-  shared.warmup_end = shared.start + warmup;
-  shared.end = shared.count_mode ? SteadyTime::max() : shared.warmup_end + measured_length;
+  shared.warmup_end = shared.start + load.warmup;
+  shared.end = shared.count_mode ? SteadyTime::max() : shared.warmup_end + load.duration;
 
   // Enough for a large page in one read, within a bound on the whole client's memory.
   shared.receive_buffer_bytes = std::clamp<std::size_t>(
@@ -166,14 +167,13 @@ LoadResult run_load(const LoadOptions& options, const Clock& clock) {
   }
   const double since_measuring =
       std::chrono::duration<double>(last_completion - shared.warmup_end).count();
-  result.warmup_seconds = std::chrono::duration<double>(warmup).count();
+  result.warmup_seconds = std::chrono::duration<double>(load.warmup).count();
   result.measured_seconds =
-      shared.count_mode ? since_measuring : std::chrono::duration<double>(measured_length).count();
+      shared.count_mode ? since_measuring : std::chrono::duration<double>(load.duration).count();
   result.elapsed_seconds = std::max(result.measured_seconds, since_measuring);
   if (shared.open_loop && !shared.count_mode) {
-    result.intended_requests =
-        shared.profile.integral_to(result.warmup_seconds + result.measured_seconds) -
-        shared.profile.integral_to(result.warmup_seconds);
+    result.intended_requests = shared.profile.offered_between(
+        result.warmup_seconds, result.warmup_seconds + result.measured_seconds);
   }
   return result;
 }

@@ -52,4 +52,9 @@ LoadResult run_load(const LoadOptions& options, const Clock& clock = SystemClock
 // The profile a load spec describes: rate (open loop) or connections (closed loop) over time.
 LoadProfile load_profile(const LoadSpec& load);
 
+// What a ramp does to a load spec: its stages are the measured period (duration), with no
+// warm-up and no request count, and in closed loop its peak is the connection count. A spec
+// without a ramp comes back unchanged.
+LoadSpec resolve_ramp(LoadSpec load);
+
 }  // namespace wg::bench

@@ -310,13 +310,10 @@ LoadSpec effective_load(const Args& args, Scenario& scenario) {
     } catch (const ScenarioError& e) {
       usage_error(e.what());
     }
-    load.requests = 0;
-    load.warmup = Millis{0};
-    load.duration = std::chrono::duration_cast<Millis>(
-        std::chrono::duration<double>(LoadProfile::ramp(0, load.ramp).span()));
-    if (load.mode == LoadMode::closed && LoadProfile::ramp(0, load.ramp).peak() < 1) {
+    if (load.mode == LoadMode::closed && load_profile(load).peak() < 1) {
       usage_error("--ramp in closed loop needs a stage of at least 1 connection");
     }
+    load = resolve_ramp(load);
   } else if (load.mode == LoadMode::open && !(load.rate > 0)) {
     usage_error("open loop needs --rate (or --ramp)");
   }

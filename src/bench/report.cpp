@@ -52,8 +52,7 @@ void append_series(std::string& out, const ReportContext& c, const LoadResult& r
     out += i ? ",\n    " : "\n    ";
     out += "{\"t\": " + std::to_string(i);
     if (open) {
-      const double offered = to > from ? profile.integral_to(to) - profile.integral_to(from) : 0;
-      out += ", \"offered\": " + number(offered, 0);
+      out += ", \"offered\": " + number(profile.offered_between(from, to), 0);
     }
     out += ", \"sent\": " + std::to_string(s.sent) + ", \"late\": " + std::to_string(s.late) +
            ", \"responses\": " + std::to_string(s.responses) +
