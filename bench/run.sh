@@ -9,7 +9,9 @@
 # load also goes, in the same run and alternating (A B C D A B C D), to nginx proxy_cache,
 # Varnish and a constant-response reference server. A scenario named `scaling` (or `scaling-*`)
 # is swept over thread counts instead: the gateway with --threads 1..N and nginx with
-# worker_processes 1..N. Every process it starts is stopped by a trap on exit.
+# worker_processes 1..N. A scenario with a baseline (runner.baseline, e.g. quota-walk's
+# zipf-site) has the baseline run first in the same folder, and a table that compares the two.
+# Every process it starts is stopped by a trap on exit.
 #
 # Everything a run writes goes to its own folder, bench/results/<UTC time>-<scenario|all>/ (or
 # --out DIR), and bench/results/latest points to the newest one; tracked files (bench/published/
@@ -18,8 +20,8 @@ set -Eeuo pipefail  # -E: the ERR trap below also reports failures inside functi
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH_DIR="$ROOT/bench"
-ALL_SCENARIOS=(hot-hits hot-hits-256 large-page zipf-site zipf-site-redis-only memory-10k cold-storm
-  cache-busters upstream-outage redis-outage scaling)
+ALL_SCENARIOS=(hot-hits hot-hits-256 large-page zipf-site zipf-site-redis-only quota-walk memory-10k
+  cold-storm cache-busters upstream-outage redis-outage scaling)
 # `scaling` (and any scaling-*) is swept over thread counts: the gateway and nginx with 1..N
 # threads, pinned differently.
 
@@ -772,7 +774,7 @@ RUNS="$RESULTS_DIR/runs.tsv"
 # exit: wg-bench's exit status (0 ok, 1 runtime error, 2 usage error, 3 connection failure, 4 no
 # measured request got an expected answer, 5 a --fail-if threshold was crossed); the figures of
 # a run whose wg-bench printed none are "-".
-printf 'scenario\tsystem\trep\trps\tp50_us\tp90_us\tp99_us\tp999_us\tmax_us\terrors\tunexpected\tall_responses\tupstream_calls\tupstream_per_1k\tpeak_rss_kb\tredis_per_request\tl1_entries\tl1_bytes\tthreads\texit\n' >"$RUNS"
+printf 'scenario\tsystem\trep\trps\tp50_us\tp90_us\tp99_us\tp999_us\tmax_us\terrors\tunexpected\tall_responses\tupstream_calls\tupstream_per_1k\tpeak_rss_kb\tredis_per_request\tl1_entries\tl1_bytes\tthreads\texit\tvisitors_p99_us\twalker_responses\twalker_share\twalker_p99_us\n' >"$RUNS"
 FAILED_RUNS=()     # "scenario system run N: exit C (meaning)" of every run whose wg-bench failed
 THRESHOLD_RUNS=()  # the same for the gateway's runs that crossed --fail-if (exit 5)
 exit_meaning() {
@@ -883,21 +885,23 @@ run_one() {
   [[ $system != constant ]] || upstream=0
   # wg-bench prints a header line, then its data line: the last line, when it is not the header
   # (a usage or runtime error prints neither). Its first 12 columns: label responses rps p50 p90
-  # p99 p999 max errors unexpected all bytes; later columns are not read here.
+  # p99 p999 max errors unexpected all bytes; then mode offered late unsent exit (not read here)
+  # and the roles: visitors' p99, the walker's answers and its p99.
   line=$(tail -n 1 "$WORK/tsv")
-  if [[ $line == label$'\t'* ]] || (($(awk -F'\t' '{ print NF }' <<<"$line") < 12)); then
-    line=$(printf 'x%.0s\t' {1..12})  # no figures: "-" below
+  if [[ $line == label$'\t'* ]] || (($(awk -F'\t' '{ print NF }' <<<"$line") < 20)); then
+    line=$(printf 'x%.0s\t' {1..20})  # no figures: "-" below
   fi
   awk -F'\t' -v OFS='\t' -v sc="$name" -v rep="$rep" -v up="${upstream:-0}" -v rss="$rss" \
     -v redis="$redis_used" -v l1e="$l1_entries" -v l1b="$l1_bytes" -v sy="$system" -v th="$threads" \
     -v code="$bench_status" '{
       if ($1 == "x") {
-        print sc, sy, rep, "-", "-", "-", "-", "-", "-", "-", "-", "-", up, "-", rss, "-", l1e, l1b, th, code
+        print sc, sy, rep, "-", "-", "-", "-", "-", "-", "-", "-", "-", up, "-", rss, "-", l1e, l1b, th, code, "-", "-", "-", "-"
         next
       }
       per = ($11 > 0) ? sprintf("%.4g", up * 1000 / $11) : "-"
       redis_per = (redis == "-" || $2 == 0) ? "-" : sprintf("%.4f", redis / $2)
-      print sc, sy, rep, $3, $4, $5, $6, $7, $8, $9, $10, $11, up, per, rss, redis_per, l1e, l1b, th, code
+      walker_share = ($2 > 0) ? sprintf("%.4f", $19 / $2) : "-"
+      print sc, sy, rep, $3, $4, $5, $6, $7, $8, $9, $10, $11, up, per, rss, redis_per, l1e, l1b, th, code, $18, $19, walker_share, $20
     }' <<<"$line" >>"$RUNS"
 }
 
@@ -956,6 +960,26 @@ scenario_rate() {
   awk '/^\[/ { in_load = ($0 ~ /^\[load\]/) } in_load && /^rate *=/ { sub(/^rate *= */, ""); sub(/ *#.*/, ""); print; found = 1 }
     END { if (!found) print "-" }' "$1"
 }
+
+# A scenario with runner.baseline (quota-walk: zipf-site) has its baseline run first, in the same
+# folder and with the same overrides, unless the run already has it: its report compares the two.
+declare -A BASELINE_OF   # scenario name → its baseline's name
+expanded=()
+for file in "${SCENARIO_FILES[@]}"; do
+  runner=$("$BIN/wg-bench" --scenario "$file" --print-runner)
+  baseline=$(sed -n 's/^baseline=//p' <<<"$runner")
+  if [[ -n $baseline ]]; then
+    BASELINE_OF[$(sed -n 's/^name=//p' <<<"$runner")]=$baseline
+    baseline_file="$BENCH_DIR/scenarios/$baseline.toml"
+    [[ -f $baseline_file ]] || die "$file: runner.baseline names $baseline, but there is no $baseline_file"
+    if [[ " ${SCENARIO_FILES[*]} ${expanded[*]} " != *" $baseline_file "* ]]; then
+      log "$(basename "$file" .toml): its baseline $baseline runs first"
+      expanded+=("$baseline_file")
+    fi
+  fi
+  expanded+=("$file")
+done
+SCENARIO_FILES=("${expanded[@]}")
 
 SCENARIOS="$RESULTS_DIR/scenarios.tsv"
 printf 'scenario\tmode\tconnections\trate\tduration_ms\twarmup_ms\treps\tconstant_widget_bytes\tconstant_reviews_bytes\tconstant_note\n' >"$SCENARIOS"
@@ -1103,6 +1127,36 @@ scaling_table() {
           else print "Runs with transport errors or unexpected statuses (see runs.tsv): " bad "." }' "$RUNS"
 }
 
+# walker_table SCENARIO BASELINE: per system, the scenario with its walker against its baseline
+# (the same visitors without it), medians over the runs of each.
+walker_table() {
+  local sc=$1 base=$2 sy up_base up_walk share walker_part p99_base p99_walk
+  echo "Walker ($sc against its baseline $base, medians): upstream calls per 1,000 client requests"
+  echo "(all answers of the run, warm-up included) and the visitors' p99 without the walker ($base) and"
+  echo "with it ($sc, the walker's answers recorded apart). The walker's part is an estimate: the"
+  echo "figure with the walker less the baseline's scaled to the visitors' share (with - without ×"
+  echo "(1 - walker's share)); it holds when both runs answered about as many requests (see req/s)."
+  echo
+  echo "| system | runs ($base / $sc) | upstream / 1k req without walker | with walker | walker's part (est.) | visitors' p99 ms without walker | with walker | with ÷ without | walker's p99 ms | walker's share of answers |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  for sy in "${SYSTEMS[@]}"; do
+    (($(runs_of "$sc" "$sy") > 0)) || continue
+    up_base=$(median_unless_constant "$base" "$sy" 14 -)
+    up_walk=$(median_unless_constant "$sc" "$sy" 14 -)
+    share=$(median "$sc" "$sy" 23)
+    walker_part=$(awk -v a="$up_walk" -v b="$up_base" -v w="$share" 'BEGIN {
+      if (a == "?" || a == "-" || b == "?" || b == "-" || w == "?" || w == "-") print "-"
+      else printf "%.4g", a - b * (1 - w) }')
+    p99_base=$(median "$base" "$sy" 21)
+    p99_walk=$(median "$sc" "$sy" 21)
+    printf '| %s | %s / %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$sy" \
+      "$(runs_of "$base" "$sy")" "$(runs_of "$sc" "$sy")" \
+      "$(num %.4g "$up_base")" "$(num %.4g "$up_walk")" "$walker_part" \
+      "$(ms "$p99_base")" "$(ms "$p99_walk")" "$(ratio "$p99_walk" "$p99_base")" \
+      "$(ms "$(median "$sc" "$sy" 24)")" "$(num %.1f%% "$share" 0.01)"
+  done
+}
+
 SUMMARY="$RESULTS_DIR/summary.md"
 {
   if ((${#SCENARIO_NAMES[@]})); then
@@ -1168,6 +1222,11 @@ SUMMARY="$RESULTS_DIR/summary.md"
       done
     fi
   fi
+  for sc in "${SCENARIO_NAMES[@]}"; do
+    [[ -n ${BASELINE_OF[$sc]:-} ]] || continue
+    echo
+    walker_table "$sc" "${BASELINE_OF[$sc]}"
+  done
   separate=$((${#SCENARIO_NAMES[@]} > 0))
   for sc in "${SWEEP_NAMES[@]}"; do
     ((separate == 0)) || echo
@@ -1221,6 +1280,18 @@ for sc in "${SCENARIO_NAMES[@]}"; do
       col=$((col + 1))
     done
   } >"$RESULTS_DIR/latency-$sc.dat"
+done
+# walker-SCENARIO.dat, for a scenario with a baseline: the visitors' p99 without the walker (the
+# baseline) and with it, and the walker's own p99, in ms.
+for sc in "${SCENARIO_NAMES[@]}"; do
+  base=${BASELINE_OF[$sc]:-}
+  [[ -n $base ]] || continue
+  {
+    printf 'group\tsystem\truns\tms_median\tms_min\tms_max\n'
+    spread_rows "visitors p99 without the walker ($base)" "$base" 21 1000 "${SYSTEMS[@]}"
+    spread_rows "visitors p99 with the walker ($sc)" "$sc" 21 1000 "${SYSTEMS[@]}"
+    spread_rows "walker p99 ($sc)" "$sc" 24 1000 "${SYSTEMS[@]}"
+  } >"$RESULTS_DIR/walker-$sc.dat"
 done
 # scaling-SCENARIO.dat: req/s by thread count; "linear" is the gateway's 1-thread median times N.
 for sc in "${SWEEP_NAMES[@]}"; do
@@ -1414,6 +1485,12 @@ if ((HAVE_GNUPLOT)); then
     bar_chart "$RESULTS_DIR/latency-$sc.dat" "$RESULTS_DIR/latency-$sc.png" \
       "Latency percentiles: $sc (lower is better)" "ms (lower is better)" "$WORK/no-titles.tsv" \
       "$(footer "$(load_of "$sc")")"
+  done
+  for sc in "${SCENARIO_NAMES[@]}"; do
+    [[ -f $RESULTS_DIR/walker-$sc.dat ]] || continue
+    bar_chart "$RESULTS_DIR/walker-$sc.dat" "$RESULTS_DIR/walker-$sc.png" \
+      "p99 with and without the walker: $sc (lower is better)" "ms (lower is better)" \
+      "$WORK/no-titles.tsv" "$(footer "$(load_of "$sc")")"
   done
   for sc in "${SWEEP_NAMES[@]}"; do
     line_chart "$RESULTS_DIR/scaling-$sc.dat" "$RESULTS_DIR/scaling-$sc.png" \

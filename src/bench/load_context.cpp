@@ -112,8 +112,14 @@ void Worker::record_answer(const Attempt& attempt, SteadyTime done, unsigned sta
   ++stats.responses;
   stats.bytes_received += bytes_received;
   ++stats.status[std::min<std::size_t>(status, stats.status.size() - 1)];
-  if (!status_expected(*attempt.request, status)) ++stats.unexpected_status;
+  const bool expected = status_expected(*attempt.request, status);
+  if (!expected) ++stats.unexpected_status;
   stats.latency.record(latency);
+  RoleStats& role = stats.roles[static_cast<std::size_t>(attempt.request->role)];
+  ++role.requests;
+  ++role.responses;
+  if (!expected) ++role.unexpected_status;
+  role.latency.record(latency);
   last_measured_completion = std::max(last_measured_completion, done);
 }
 
@@ -122,6 +128,11 @@ void Worker::record_failure(const Attempt& attempt, ErrorKind kind, SteadyTime n
     stats.bytes_sent += attempt.request->text.size();
   }
   stats.record_error(kind, attempt.measured);
+  if (attempt.measured && attempt.request) {
+    RoleStats& role = stats.roles[static_cast<std::size_t>(attempt.request->role)];
+    ++role.requests;
+    ++role.errors;
+  }
   shared.progress_errors.fetch_add(1, std::memory_order_relaxed);
   if (SecondStats* second = stats.series.at(now)) ++second->errors;
 }

@@ -82,6 +82,32 @@ void append_histogram(std::string& out, const Histogram& h) {
   out += "]}\n";
 }
 
+// Each role's measured requests, answers, failures and latency: the visitors' figures apart
+// from the walker's (request_mix.hpp, Role).
+void append_roles(std::string& out, const RunStats& s) {
+  out += "  \"roles\": {";
+  for (std::size_t i = 0; i < s.roles.size(); ++i) {
+    const RoleStats& r = s.roles[i];
+    out += i ? ",\n    \"" : "\n    \"";
+    out += std::string(to_string(static_cast<Role>(i))) +
+           "\": {\"requests\": " + std::to_string(r.requests) +
+           ", \"responses\": " + std::to_string(r.responses) +
+           ", \"errors\": " + std::to_string(r.errors) +
+           ", \"unexpected_status\": " + std::to_string(r.unexpected_status) +
+           ", \"latency_us\": {\"min\": " + micros(r.latency.min());
+    for (const auto& p : kPercentiles) {
+      out += ", \"" + std::string(p.name) + "\": " + micros(r.latency.value_at(p.q));
+    }
+    out += ", \"max\": " + micros(r.latency.max()) + "}}";
+  }
+  out += "\n  },\n";
+}
+
+// A role's latency at q in microseconds, or "-" when it got no answer.
+std::string role_micros(const RoleStats& role, double q) {
+  return role.responses ? micros(role.latency.value_at(q)) : "-";
+}
+
 }  // namespace
 
 std::string to_json(const ReportContext& c, const LoadResult& r, const RunFigures& f,
@@ -159,6 +185,7 @@ std::string to_json(const ReportContext& c, const LoadResult& r, const RunFigure
          ", \"late_sends\": " + std::to_string(s.late_sends) +
          ", \"unsent\": " + std::to_string(f.unsent) +
          ", \"max_lateness_us\": " + micros(s.max_lateness_ns) + "},\n";
+  append_roles(out, s);
   append_series(out, c, r);
   append_histogram(out, s.latency);
   out += "}\n";
@@ -167,7 +194,8 @@ std::string to_json(const ReportContext& c, const LoadResult& r, const RunFigure
 
 std::string tsv_header() {
   return "label\tresponses\trps\tp50_us\tp90_us\tp99_us\tp999_us\tmax_us\terrors\tunexpected\t"
-         "all_responses\tbytes_received\tmode\toffered_rps\tlate_sends\tunsent\texit_status\n";
+         "all_responses\tbytes_received\tmode\toffered_rps\tlate_sends\tunsent\texit_status\t"
+         "visitors_p99_us\twalker_responses\twalker_p99_us\n";
 }
 
 std::string to_tsv_line(const ReportContext& c, const LoadResult& r, const RunFigures& f,
@@ -181,7 +209,11 @@ std::string to_tsv_line(const ReportContext& c, const LoadResult& r, const RunFi
   out += "\t" + std::to_string(s.all_responses) + "\t" + std::to_string(s.bytes_received);
   out += "\t" + std::string(to_string(c.load.mode)) + "\t" +
          (f.open_loop ? number(f.offered_rps, 1) : "-") + "\t" + std::to_string(s.late_sends) +
-         "\t" + std::to_string(f.unsent) + "\t" + std::to_string(static_cast<int>(v.status)) + "\n";
+         "\t" + std::to_string(f.unsent) + "\t" + std::to_string(static_cast<int>(v.status));
+  const RoleStats& visitors = s.roles[static_cast<std::size_t>(Role::visitor)];
+  const RoleStats& walker = s.roles[static_cast<std::size_t>(Role::walker)];
+  out += "\t" + role_micros(visitors, 0.99) + "\t" + std::to_string(walker.responses) + "\t" +
+         role_micros(walker, 0.99) + "\n";
   return out;
 }
 
@@ -206,6 +238,18 @@ std::string human_summary(const ReportContext& c, const LoadResult& r, const Run
   out += " max=" + micros(s.latency.max());
   out += "; errors " + std::to_string(s.error_total()) + ", unexpected status " +
          std::to_string(s.unexpected_status) + "\n";
+  if (s.roles[static_cast<std::size_t>(Role::walker)].requests > 0) {
+    for (std::size_t i = 0; i < s.roles.size(); ++i) {
+      const RoleStats& role = s.roles[i];
+      out += "  " + std::string(to_string(static_cast<Role>(i))) + ": " +
+             std::to_string(role.responses) + " answers; latency us";
+      for (const auto& p : kPercentiles)
+        out += " " + std::string(p.name) + "=" + role_micros(role, p.q);
+      out += " max=" + (role.responses ? micros(role.latency.max()) : "-") + "; errors " +
+             std::to_string(role.errors) + ", unexpected status " +
+             std::to_string(role.unexpected_status) + "\n";
+    }
+  }
   for (const auto& w : v.warnings) out += "wg-bench: warning: " + w + "\n";
   for (const auto& x : v.crossed) out += "wg-bench: --fail-if condition held: " + x + "\n";
   return out;

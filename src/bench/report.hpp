@@ -37,7 +37,8 @@ std::string to_json(const ReportContext& context, const LoadResult& result,
 std::string tsv_header();
 // label, measured answers, req/s achieved, p50, p90, p99, p99.9, max (microseconds), errors,
 // unexpected statuses, all answers (warm-up included), bytes received, then mode, offered
-// req/s, late sends, unsent, exit status; tab-separated, newline-terminated.
+// req/s, late sends, unsent, exit status, then the visitors' p99, the walker's answers and its
+// p99 ("-" for a role without answers); tab-separated, newline-terminated.
 std::string to_tsv_line(const ReportContext& context, const LoadResult& result,
                         const RunFigures& figures, const Verdict& verdict);
 

@@ -1,6 +1,7 @@
 #include "bench/request_mix.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -140,6 +141,21 @@ std::vector<WidgetInfo> synthetic_widgets(std::size_t count) {
   return out;
 }
 
+std::string_view to_string(Role role) {
+  return role == Role::walker ? "walker" : "visitors";
+}
+
+std::string walker_target(const WalkerSpec& walker, const std::vector<WidgetInfo>& widgets,
+                          std::uint64_t step) {
+  const std::uint64_t walked = std::max<std::uint64_t>(std::min(walker.widgets, widgets.size()), 1);
+  const std::uint64_t types = std::size(kPlatforms);
+  const std::uint64_t skips = walker.skip_max / walker.skip_step + 1;
+  const std::string_view type = kPlatforms[step / walked % types];
+  const std::uint64_t skip = (step / walked / types % skips) * walker.skip_step;
+  return reviews_path(widgets[step % walked].id) + "?limit=" + std::to_string(walker.limit) +
+         "&skip=" + std::to_string(skip) + "&type=" + std::string(type);
+}
+
 std::vector<BenchRequest> build_requests(const Scenario& scenario,
                                          const std::vector<WidgetInfo>& widgets,
                                          std::string_view host_header) {
@@ -164,9 +180,8 @@ std::vector<BenchRequest> build_requests(const Scenario& scenario,
   // A fresh run starts at a seed-dependent key so that repeated runs touch different keys.
   std::size_t fresh_next = key_count > 1 ? rng.below(key_count) : 0;
 
-  std::vector<BenchRequest> out;
-  out.reserve(scenario.pool);
-  while (out.size() < scenario.pool) {
+  // One visitor request, drawn from `rng` only.
+  auto visitor_request = [&] {
     std::size_t index = 0;
     if (keys.distribution == KeyDistribution::fresh) {
       index = fresh_next;
@@ -219,6 +234,26 @@ std::vector<BenchRequest> build_requests(const Scenario& scenario,
       }
     }
     request.text = format_request(method, target, host_header);
+    return request;
+  };
+
+  // The walker decides with a generator of its own, so the visitors' draws stay as they are.
+  Rng walker_rng(scenario.seed ^ 0x77616c6b6572ULL);
+  std::uint64_t walker_step = 0;
+
+  std::vector<BenchRequest> out;
+  out.reserve(scenario.pool);
+  while (out.size() < scenario.pool) {
+    if (scenario.walker.share > 0 && walker_rng.chance(scenario.walker.share)) {
+      BenchRequest request;
+      request.kind = RequestKind::reviews;
+      request.role = Role::walker;
+      request.text = format_request("GET", walker_target(scenario.walker, widgets, walker_step++),
+                                    host_header);
+      out.push_back(std::move(request));
+      continue;
+    }
+    const BenchRequest request = visitor_request();
     for (unsigned r = 0; r < keys.repeat && out.size() < scenario.pool; ++r) out.push_back(request);
   }
   return out;

@@ -28,6 +28,12 @@ std::vector<WidgetInfo> synthetic_widgets(std::size_t count);
 
 enum class RequestKind { widget, reviews, invalid, hostile };
 
+// Who sends a request: the site's visitors, or the scenario's walker (scenario.hpp, WalkerSpec).
+// Each role's answers are also recorded apart (RunStats::roles).
+enum class Role : std::uint8_t { visitor, walker };
+inline constexpr std::size_t kRoles = 2;
+std::string_view to_string(Role role);
+
 struct BenchRequest {
   std::string text;  // the complete request, head only (no body)
   bool head = false;
@@ -35,13 +41,25 @@ struct BenchRequest {
   // only a 5xx counts as unexpected.
   bool expect_success = true;
   RequestKind kind = RequestKind::widget;
+  Role role = Role::visitor;
 };
 
 // Builds scenario.pool requests (bursts of keys.repeat identical ones). `widgets` must not be
-// empty; only its first keys.widgets entries are used.
+// empty; only its first keys.widgets entries are used. With a walker, each slot of the pool is
+// the walker's next step with probability walker.share, drawn from a generator of its own: the
+// visitors' requests are then the same sequence as without the walker, with the walker's
+// interleaved.
+
 std::vector<BenchRequest> build_requests(const Scenario& scenario,
                                          const std::vector<WidgetInfo>& widgets,
                                          std::string_view host_header);
+
+// The walker's request target of step `step` (0, 1, ...): widgets innermost (step mod
+// min(walker.widgets, widgets.size())), then the nine platform codes, then skip (0, skip_step,
+// ... skip_max), so that even a short run walks every type and goes past the end of every list;
+// after the last step it starts again.
+std::string walker_target(const WalkerSpec& walker, const std::vector<WidgetInfo>& widgets,
+                          std::uint64_t step);
 
 // The request for one target path: "GET <target> HTTP/1.1" with Host and the bench's headers.
 std::string format_request(std::string_view method, std::string_view target,

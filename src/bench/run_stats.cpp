@@ -32,6 +32,14 @@ std::uint64_t RunStats::error_total() const {
   return total;
 }
 
+void RoleStats::merge(const RoleStats& o) {
+  latency.merge(o.latency);
+  requests += o.requests;
+  responses += o.responses;
+  errors += o.errors;
+  unexpected_status += o.unexpected_status;
+}
+
 void RunStats::merge(const RunStats& o) {
   latency.merge(o.latency);
   requests += o.requests;
@@ -49,6 +57,7 @@ void RunStats::merge(const RunStats& o) {
   late_sends += o.late_sends;
   max_lateness_ns = std::max(max_lateness_ns, o.max_lateness_ns);
   series.merge(o.series);
+  for (std::size_t i = 0; i < roles.size(); ++i) roles[i].merge(o.roles[i]);
 }
 
 }  // namespace wg::bench

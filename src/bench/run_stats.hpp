@@ -29,6 +29,18 @@ enum class ErrorKind {
 constexpr std::size_t kErrorKinds = static_cast<std::size_t>(ErrorKind::count_);
 std::string_view to_string(ErrorKind kind);
 
+// One role's share of the measured requests (request_mix.hpp, Role): what its own answers took.
+// Requests that were never sent (open loop, unsent) belong to no role.
+struct RoleStats {
+  Histogram latency;  // nanoseconds, measured responses only
+  std::uint64_t requests = 0;
+  std::uint64_t responses = 0;
+  std::uint64_t errors = 0;  // transport errors
+  std::uint64_t unexpected_status = 0;
+
+  void merge(const RoleStats& other);
+};
+
 struct RunStats {
   Histogram latency;  // nanoseconds, measured responses only
   std::uint64_t requests = 0;
@@ -49,6 +61,8 @@ struct RunStats {
   std::uint64_t late_sends = 0;
   std::uint64_t max_lateness_ns = 0;
   TimeSeries series;  // second by second, the whole run
+  // By role (request_mix.hpp, Role): the visitors', then the walker's.
+  std::array<RoleStats, 2> roles;
 
   void record_error(ErrorKind kind, bool measured, std::uint64_t n = 1) {
     all_requests += n;

@@ -202,6 +202,15 @@ void read_reviews(TableReader& r, ReviewsSpec& reviews, std::string_view origin)
   r.finish();
 }
 
+void read_walker(TableReader& r, WalkerSpec& walker) {
+  r.number("share", walker.share, 0, 0.99);
+  r.integer("widgets", walker.widgets, 1, 10000000);
+  r.integer("limit", walker.limit, 1, 300);
+  r.integer("skip_step", walker.skip_step, 1, 100000000);
+  r.integer("skip_max", walker.skip_max, 0, 1000000000);
+  r.finish();
+}
+
 void read_runner(TableReader& r, RunnerSpec& runner) {
   r.integer("stub_widgets", runner.stub_widgets, 1, 10000000);
   r.choice("fault", runner.fault, kFaults);
@@ -214,6 +223,7 @@ void read_runner(TableReader& r, RunnerSpec& runner) {
   r.strings("systems", runner.systems, kSystems);
   r.boolean("gateway_l1", runner.gateway_l1);
   r.boolean("derive_pages", runner.derive_pages);
+  r.string("baseline", runner.baseline);
   r.finish();
 }
 
@@ -279,6 +289,10 @@ Scenario parse_scenario(std::string_view text, std::string_view origin) {
     TableReader r(*t, "reviews.", origin);
     read_reviews(r, s.reviews, origin);
   }
+  if (const auto* t = top.subtable("walker")) {
+    TableReader r(*t, "walker.", origin);
+    read_walker(r, s.walker);
+  }
   if (const auto* t = top.subtable("runner")) {
     TableReader r(*t, "runner.", origin);
     read_runner(r, s.runner);
@@ -300,10 +314,16 @@ Scenario parse_scenario(std::string_view text, std::string_view origin) {
     }
   }
   if (s.name.empty()) fail(origin, "name must not be empty");
-  for (char c : s.name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
-    if (!ok) fail(origin, "name may hold only a-z, 0-9, '-' and '_'");
+  const auto is_name = [](std::string_view name) {
+    return std::all_of(name.begin(), name.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+    });
+  };
+  if (!is_name(s.name)) fail(origin, "name may hold only a-z, 0-9, '-' and '_'");
+  if (!is_name(s.runner.baseline)) {
+    fail(origin, "runner.baseline may hold only a-z, 0-9, '-' and '_' (a scenario's name)");
   }
+  if (s.runner.baseline == s.name) fail(origin, "runner.baseline must name another scenario");
   return s;
 }
 
@@ -366,6 +386,8 @@ std::string runner_lines(const Scenario& s) {
       << "systems=" << join(s.runner.systems, ",") << "\n"
       << "gateway_l1=" << s.runner.gateway_l1 << "\n"
       << "derive_pages=" << s.runner.derive_pages << "\n"
+      << "baseline=" << s.runner.baseline << "\n"
+      << "walker_share=" << s.walker.share << "\n"
       << "requests=" << s.load.requests
       << "\n"
       // The constant-response reference answers reviews requests with a page of this size.

@@ -68,6 +68,20 @@ struct ReviewsSpec {
   double odd_skip = 0;               // share with a skip that is not a page boundary
 };
 
+// A walker: one client that walks the reviews of known widgets (the first `widgets` ids of the
+// list) with every `skip` from 0 to skip_max in steps of skip_step, far past the end, and each
+// of the nine platform codes (`type`), `limit` reviews a page (walker_target in
+// request_mix.hpp gives the order). Its requests are a share of the pool,
+// interleaved with the visitors' (whose sequence stays what it is without the walker), and are
+// recorded apart from them (RunStats::roles).
+struct WalkerSpec {
+  double share = 0;  // share of all requests that are the walker's; 0: no walker
+  std::size_t widgets = 20;
+  unsigned limit = 1;
+  std::uint64_t skip_step = 300;
+  std::uint64_t skip_max = 179700;  // the last skip asked for
+};
+
 // Read by bench/run.sh (through `wg-bench --print-runner`), not by the load generator.
 struct RunnerSpec {
   std::size_t stub_widgets = 1000;  // --widgets of the stub upstream
@@ -83,6 +97,9 @@ struct RunnerSpec {
   std::vector<std::string> systems;
   bool gateway_l1 = true;    // false: the gateway runs with cache.l1_max_bytes = 0 (Redis only)
   bool derive_pages = true;  // the gateway's cache.derive_pages
+  // A scenario run.sh runs first in the same folder, when it is not already in the run (e.g.
+  // zipf-site for quota-walk: the visitors without the walker), to compare against.
+  std::string baseline;
 };
 
 struct Scenario {
@@ -94,6 +111,7 @@ struct Scenario {
   KeySpec keys;
   MixSpec mix;
   ReviewsSpec reviews;
+  WalkerSpec walker;
   RunnerSpec runner;
 };
 

@@ -3,6 +3,7 @@
 // The pure parts of judging a run: load profiles (ramps), --fail-if conditions, the figures
 // and warnings computed from a run's counts, the per-second series and the .hgrm export.
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <sstream>
@@ -218,6 +219,57 @@ BOOST_AUTO_TEST_CASE(the_series_counts_by_second_and_stays_bounded) {
   BOOST_TEST(a.at(start + std::chrono::seconds(TimeSeries::kMaxSeconds)) == nullptr);
   BOOST_TEST(a.truncated());
   BOOST_TEST(a.size() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(roles_are_merged_and_reported_apart) {
+  RunStats a, b;
+  a.roles[static_cast<std::size_t>(Role::visitor)].responses = 3;
+  a.roles[static_cast<std::size_t>(Role::visitor)].requests = 3;
+  a.roles[static_cast<std::size_t>(Role::visitor)].latency.record(1'000'000, 3);  // 1 ms
+  b.roles[static_cast<std::size_t>(Role::walker)].requests = 3;
+  b.roles[static_cast<std::size_t>(Role::walker)].responses = 2;
+  b.roles[static_cast<std::size_t>(Role::walker)].errors = 1;
+  b.roles[static_cast<std::size_t>(Role::walker)].unexpected_status = 1;
+  b.roles[static_cast<std::size_t>(Role::walker)].latency.record(20'000'000, 2);  // 20 ms
+  a.merge(b);
+  const RoleStats& walker = a.roles[static_cast<std::size_t>(Role::walker)];
+  BOOST_TEST(walker.requests == 3u);
+  BOOST_TEST(walker.responses == 2u);
+  BOOST_TEST(walker.errors == 1u);
+  BOOST_TEST(walker.unexpected_status == 1u);
+  BOOST_TEST(walker.latency.count() == 2u);
+
+  LoadResult r = result_with(5, 0, 1.0);
+  r.stats.roles = a.roles;
+  ReportContext c;
+  c.label = "gateway";
+  const RunFigures f = figures_of(r, LoadMode::closed);
+  const Verdict v;
+  const std::string json = to_json(c, r, f, v);
+  BOOST_TEST(json.find("\"roles\": {") != std::string::npos);
+  BOOST_TEST(json.find("\"visitors\": {\"requests\": 3, \"responses\": 3, \"errors\": 0") !=
+             std::string::npos);
+  BOOST_TEST(json.find("\"walker\": {\"requests\": 3, \"responses\": 2, \"errors\": 1, "
+                       "\"unexpected_status\": 1") != std::string::npos);
+
+  // The TSV line ends with the visitors' p99, the walker's answers and its p99 (µs).
+  const std::string header = tsv_header();
+  BOOST_TEST(header.ends_with("\texit_status\tvisitors_p99_us\twalker_responses\twalker_p99_us\n"));
+  const std::string line = to_tsv_line(c, r, f, v);
+  BOOST_TEST(std::count(line.begin(), line.end(), '\t') ==
+             std::count(header.begin(), header.end(), '\t'));
+  const auto fields_from = line.rfind('\t', line.rfind('\t', line.rfind('\t') - 1) - 1);
+  const std::string tail = line.substr(fields_from);
+  BOOST_TEST(tail.starts_with("\t100"));                 // 1 ms, the top of its bucket
+  BOOST_TEST(tail.find("\t2\t2") != std::string::npos);  // 2 answers, p99 near 20 ms
+  BOOST_TEST(human_summary(c, r, f, v).find("  walker: 2 answers") != std::string::npos);
+
+  // Without a walker: "-" for its p99, and no per-role lines in the summary.
+  LoadResult plain = result_with(5, 0, 1.0);
+  const std::string plain_line = to_tsv_line(c, plain, figures_of(plain, LoadMode::closed), v);
+  BOOST_TEST(plain_line.ends_with("\t-\t0\t-\n"));
+  BOOST_TEST(human_summary(c, plain, figures_of(plain, LoadMode::closed), v).find("walker:") ==
+             std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(hgrm_lists_rising_percentiles_up_to_the_total) {

@@ -209,6 +209,77 @@ BOOST_AUTO_TEST_CASE(fresh_keys_with_repeat_make_bursts) {
   BOOST_TEST(distinct.size() == 3u);
 }
 
+BOOST_AUTO_TEST_CASE(the_walker_walks_every_skip_and_type_of_known_widgets) {
+  WalkerSpec walker;
+  walker.widgets = 2;
+  walker.skip_step = 300;
+  walker.skip_max = 900;  // skips 0, 300, 600, 900
+  const auto widgets = ids(5);
+  const std::string base = "/api/v1/widgets/widget/";
+  // Widgets innermost, then the nine types, then skip.
+  BOOST_TEST(walker_target(walker, widgets, 0) ==
+             base + "w0/reviews/remote?limit=1&skip=0&type=doubleGis");
+  BOOST_TEST(walker_target(walker, widgets, 1) ==
+             base + "w1/reviews/remote?limit=1&skip=0&type=doubleGis");
+  BOOST_TEST(walker_target(walker, widgets, 2) ==
+             base + "w0/reviews/remote?limit=1&skip=0&type=yaSprav");
+  BOOST_TEST(walker_target(walker, widgets, 17) ==
+             base + "w1/reviews/remote?limit=1&skip=0&type=yaBusiness");
+  BOOST_TEST(walker_target(walker, widgets, 18) ==
+             base + "w0/reviews/remote?limit=1&skip=300&type=doubleGis");
+  BOOST_TEST(walker_target(walker, widgets, 71) ==
+             base + "w1/reviews/remote?limit=1&skip=900&type=yaBusiness");
+  // Every step of a round is a distinct URL: 2 widgets × 9 types × 4 skips; then it starts over.
+  std::set<std::string> seen;
+  for (std::uint64_t step = 0; step < 72; ++step) seen.insert(walker_target(walker, widgets, step));
+  BOOST_TEST(seen.size() == 72u);
+  BOOST_TEST(walker_target(walker, widgets, 72) == walker_target(walker, widgets, 0));
+  // More walked widgets than ids: only the ids there are.
+  walker.widgets = 50;
+  BOOST_TEST(walker_target(walker, widgets, 5) ==
+             base + "w0/reviews/remote?limit=1&skip=0&type=yaSprav");
+  // The shipped walk: limit 1, skip up to 179700 (600 skips).
+  walker.widgets = 20;
+  walker.limit = 1;
+  walker.skip_max = 179700;
+  BOOST_TEST(walker_target(walker, ids(20), 20 * 9 * 600 - 1) ==
+             base + "w19/reviews/remote?limit=1&skip=179700&type=yaBusiness");
+}
+
+BOOST_AUTO_TEST_CASE(the_walker_is_interleaved_without_changing_the_visitors) {
+  Scenario s;
+  s.pool = 20000;
+  s.keys.widgets = 50;
+  s.mix.head = 0.05;
+  s.reviews.typed = 0.1;
+  const auto visitors_only = build_requests(s, ids(50), "h:1");
+  s.walker.share = 0.1;
+  s.walker.widgets = 5;
+  const auto mixed = build_requests(s, ids(50), "h:1");
+  BOOST_TEST_REQUIRE(mixed.size() == 20000u);
+
+  std::size_t visitor = 0, walker = 0;
+  for (const auto& r : mixed) {
+    if (r.role == Role::walker) {
+      BOOST_TEST_REQUIRE(r.expect_success);
+      BOOST_TEST_REQUIRE(!r.head);
+      BOOST_TEST_REQUIRE((r.kind == RequestKind::reviews));
+      BOOST_TEST_REQUIRE(r.text ==
+                         format_request("GET", walker_target(s.walker, ids(50), walker), "h:1"));
+      ++walker;
+    } else {
+      // The visitors' requests are the walker-less sequence, in order.
+      BOOST_TEST_REQUIRE(r.text == visitors_only[visitor].text);
+      ++visitor;
+    }
+  }
+  const double share = static_cast<double>(walker) / static_cast<double>(mixed.size());
+  BOOST_TEST((share > 0.09 && share < 0.11));
+  for (const auto& r : visitors_only) BOOST_TEST_REQUIRE((r.role == Role::visitor));
+  BOOST_TEST(to_string(Role::visitor) == "visitors");
+  BOOST_TEST(to_string(Role::walker) == "walker");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(target)

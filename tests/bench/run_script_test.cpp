@@ -254,13 +254,20 @@ BOOST_AUTO_TEST_CASE(writes_one_folder_and_leaves_tracked_files_alone) {
   BOOST_TEST_REQUIRE(runs.size() == 3u);
   const auto header = fields_of(runs[0]);
   BOOST_TEST(header.front() == "scenario");
-  BOOST_TEST(header.back() == "exit");
+  BOOST_TEST_REQUIRE(header.size() == 24u);
+  BOOST_TEST(header[19] == "exit");
+  BOOST_TEST(header[20] == "visitors_p99_us");
+  BOOST_TEST(header.back() == "walker_p99_us");
   for (std::size_t i = 1; i < runs.size(); ++i) {
     const auto fields = fields_of(runs[i]);
     BOOST_TEST_REQUIRE(fields.size() == header.size());
     BOOST_TEST(fields[0] == "hot-hits");
     BOOST_TEST(fields[2] == "1");
-    BOOST_TEST(fields.back() == "0");
+    BOOST_TEST(fields[19] == "0");
+    // No walker in hot-hits: every answer is a visitor's.
+    BOOST_TEST(std::atof(fields[20].c_str()) > 0.0, "visitors' p99 of " << fields[1]);
+    BOOST_TEST(fields[21] == "0");
+    BOOST_TEST(fields.back() == "-");
     BOOST_TEST(std::atof(fields[3].c_str()) > 0.0, "req/s of " << fields[1]);
   }
   BOOST_TEST(fields_of(runs[1])[1] == "gateway");

@@ -128,6 +128,45 @@ derive_pages = false
   BOOST_TEST(contains(lines, "derive_pages=0\n"));
 }
 
+BOOST_AUTO_TEST_CASE(walker_and_baseline_are_read) {
+  const Scenario none = parse_scenario("", "t.toml");
+  BOOST_TEST(none.walker.share == 0.0);
+  BOOST_TEST(none.runner.baseline.empty());
+  BOOST_TEST(contains(runner_lines(none), "walker_share=0\n"));
+  BOOST_TEST(contains(runner_lines(none), "baseline=\n"));
+
+  const Scenario s = parse_scenario(R"(
+name = "quota-walk"
+[walker]
+share = 0.1
+widgets = 20
+limit = 1
+skip_step = 300
+skip_max = 179700
+[runner]
+baseline = "zipf-site"
+)",
+                                    "t.toml");
+  BOOST_TEST(s.walker.share == 0.1);
+  BOOST_TEST(s.walker.widgets == 20u);
+  BOOST_TEST(s.walker.limit == 1u);
+  BOOST_TEST(s.walker.skip_step == 300u);
+  BOOST_TEST(s.walker.skip_max == 179700u);
+  BOOST_TEST(s.runner.baseline == "zipf-site");
+  const std::string lines = runner_lines(s);
+  BOOST_TEST(contains(lines, "walker_share=0.1\n"));
+  BOOST_TEST(contains(lines, "baseline=zipf-site\n"));
+
+  BOOST_TEST(
+      contains(error_of("[walker]\nshare = 1"), "walker.share must be a number in [0, 0.99]"));
+  BOOST_TEST(contains(error_of("[walker]\nlimit = 301"), "walker.limit"));
+  BOOST_TEST(contains(error_of("[walker]\nskip_step = 0"), "walker.skip_step"));
+  BOOST_TEST(contains(error_of("[walker]\nstep = 300"), "unknown key walker.step"));
+  BOOST_TEST(contains(error_of("[runner]\nbaseline = \"../x\""), "runner.baseline may hold only"));
+  BOOST_TEST(contains(error_of("name = \"a\"\n[runner]\nbaseline = \"a\""),
+                      "runner.baseline must name another scenario"));
+}
+
 BOOST_AUTO_TEST_CASE(unknown_keys_are_named) {
   BOOST_TEST(contains(error_of("nmae = \"x\""), "unknown key nmae"));
   BOOST_TEST(contains(error_of("[load]\nconections = 5"), "unknown key load.conections"));
@@ -181,9 +220,9 @@ BOOST_AUTO_TEST_CASE(missing_file_is_an_error) {
 }
 
 BOOST_AUTO_TEST_CASE(shipped_scenarios_parse) {
-  for (const char* name : {"hot-hits", "hot-hits-256", "large-page", "zipf-site",
-                           "zipf-site-redis-only", "memory-10k", "cold-storm", "cache-busters",
-                           "upstream-outage", "redis-outage"}) {
+  for (const char* name :
+       {"hot-hits", "hot-hits-256", "large-page", "zipf-site", "zipf-site-redis-only", "quota-walk",
+        "memory-10k", "cold-storm", "cache-busters", "upstream-outage", "redis-outage"}) {
     const std::string path = std::string(WG_SOURCE_DIR) + "/bench/scenarios/" + name + ".toml";
     BOOST_TEST_CONTEXT(path) {
       Scenario s;
@@ -192,6 +231,38 @@ BOOST_AUTO_TEST_CASE(shipped_scenarios_parse) {
       BOOST_TEST(!s.description.empty());
     }
   }
+}
+
+// quota-walk is zipf-site plus the walker: the visitors' load and mix are zipf-site's, so that
+// its baseline (zipf-site) is the same load without the walker.
+BOOST_AUTO_TEST_CASE(quota_walk_is_zipf_site_plus_a_walker) {
+  const std::string dir = std::string(WG_SOURCE_DIR) + "/bench/scenarios/";
+  const Scenario base = load_scenario_file(dir + "zipf-site.toml");
+  const Scenario walk = load_scenario_file(dir + "quota-walk.toml");
+  BOOST_TEST(walk.runner.baseline == "zipf-site");
+  BOOST_TEST(base.walker.share == 0.0);
+  BOOST_TEST(walk.walker.share > 0.0);
+  BOOST_TEST(walk.walker.limit == 1u);
+  BOOST_TEST(walk.walker.skip_step == 300u);
+  BOOST_TEST(walk.walker.skip_max == 179700u);
+  BOOST_TEST(walk.walker.widgets <= walk.runner.stub_widgets);  // known ids only
+  BOOST_TEST((walk.load.mode == base.load.mode));
+  BOOST_TEST(walk.load.connections == base.load.connections);
+  BOOST_TEST((walk.load.duration == base.load.duration));
+  BOOST_TEST((walk.load.warmup == base.load.warmup));
+  BOOST_TEST(walk.keys.widgets == base.keys.widgets);
+  BOOST_TEST(walk.keys.zipf_exponent == base.keys.zipf_exponent);
+  BOOST_TEST(walk.mix.widget == base.mix.widget);
+  BOOST_TEST(walk.mix.reviews == base.mix.reviews);
+  BOOST_TEST(walk.mix.head == base.mix.head);
+  BOOST_TEST((walk.reviews.limits == base.reviews.limits));
+  BOOST_TEST(walk.reviews.max_pages == base.reviews.max_pages);
+  BOOST_TEST(walk.reviews.page_exponent == base.reviews.page_exponent);
+  BOOST_TEST(walk.reviews.typed == base.reviews.typed);
+  BOOST_TEST(walk.runner.stub_widgets == base.runner.stub_widgets);
+  BOOST_TEST((walk.runner.upstream_latency == base.runner.upstream_latency));
+  BOOST_TEST(walk.seed == base.seed);
+  BOOST_TEST(walk.pool == base.pool);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
