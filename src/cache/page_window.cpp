@@ -63,16 +63,63 @@ api::ApiRequest window_request(const api::ApiRequest& page_request, std::uint64_
   return request;
 }
 
-bool provably_empty(const api::ReviewsQuery& query, const upstream::WidgetSummary& widget) {
-  if (query.skip >= widget.total_review_amount) return true;
+ListFacts with_window(ListFacts known, std::uint64_t start, std::size_t count) {
+  if (count < kWindowSize) {
+    const std::uint64_t end = start + count;
+    if (!known.end || end < *known.end) known.end = end;
+  }
+  if (count > 0) known.reaches = std::max<std::uint64_t>(known.reaches, start + count);
+  // Windows of one list that disagree (upstream refreshed between them): no end is proven,
+  // since answering [] for reviews that exist is the worse mistake.
+  if (known.end && *known.end < known.reaches) known.end.reset();
+  return known;
+}
+
+namespace {
+
+std::optional<std::uint64_t> counted(const upstream::WidgetSummary& widget, std::string_view code) {
+  const auto listed = std::find_if(widget.review_amount.begin(), widget.review_amount.end(),
+                                   [code](const auto& amount) { return amount.first == code; });
+  if (listed == widget.review_amount.end()) return std::nullopt;
+  return listed->second;
+}
+
+bool linked(const upstream::WidgetSummary& widget, std::string_view code) {
+  return std::find(widget.source_types.begin(), widget.source_types.end(), code) !=
+         widget.source_types.end();
+}
+
+std::uint64_t windows_of(std::uint64_t count) {
+  return (count + kWindowSize - 1) / kWindowSize;
+}
+
+}  // namespace
+
+bool provably_empty(const api::ReviewsQuery& query, const upstream::WidgetSummary* widget,
+                    const ListFacts& list) {
+  if (list.end) return query.skip >= *list.end;
+  if (query.skip < list.reaches) return false;
+  if (widget == nullptr) return false;
+  if (query.skip >= widget->total_review_amount) return true;
   if (!query.type) return false;
 
   const std::string_view code = api::to_string(*query.type);
-  const auto listed = std::find_if(widget.review_amount.begin(), widget.review_amount.end(),
-                                   [code](const auto& amount) { return amount.first == code; });
-  if (listed != widget.review_amount.end()) return query.skip >= listed->second;
-  return std::find(widget.source_types.begin(), widget.source_types.end(), code) ==
-         widget.source_types.end();
+  if (const auto count = counted(*widget, code)) return query.skip >= *count;
+  return !linked(*widget, code);
+}
+
+std::uint64_t upstream_bound(const upstream::WidgetSummary& widget) {
+  std::uint64_t bound = 1 + windows_of(widget.total_review_amount);
+  for (const auto& [code, count] : widget.review_amount)
+    bound += std::max<std::uint64_t>(1, windows_of(count));
+  for (std::size_t i = 0; i < widget.source_types.size(); ++i) {
+    const std::string& code = widget.source_types[i];
+    const bool seen = counted(widget, code) ||
+                      std::find(widget.source_types.begin(), widget.source_types.begin() + i,
+                                code) != widget.source_types.begin() + i;
+    if (!seen) bound += 1;
+  }
+  return bound;
 }
 
 }  // namespace wg::cache

@@ -40,6 +40,15 @@ Freshness TtlPolicy::for_success(WallTime now, double random01) const {
   return {fresh, fresh + stale_window_};
 }
 
+TtlPolicy::Period TtlPolicy::period_of(WallTime now) const {
+  const WallTime day_end = next_refresh_boundary(now, refresh_at_, utc_offset_, refresh_lag_);
+  const WallTime day_start = day_end - std::chrono::days(1);
+  const auto segment = std::max<config::Duration>(max_ttl_, std::chrono::seconds(1));
+  const auto index = (now - day_start) / segment;
+  const WallTime start = day_start + index * segment;
+  return {start, std::min(day_end, start + segment)};
+}
+
 Freshness TtlPolicy::for_negative(WallTime now) const {
   WallTime fresh = now + negative_ttl_;
   return {fresh, fresh};

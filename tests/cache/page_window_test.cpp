@@ -167,3 +167,66 @@ BOOST_AUTO_TEST_CASE(provably_empty_table) {
     BOOST_CHECK_MESSAGE(provably_empty(query, *row.widget) == row.expected, "row " << i);
   }
 }
+
+BOOST_AUTO_TEST_CASE(windows_win_over_the_counts) {
+  using wg::cache::ListFacts;
+  using wg::cache::with_window;
+  WidgetSummary widget;
+  widget.total_review_amount = 100;  // says 100 reviews in all
+  widget.review_amount = {{"yaSprav", 100}};
+  widget.source_types = {"yaSprav", "otzovik"};
+
+  // A full window 0: the list reaches 300 whatever the count says.
+  const ListFacts reaches = with_window({}, 0, kWindowSize);
+  BOOST_TEST(!reaches.end.has_value());
+  BOOST_TEST(reaches.reaches == 300u);
+  BOOST_TEST(!provably_empty({20, 100, std::nullopt}, &widget, reaches));
+  BOOST_TEST(!provably_empty({20, 299, std::nullopt}, &widget, reaches));
+  BOOST_TEST(provably_empty({20, 300, std::nullopt}, &widget, reaches));  // the count again
+
+  // A short window 300: the list ends at 420; past it empty even where the count says more.
+  const ListFacts ends = with_window(reaches, 300, 120);
+  BOOST_TEST((ends.end == std::optional<std::uint64_t>(420)));
+  BOOST_TEST(!provably_empty({20, 419, std::nullopt}, &widget, ends));
+  BOOST_TEST(provably_empty({20, 420, std::nullopt}, &widget, ends));
+  WidgetSummary more = widget;
+  more.total_review_amount = 5000;
+  BOOST_TEST(provably_empty({20, 600, std::nullopt}, &more, ends));
+
+  // Without any widget data, the windows alone.
+  BOOST_TEST(provably_empty({1, 179'700, std::nullopt}, nullptr, ends));
+  BOOST_TEST(!provably_empty({1, 10, std::nullopt}, nullptr, ends));
+  BOOST_TEST(!provably_empty({1, 10'000, std::nullopt}, nullptr, reaches));  // no end known
+  BOOST_TEST(!provably_empty({1, 10'000, std::nullopt}, nullptr, {}));
+
+  // A platform named only by sources (no count): its short window 0 ends it.
+  const ListFacts otzovik = with_window({}, 0, 7);
+  BOOST_TEST(!provably_empty({20, 50, Platform::otzovik}, &widget, {}));
+  BOOST_TEST(provably_empty({20, 50, Platform::otzovik}, &widget, otzovik));
+  BOOST_TEST(provably_empty({20, 7, Platform::otzovik}, &widget, otzovik));
+  BOOST_TEST(!provably_empty({20, 6, Platform::otzovik}, &widget, otzovik));
+
+  // An empty window ends the list at its start.
+  BOOST_TEST((with_window({}, 600, 0).end == std::optional<std::uint64_t>(600)));
+  // Windows that contradict each other (upstream refreshed between them) prove no end.
+  const ListFacts contradicted = with_window(with_window({}, 0, 50), 300, kWindowSize);
+  BOOST_TEST(!contradicted.end.has_value());
+  BOOST_TEST(!provably_empty({20, 100, std::nullopt}, nullptr, contradicted));
+}
+
+BOOST_AUTO_TEST_CASE(upstream_bound_per_widget) {
+  using wg::cache::upstream_bound;
+  WidgetSummary widget;
+  widget.total_review_amount = 700;
+  widget.review_amount = {{"yaSprav", 500}, {"googleMap", 200}, {"zoon", 0}};
+  widget.source_types = {"yaSprav", "googleMap", "zoon", "otzovik", "otzovik"};
+  // 1 (widget data) + 3 (700 / 300) + yaSprav 2 + googleMap 1 + zoon max(1, 0) + otzovik 1.
+  BOOST_TEST(upstream_bound(widget) == 1u + 3u + 2u + 1u + 1u + 1u);
+
+  WidgetSummary empty;
+  BOOST_TEST(upstream_bound(empty) == 1u);
+  WidgetSummary exact;
+  exact.total_review_amount = 600;
+  exact.review_amount = {{"avito", 600}};
+  BOOST_TEST(upstream_bound(exact) == 1u + 2u + 2u);
+}

@@ -301,3 +301,45 @@ BOOST_AUTO_TEST_CASE(across_a_leap_day_in_offset) {
   f = policy.for_success(utc(2028, 2, 29, 1, 15), 0.0);
   BOOST_TEST(show(f.fresh_until) == show(utc(2028, 3, 1, 1, 15)));
 }
+
+BOOST_AUTO_TEST_CASE(freshness_periods) {
+  // The boundary is 04:00 MSK + 15 min = 01:15 UTC.
+  auto c = base_config();
+  const auto period = [&](WallTime now) { return TtlPolicy(c).period_of(now); };
+  auto p = period(utc(2026, 3, 10, 0, 0));
+  BOOST_TEST(show(p.start) == show(utc(2026, 3, 9, 1, 15)));
+  BOOST_TEST(show(p.end) == show(utc(2026, 3, 10, 1, 15)));
+  p = period(utc(2026, 3, 10, 1, 15));  // exactly at the boundary: the next day's
+  BOOST_TEST(show(p.start) == show(utc(2026, 3, 10, 1, 15)));
+
+  c.max_ttl = hours(6);
+  p = period(utc(2026, 3, 10, 8, 0));
+  BOOST_TEST(show(p.start) == show(utc(2026, 3, 10, 7, 15)));
+  BOOST_TEST(show(p.end) == show(utc(2026, 3, 10, 13, 15)));
+
+  c.max_ttl = hours(10);  // the day's last segment is cut short by the boundary
+  p = period(utc(2026, 3, 10, 23, 0));
+  BOOST_TEST(show(p.start) == show(utc(2026, 3, 10, 21, 15)));
+  BOOST_TEST(show(p.end) == show(utc(2026, 3, 11, 1, 15)));
+}
+
+BOOST_AUTO_TEST_CASE(a_success_stays_fresh_until_its_period_ends) {
+  // What the per-widget guard relies on: one fetch per key per period.
+  for (wg::config::Duration max_ttl :
+       {wg::config::Duration(hours(24)), wg::config::Duration(hours(6)),
+        wg::config::Duration(hours(10)), wg::config::Duration(minutes(45)),
+        wg::config::Duration(seconds(1))}) {
+    auto c = base_config();
+    c.max_ttl = max_ttl;
+    c.min_ttl = seconds(0);
+    const TtlPolicy policy(c);
+    for (WallTime now = utc(2026, 3, 10, 0, 0); now < utc(2026, 3, 11, 6, 0); now += minutes(7)) {
+      const auto fresh = policy.for_success(now, 0.0).fresh_until;
+      const auto p = policy.period_of(now);
+      BOOST_TEST_CONTEXT("max_ttl " << max_ttl.count() << "ms at " << show(now)) {
+        BOOST_TEST((p.start <= now && now < p.end));
+        BOOST_TEST((fresh >= p.end));
+      }
+    }
+  }
+}

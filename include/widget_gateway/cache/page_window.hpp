@@ -36,15 +36,41 @@ std::optional<std::string> slice_page(std::uint64_t skip, std::uint32_t limit,
 // (same widget, same type filter).
 api::ApiRequest window_request(const api::ApiRequest& page_request, std::uint64_t window_start);
 
-// True when the cached widget data proves that upstream would answer `query` with []:
-// - skip >= totalReviewAmount (with or without a type filter);
-// - a type filter and reviewAmount lists the type: skip >= reviewAmount[type] (so a count of 0
-//   is always empty);
-// - a type filter, reviewAmount does not list the type, and the type is not among the
-//   widget's sources ("reviews come only from platforms whose links are added to the widget").
+// What windows showed of one list (a widget's reviews, all platforms or one): a window with
+// fewer than kWindowSize elements proves where the list ends; a full one, that the list
+// reaches past it.
+struct ListFacts {
+  std::optional<std::uint64_t> end;  // the list has exactly this many elements
+  std::uint64_t reaches = 0;         // the list has at least this many elements
+  bool operator==(const ListFacts&) const = default;
+};
+// The facts a window holding `count` elements at `start` adds to `known`.
+ListFacts with_window(ListFacts known, std::uint64_t start, std::size_t count);
+
+// True when what is known proves that upstream would answer `query` with []. The windows win
+// over the widget data's counts wherever both speak (upstream's lists are what pages are cut
+// from; a count that disagrees with them is the one that is wrong):
+// - a known list end: skip >= end; and never empty for skip < reaches;
+// - otherwise the widget data (`widget`, may be null):
+//   - skip >= totalReviewAmount (with or without a type filter);
+//   - a type filter and reviewAmount lists the type: skip >= reviewAmount[type] (so a count
+//     of 0 is always empty);
+//   - a type filter, reviewAmount does not list the type, and the type is not among the
+//     widget's sources ("reviews come only from platforms whose links are added to the
+//     widget").
 // Anything else is not proof: a type listed with a positive count but absent from sources, or
 // a linked type missing from reviewAmount, goes upstream, since answering [] for reviews that
 // exist is the worse mistake.
-bool provably_empty(const api::ReviewsQuery& query, const upstream::WidgetSummary& widget);
+bool provably_empty(const api::ReviewsQuery& query, const upstream::WidgetSummary* widget,
+                    const ListFacts& list = {});
+inline bool provably_empty(const api::ReviewsQuery& query, const upstream::WidgetSummary& widget) {
+  return provably_empty(query, &widget);
+}
+
+// The most upstream requests one widget can need between two refreshes of its entries when
+// every page is cut from windows: 1 (widget data) + ceil(total / 300) (all-platform windows)
+// + for each platform the widget data names (in reviewAmount or sources) max(1,
+// ceil(count / 300)). The per-widget guard allows this plus a slack.
+std::uint64_t upstream_bound(const upstream::WidgetSummary& widget);
 
 }  // namespace wg::cache

@@ -34,6 +34,17 @@ class TtlPolicy {
   // A cached unknown widget: fresh for negative_ttl, no stale window.
   Freshness for_negative(WallTime now) const;
 
+  // The freshness period `now` lies in: the day between two refresh boundaries, cut into
+  // segments of max_ttl from its start (the last one shorter). A success stored within a
+  // period stays fresh at least until the period ends, so each key is fetched at most once
+  // per period (purges and evictions aside): what the per-widget guard counts in.
+  struct Period {
+    WallTime start;
+    WallTime end;
+    friend bool operator==(const Period&, const Period&) = default;
+  };
+  Period period_of(WallTime now) const;
+
  private:
   config::TimeOfDay refresh_at_;
   std::chrono::minutes utc_offset_;
