@@ -36,6 +36,8 @@ class GatewayCategory final : public std::error_category {
         return "the quota cannot be checked";
       case errc::unknown_budget_exhausted:
         return "the budget for unknown widget ids is spent";
+      case errc::widget_paced:
+        return "upstream requests for this widget are paced";
       case errc::redis_down:
         return "redis is not connected";
       case errc::redis_timeout:

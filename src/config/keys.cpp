@@ -288,6 +288,8 @@ const KeySpec kKeys[] = {
     WG_KEY(NumberCodec, quota, economy_at),
     WG_KEY(BoolCodec, quota, pacing),
     WG_KEY(NumberCodec, quota, unknown_share),
+    WG_KEY(IntCodec<std::uint64_t>, quota, widget_slack),
+    WG_KEY(DurationCodec, quota, widget_pace),
     WG_KEY(StringCodec, quota, state_file),
 
     WG_KEY(StringListCodec, cors, allowed_origins),

@@ -299,6 +299,9 @@ void validate(const Config& c) {
   if (!(c.quota.economy_at > 0 && c.quota.economy_at <= 1)) {
     fail("quota.economy_at", "must be a share in (0, 1], e.g. 0.9");
   }
+  if (c.quota.widget_pace < std::chrono::seconds(1)) {
+    fail("quota.widget_pace", "must be at least \"1s\"");
+  }
   if (!(c.quota.unknown_share >= 0 && c.quota.unknown_share <= 1)) {
     fail("quota.unknown_share", "must be a share in [0, 1], e.g. 0.05");
   }

@@ -66,7 +66,7 @@ http::Response error_with_policy(api::ErrorCode code, api::Endpoint endpoint,
 http::Response error_answer(const Served& served, api::ErrorCode code, unsigned status,
                             api::Endpoint endpoint, const RequestView& request,
                             const ResponseOptions& options, const edge::CorsPolicy& cors) {
-  http::Response response = error_with_policy(code, endpoint, {}, options);
+  http::Response response = error_with_policy(code, endpoint, served.message, options);
   response.status = status;
   // 429s always say when to come back; a 503 does when it knows (upstream's own Retry-After,
   // a full upstream queue, the quota unreachable).

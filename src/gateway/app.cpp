@@ -174,7 +174,8 @@ class Gateway final : private Workers, private SiblingCaches {
                              known_widgets_,
                              &metrics_,
                              threads_ > 1 ? static_cast<SiblingCaches*>(this) : nullptr,
-                             threads_};
+                             threads_,
+                             &list_ends_};
     restore_quota_lease();
     control_redis_.on_error(
         [this](redis::ErrorKind kind) { metrics_.redis_error(redis::to_string(kind)); });
@@ -564,6 +565,7 @@ class Gateway final : private Workers, private SiblingCaches {
   upstream::CircuitBreaker breaker_;
   serving::UpstreamHold hold_;
   serving::KnownWidgets known_widgets_;
+  serving::ListEnds list_ends_{generations_};
   bool stopping_ = false;  // control thread only
   accesslog::AccessLog access_log_;
   metrics::Registry registry_;

@@ -64,6 +64,8 @@ std::string_view to_string(Withheld reason) {
       return "unknown_budget";
     case Withheld::unknown_client:
       return "unknown_client";
+    case Withheld::widget_paced:
+      return "widget_paced";
   }
   return "busy";
 }
@@ -104,6 +106,10 @@ std::string_view to_string(StaleReason reason) {
       return "stale-if-error";
     case StaleReason::quota_exhausted:
       return "quota-exhausted";
+    case StaleReason::quota_economy:
+      return "quota-economy";
+    case StaleReason::widget_paced:
+      return "widget-paced";
     case StaleReason::other:
       return "other";
   }
@@ -189,8 +195,9 @@ UpstreamFailure upstream_failure_from(std::error_code ec) {
 }
 
 StaleReason stale_reason_from(std::string_view text) {
-  for (auto r : {StaleReason::stale_while_revalidate, StaleReason::stale_if_error,
-                 StaleReason::quota_exhausted}) {
+  for (auto r :
+       {StaleReason::stale_while_revalidate, StaleReason::stale_if_error,
+        StaleReason::quota_exhausted, StaleReason::quota_economy, StaleReason::widget_paced}) {
     if (text == to_string(r)) return r;
   }
   return StaleReason::other;

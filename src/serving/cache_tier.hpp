@@ -61,6 +61,7 @@ class CacheTier {
   void store_local(const std::string& key, std::shared_ptr<const cache::Entry> entry);
 
   cache::L1Cache& l1() { return l1_; }
+  cache::RedisStore& shared() { return l2_; }
 
  private:
   // A Redis lookup's result as found (metrics counted, L1 filled).

@@ -21,13 +21,43 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 )lua";
 
-// KEYS[1] lock; ARGV[1] token; ARGV[2] ttl (ms). 1 when the lock said "done" and is now ours.
+// KEYS[1] lock, KEYS[2] guard counter (optional); ARGV[1] token; ARGV[2] ttl (ms). {1 when the
+// lock said "done" and is now ours, stored fetches in the period}.
 constexpr std::string_view kTakeOverScript = R"lua(
+local n = 0
+if KEYS[2] then n = tonumber(redis.call('HGET', KEYS[2], 'n') or '0') end
 if redis.call('GET', KEYS[1]) == 'done' then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return 1
+  return {1, n}
 end
-return 0
+return {0, n}
+)lua";
+
+// KEYS[1] lock, KEYS[2] guard counter; ARGV[1] token, ARGV[2] ttl (ms). {old lock value ("" when
+// it was free and is now ours), stored fetches in the period}.
+constexpr std::string_view kAcquireScript = R"lua(
+local old = redis.call('GET', KEYS[1])
+if not old then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) end
+local n = tonumber(redis.call('HGET', KEYS[2], 'n') or '0')
+return {old or '', n}
+)lua";
+
+// KEYS[1] lock, KEYS[2] guard counter; ARGV[1] the period's end (ms), ARGV[2] how long "done"
+// stays (ms), ARGV[3] "1" to mark the lock done ("0": count only).
+constexpr std::string_view kDoneScript = R"lua(
+if ARGV[3] == '1' then redis.call('SET', KEYS[1], 'done', 'PX', ARGV[2]) end
+local n = redis.call('HINCRBY', KEYS[2], 'n', 1)
+redis.call('PEXPIREAT', KEYS[2], ARGV[1])
+return n
+)lua";
+
+// KEYS[1] pace token, KEYS[2] guard counter; ARGV[1] interval (ms), ARGV[2] the period's end
+// (ms). {taken, first pacing of the period, ms until the token frees}.
+constexpr std::string_view kPaceScript = R"lua(
+local first = redis.call('HSETNX', KEYS[2], 'paced', 1)
+if first == 1 then redis.call('PEXPIREAT', KEYS[2], ARGV[2]) end
+if redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[1]) then return {1, first, 0} end
+return {0, first, redis.call('PTTL', KEYS[1])}
 )lua";
 
 std::string random_token(RandomSource& random) {
@@ -40,11 +70,29 @@ std::string random_token(RandomSource& random) {
 }  // namespace
 
 asio::awaitable<FetchLock::Held> FetchLock::try_acquire(const std::string& lock_key,
-                                                        std::chrono::milliseconds ttl) {
+                                                        std::chrono::milliseconds ttl,
+                                                        const Guard* guard) {
   Held held;
   if (!redis_.connected()) co_return held;
   held.token = random_token(random_);
   const std::string key = keys_.unversioned(lock_key);
+  if (guard != nullptr) {
+    std::vector<std::string> args{"EVAL",     std::string(kAcquireScript), "2", key, guard->counter,
+                                  held.token, std::to_string(ttl.count())};
+    auto [ec, reply] = co_await redis_.command(std::move(args));
+    if (ec || reply.type != redis::Reply::Type::array || reply.elements.size() != 2) {
+      co_return Held{};
+    }
+    const redis::Reply& old = reply.elements[0];
+    held.shared = true;
+    held.acquired = old.type == redis::Reply::Type::string && old.str.empty();
+    held.done = old.type == redis::Reply::Type::string && old.str == kDone;
+    const redis::Reply& spent = reply.elements[1];
+    if (spent.type == redis::Reply::Type::integer && spent.integer > 0) {
+      held.spent = static_cast<std::uint64_t>(spent.integer);
+    }
+    co_return held;
+  }
   std::vector<std::string> args{"SET", key, held.token, "NX", "PX", std::to_string(ttl.count())};
   if (set_nx_get_) args.emplace_back("GET");
   auto [ec, reply] = co_await redis_.command(std::move(args));
@@ -71,23 +119,73 @@ asio::awaitable<FetchLock::Held> FetchLock::try_acquire(const std::string& lock_
 }
 
 asio::awaitable<FetchLock::Held> FetchLock::take_over_done(const std::string& lock_key,
-                                                           std::chrono::milliseconds ttl) {
+                                                           std::chrono::milliseconds ttl,
+                                                           const Guard* guard) {
   Held held;
   held.token = random_token(random_);
-  std::vector<std::string> args{"EVAL",     std::string(kTakeOverScript),
-                                "1",        keys_.unversioned(lock_key),
-                                held.token, std::to_string(ttl.count())};
+  std::vector<std::string> args{"EVAL", std::string(kTakeOverScript), guard ? "2" : "1",
+                                keys_.unversioned(lock_key)};
+  if (guard != nullptr) args.push_back(guard->counter);
+  args.push_back(held.token);
+  args.push_back(std::to_string(ttl.count()));
   auto [ec, reply] = co_await redis_.command(std::move(args));
-  if (ec || reply.is_error()) co_return Held{};
+  if (ec || reply.type != redis::Reply::Type::array || reply.elements.size() != 2) {
+    co_return Held{};
+  }
   held.shared = true;
-  held.acquired = reply.type == redis::Reply::Type::integer && reply.integer == 1;
+  held.acquired = reply.elements[0].integer == 1;
+  if (reply.elements[1].integer > 0)
+    held.spent = static_cast<std::uint64_t>(reply.elements[1].integer);
   co_return held;
 }
 
-asio::awaitable<void> FetchLock::mark_done(const std::string& lock_key) {
+asio::awaitable<void> FetchLock::mark_done(const std::string& lock_key, const Guard* guard) {
+  if (guard != nullptr) {
+    std::vector<std::string> args{"EVAL",
+                                  std::string(kDoneScript),
+                                  "2",
+                                  keys_.unversioned(lock_key),
+                                  guard->counter,
+                                  std::to_string(guard->expires_ms),
+                                  std::to_string(kDoneFor.count()),
+                                  "1"};
+    co_await redis_.command(std::move(args));
+    co_return;
+  }
   std::vector<std::string> args{"SET", keys_.unversioned(lock_key), std::string(kDone), "PX",
                                 std::to_string(kDoneFor.count())};
   co_await redis_.command(std::move(args));
+}
+
+asio::awaitable<void> FetchLock::count_stored(const std::string& lock_key, const Guard& guard) {
+  std::vector<std::string> args{"EVAL",
+                                std::string(kDoneScript),
+                                "2",
+                                keys_.unversioned(lock_key),
+                                guard.counter,
+                                std::to_string(guard.expires_ms),
+                                std::to_string(kDoneFor.count()),
+                                "0"};
+  co_await redis_.command(std::move(args));
+}
+
+asio::awaitable<FetchLock::Pace> FetchLock::take_pace(const Guard& guard,
+                                                      std::chrono::milliseconds interval) {
+  std::vector<std::string> args{"EVAL",
+                                std::string(kPaceScript),
+                                "2",
+                                guard.pace,
+                                guard.counter,
+                                std::to_string(interval.count()),
+                                std::to_string(guard.expires_ms)};
+  auto [ec, reply] = co_await redis_.command(std::move(args));
+  Pace pace;
+  if (ec || reply.type != redis::Reply::Type::array || reply.elements.size() != 3) co_return pace;
+  pace.shared = true;
+  pace.taken = reply.elements[0].integer == 1;
+  pace.first = reply.elements[1].integer == 1;
+  pace.left = std::chrono::milliseconds(std::max<long long>(0, reply.elements[2].integer));
+  co_return pace;
 }
 
 asio::awaitable<void> FetchLock::release(const std::string& lock_key, const std::string& token) {

@@ -11,9 +11,15 @@
 //
 // Callers name a lock by lock_key_for(cache key), a logical name; the lock lives in Redis
 // under KeySpace::unversioned of it: in the widget's hash tag, without purge generations.
+//
+// The per-widget guard (docs/request-cost.md) lives beside the lock, in the same hash slot:
+// a hash counting the widget's stored fetches in the freshness period under its purge
+// generations, read by the same script that takes the lock and bumped by the one that marks
+// it done, so that it costs no round trip of its own.
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -35,22 +41,47 @@ class FetchLock {
   // attempt (a few Redis round trips), and stay short next to any entry's freshness.
   static constexpr std::chrono::milliseconds kDoneFor{2000};
 
-  struct Held {
-    bool acquired = false;  // this caller holds the lock and must fetch
-    bool shared = false;    // Redis answered: false means no cross-instance coordination
-    bool done = false;      // not acquired: a fetch of this key has just been stored
-    std::string token;      // to release only our own lock
+  // Where the guard of one key's widget keeps its count (Redis keys, generations included,
+  // same hash tag as the lock) and until when the count's period runs.
+  struct Guard {
+    std::string counter;          // hash: "n" stored fetches, "paced" set once the widget is paced
+    std::string pace;             // the widget's one paced call per pace interval
+    std::int64_t expires_ms = 0;  // the period's end (ms since the epoch), when the count goes
   };
-  // One attempt (one command: SET ... NX GET, or SET NX then GET on a Redis before 7.0).
-  // Without Redis, {acquired=false, shared=false}: fetch without coordination.
+
+  struct Held {
+    bool acquired = false;    // this caller holds the lock and must fetch
+    bool shared = false;      // Redis answered: false means no cross-instance coordination
+    bool done = false;        // not acquired: a fetch of this key has just been stored
+    std::string token;        // to release only our own lock
+    std::uint64_t spent = 0;  // with a guard: the widget's stored fetches in the period
+  };
+  // One attempt (one command: SET ... NX GET, or SET NX then GET on a Redis before 7.0; with
+  // a guard one script that also reads the count). Without Redis, {acquired=false,
+  // shared=false}: fetch without coordination.
   boost::asio::awaitable<Held> try_acquire(const std::string& lock_key,
-                                           std::chrono::milliseconds ttl);
+                                           std::chrono::milliseconds ttl,
+                                           const Guard* guard = nullptr);
   // Takes a lock that says "done" (a fetch this caller already knows the result of, or one
   // whose entry is gone since: a purge): acquired unless someone took it first.
   boost::asio::awaitable<Held> take_over_done(const std::string& lock_key,
-                                              std::chrono::milliseconds ttl);
-  // The fetch was stored: marks the lock "done" for kDoneFor (whoever holds it now).
-  boost::asio::awaitable<void> mark_done(const std::string& lock_key);
+                                              std::chrono::milliseconds ttl,
+                                              const Guard* guard = nullptr);
+  // The fetch was stored: marks the lock "done" for kDoneFor (whoever holds it now), and with
+  // a guard counts the fetch, in one command.
+  boost::asio::awaitable<void> mark_done(const std::string& lock_key, const Guard* guard = nullptr);
+  // Counts a stored fetch made without the lock (its holder was lost).
+  boost::asio::awaitable<void> count_stored(const std::string& lock_key, const Guard& guard);
+
+  // A paced widget: takes its one call per `interval`. `first` says whether this is the
+  // widget's first pacing in the period (fleet-wide), for the one log line.
+  struct Pace {
+    bool taken = false;
+    bool first = false;
+    std::chrono::milliseconds left{0};  // when not taken: until the next call may go
+    bool shared = false;                // Redis answered
+  };
+  boost::asio::awaitable<Pace> take_pace(const Guard& guard, std::chrono::milliseconds interval);
   // The fetch failed: deletes the lock if it is still ours, so waiters try themselves.
   boost::asio::awaitable<void> release(const std::string& lock_key, const std::string& token);
   // Waits (polling with a growing interval) until the lock is gone or "done", or `max_wait`

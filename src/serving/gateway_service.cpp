@@ -8,6 +8,7 @@
 #include "widget_gateway/cache/early_refresh.hpp"
 #include "widget_gateway/cache/page_window.hpp"
 #include "widget_gateway/common/error.hpp"
+#include "widget_gateway/common/log.hpp"
 #include "widget_gateway/compress/compress.hpp"
 #include "widget_gateway/metrics/gateway_metrics.hpp"
 #include "widget_gateway/quota/pacing.hpp"
@@ -32,11 +33,41 @@ api::ErrorCode error_code_for(const std::error_code& ec) {
     return api::ErrorCode::rate_limited;
   }
   if (ec == errc::overloaded || ec == errc::upstream_unavailable || ec == errc::upstream_busy ||
-      ec == errc::quota_unavailable) {
+      ec == errc::quota_unavailable || ec == errc::widget_paced) {
     return api::ErrorCode::service_unavailable;
   }
   return api::ErrorCode::upstream_error;
 }
+
+// Which limit refused, where the error code alone does not say (a 429 rate_limited has three
+// causes; a 503 several). Empty: the code's default message.
+std::string_view message_for(const std::error_code& ec) {
+  if (ec == errc::upstream_rate_limited) {
+    return "upstream asked to wait (its own Retry-After); try again after Retry-After";
+  }
+  if (ec == errc::unknown_budget_exhausted) {
+    return "this month's budget for widget ids upstream does not know is spent "
+           "(quota.unknown_share)";
+  }
+  if (ec == errc::widget_paced) {
+    return "upstream requests for this widget are paced: it spent its bound for this period "
+           "(quota.widget_slack)";
+  }
+  return {};
+}
+
+RequestFacts::Failure failure_of(const std::error_code& ec) {
+  if (ec == errc::quota_exhausted) return RequestFacts::Failure::quota_exhausted;
+  if (ec == errc::widget_paced) return RequestFacts::Failure::paced;
+  return RequestFacts::Failure::upstream;
+}
+
+// The per-client limits' refusals (Admission), by the limit that refused.
+constexpr std::string_view kClientLimit =
+    "too many upstream requests from this client (access.per_ip_rate)";
+constexpr std::string_view kUnknownClientLimit =
+    "too many lookups of widget ids not known to be valid from this client "
+    "(access.unknown_per_ip_rate)";
 
 bool is_window_request(const api::ApiRequest& request) {
   return request.query.limit == cache::kWindowSize && request.query.skip % cache::kWindowSize == 0;
@@ -105,7 +136,10 @@ void GatewayService::update(const config::Config& config) {
                     config.quota.pacing,
                     config.quota.economy_at,
                     std::chrono::duration_cast<std::chrono::milliseconds>(wait),
-                    std::chrono::duration_cast<std::chrono::milliseconds>(lock_ttl)};
+                    std::chrono::duration_cast<std::chrono::milliseconds>(lock_ttl),
+                    config.quota.widget_slack,
+                    config.quota.widget_pace,
+                    nullptr};
   Settings for_windows = settings;
   for_windows.fetch.compress = false;
   settings.windows = std::make_shared<const Settings>(std::move(for_windows));
@@ -135,6 +169,8 @@ FirstLook GatewayService::first_look(const api::ApiRequest& request, const Setti
         settings.derive_pages && !is_window_request(request) ? Shape::derived : Shape::page;
   }
   look.own = deps_.cache.find_local(look.key);
+  look.needs_proof = request.endpoint == api::Endpoint::reviews &&
+                     (request.query.skip >= cache::kWindowSize || request.query.type.has_value());
   return look;
 }
 
@@ -147,7 +183,14 @@ RequestFacts facts_for(const FirstLook& look, WallTime now, const StaleWindows& 
   facts.windows = windows;
   facts.own = look.own.get();
   if (!look.own && look.shared_missed) facts.own_looked = RequestFacts::Own::l1_and_l2;
+  facts.needs_proof = look.needs_proof;
+  facts.proof_state = look.proof;
   return facts;
+}
+
+RequestFacts::Proof proof_state_of(bool answered, bool widget_cached) {
+  if (answered) return RequestFacts::Proof::holds;
+  return widget_cached ? RequestFacts::Proof::none : RequestFacts::Proof::absent;
 }
 
 Outcome::Detail kind_of(RequestFacts::Shape shape) {
@@ -232,7 +275,8 @@ asio::awaitable<Served> GatewayService::serve_key(const api::ApiRequest& request
   Found shared;
   Served page;
   Coalescer::Result fetched;
-  Served served;  // the answer
+  Served proof_fetch;  // the widget data, fetched for the proof
+  Served served;       // the answer
 
   facts.early_draw = early_draw(look.shape, own.get(), facts.now);
 
@@ -245,6 +289,10 @@ asio::awaitable<Served> GatewayService::serve_key(const api::ApiRequest& request
     if (action == Action::serve_own || action == Action::serve_own_refresh) {
       if (step.action == Action::serve_own_refresh) {
         refresh_in_background(request, key, settings, own->stored_at, own->status == 200);
+      }
+      if (look.shape == RequestFacts::Shape::page && is_window_request(request) &&
+          own->element_spans) {
+        note_window(request, *own, own->element_spans->size());
       }
       served = answer(
           own,
@@ -268,7 +316,9 @@ asio::awaitable<Served> GatewayService::serve_key(const api::ApiRequest& request
           proof.answer,
           {Outcome::Source::cache, false, Outcome::detail_for(Outcome::Detail::local, step.stale)},
           facts.now);
+      served.proven = true;
       served.upstream_error = failed.upstream_error;
+      served.upstream_ms = failed.upstream_ms;  // the widget data's, when it was fetched for it
       co_return served;
     } else if (action == Action::look_up_shared) {
       shared = co_await deps_.cache.find_shared(key);
@@ -303,7 +353,7 @@ asio::awaitable<Served> GatewayService::serve_key(const api::ApiRequest& request
             request, cache::windows_for(request.query.skip, request.query.limit).front()));
       }
       proof = co_await local_answer(request, std::move(also));
-      facts.proof_state = proof.answer ? RequestFacts::Proof::holds : RequestFacts::Proof::none;
+      facts.proof_state = proof_state_of(proof.answer != nullptr, proof.widget_cached);
       facts.proof = proof.answer.get();
       facts.proof_widget = proof.widget.get();
       facts.now = deps_.clock.wall_now();
@@ -319,12 +369,32 @@ asio::awaitable<Served> GatewayService::serve_key(const api::ApiRequest& request
     } else if (action == Action::derive) {
       const bool first_window_missed =
           proof.also_read && !proof.also.entry && !proof.also.shared_unavailable;
-      page = co_await derive(request, key, settings, admission, first_window_missed);
+      page = co_await derive(request, key, settings, admission, first_window_missed,
+                             facts.proof_state);
       if (page.ok()) co_return page;
       failed = std::move(page);
-      facts.failure = failed.error == api::ErrorCode::quota_exhausted ? Failure::quota_exhausted
-                      : failed.error == api::ErrorCode::rate_limited  ? Failure::refused
-                                                                      : Failure::upstream;
+      facts.failure = failed.failure;
+      facts.now = deps_.clock.wall_now();
+    } else if (action == Action::obtain_proof) {
+      // The widget data, as its own key: coalesced, locked and paid for like any other. Redis
+      // was just asked for it (with the proof lookup) and had nothing.
+      facts.proof_obtained = true;
+      api::ApiRequest widget_request{api::Endpoint::widget, request.widget_id, {}};
+      FirstLook widget_look = first_look(widget_request, *settings);
+      widget_look.shared_missed = true;
+      proof_fetch = co_await serve_key(widget_request, std::move(widget_look), settings, admission);
+      facts.now = deps_.clock.wall_now();
+      if (proof_fetch.upstream_ms >= 0) failed.upstream_ms = proof_fetch.upstream_ms;
+      if (!proof_fetch.ok()) {
+        // Its failure is this request's answer: no second call for the key itself.
+        failed = std::move(proof_fetch);
+        facts.failure = failed.failure;
+        continue;
+      }
+      proof = co_await local_answer(request);
+      facts.proof_state = proof_state_of(proof.answer != nullptr, proof.widget_cached);
+      facts.proof = proof.answer.get();
+      facts.proof_widget = proof.widget.get();
       facts.now = deps_.clock.wall_now();
     } else if (action == Action::fetch) {
       fetched = Coalescer::Result{};
@@ -345,8 +415,10 @@ asio::awaitable<Served> GatewayService::serve_key(const api::ApiRequest& request
         if (!joining && admission != nullptr) {
           if (!admission->admit(retry_after)) {
             refused = true;
+            failed.message = kClientLimit;
           } else if (!known_widget && !admission->admit_unknown(retry_after)) {
             refused = true;
+            failed.message = kUnknownClientLimit;
             if (deps_.metrics) deps_.metrics->withheld(metrics::Withheld::unknown_client);
           }
         }
@@ -369,6 +441,11 @@ asio::awaitable<Served> GatewayService::serve_key(const api::ApiRequest& request
       facts.now = deps_.clock.wall_now();
       if (!collapsed) failed.upstream_ms = fetched.outcome.upstream_ms;
       if (fetched.outcome.entry) {
+        if (look.shape == RequestFacts::Shape::page && is_window_request(request) &&
+            fetched.outcome.entry->element_spans) {
+          note_window(request, *fetched.outcome.entry,
+                      fetched.outcome.entry->element_spans->size());
+        }
         served = answer(std::move(fetched.outcome.entry),
                         {collapsed ? Outcome::Source::collapsed : Outcome::Source::upstream,
                          fetched.outcome.stored, Outcome::Detail::none},
@@ -378,15 +455,13 @@ asio::awaitable<Served> GatewayService::serve_key(const api::ApiRequest& request
       }
       failed.upstream_error = fetched.outcome.error;
       failed.error = error_code_for(fetched.outcome.error);
+      failed.message = message_for(fetched.outcome.error);
       failed.retry_after = fetched.outcome.retry_after;
-      if (fetched.outcome.error == errc::quota_exhausted) {
-        facts.failure = Failure::quota_exhausted;
-      } else {
-        facts.failure = Failure::upstream;
-      }
+      facts.failure = failure_of(fetched.outcome.error);
       facts.fallback = step.fallback;
     } else {  // Action::fail
       failed.entry.reset();
+      failed.failure = facts.failure;
       failed.now = facts.now;
       co_return failed;
     }
@@ -409,7 +484,24 @@ asio::awaitable<GatewayService::LocalProof> GatewayService::local_answer(
     proof.also = std::move(both.second);
   }
   const WallTime now = deps_.clock.wall_now();
-  if (!widget.entry) co_return proof;
+  std::optional<ListEnds::Seen> seen;
+  if (deps_.list_ends != nullptr) seen = deps_.list_ends->facts(request, now);
+  const cache::ListFacts list = seen ? seen->facts : cache::ListFacts{};
+  if (!widget.entry) {
+    // No widget data: the windows alone may still prove the page empty, for as long as they
+    // are fresh.
+    if (seen && cache::provably_empty(request.query, nullptr, list)) {
+      auto basis = std::make_shared<cache::Entry>();
+      basis->status = 200;
+      basis->stored_at = seen->stored_at;
+      basis->fresh_until = seen->fresh_until;
+      basis->stale_until = seen->fresh_until;
+      proof.answer = make_local_entry("[]", *basis, 200, seen->stored_at);
+      proof.widget = std::move(basis);
+    }
+    co_return proof;
+  }
+  proof.widget_cached = true;
   const WallTime stored_at = now < widget.entry->fresh_until ? now : widget.entry->stored_at;
   if (widget.entry->status != 200) {
     // Upstream said this widget does not exist: so do its reviews (400, as upstream answers).
@@ -418,7 +510,7 @@ asio::awaitable<GatewayService::LocalProof> GatewayService::local_answer(
     co_return proof;
   }
   auto summary = upstream::inspect_widget_body(widget.entry->body);
-  if (!summary || !cache::provably_empty(request.query, *summary)) co_return proof;
+  if (!summary || !cache::provably_empty(request.query, &*summary, list)) co_return proof;
   proof.answer = make_local_entry("[]", *widget.entry, 200, stored_at);
   proof.widget = std::move(widget.entry);
   co_return proof;
@@ -426,7 +518,8 @@ asio::awaitable<GatewayService::LocalProof> GatewayService::local_answer(
 
 asio::awaitable<Served> GatewayService::derive(const api::ApiRequest& request,
                                                const std::string& key, const SettingsPtr& settings,
-                                               Admission* admission, bool first_window_missed) {
+                                               Admission* admission, bool first_window_missed,
+                                               RequestFacts::Proof page_proof) {
   // Each window is an ordinary cache key (limit=300, aligned skip): served in order.
   const std::vector<std::uint64_t> starts =
       cache::windows_for(request.query.skip, request.query.limit);
@@ -434,15 +527,31 @@ asio::awaitable<Served> GatewayService::derive(const api::ApiRequest& request,
   std::vector<std::pair<std::uint64_t, std::vector<std::string_view>>> windows;
   std::shared_ptr<const cache::Entry> page;
   bool reuse_page = false;
+  bool local_first = false;  // the first window is proven empty: so is the page
   for (std::uint64_t start : starts) {
     api::ApiRequest window = cache::window_request(request, start);
     FirstLook look = first_look(window, *settings->windows);
     look.shape = RequestFacts::Shape::window;
     look.shared_missed = first_window_missed && start == starts.front();
+    // What the page learnt of the widget data holds for a window that starts no later than
+    // the page: no widget data, or none that proves the page (so nor the window) empty. A
+    // later window looks for itself, unless there is no widget data to look at.
+    if (page_proof == RequestFacts::Proof::absent) {
+      look.proof = RequestFacts::Proof::absent;
+    } else if (page_proof == RequestFacts::Proof::none && start <= request.query.skip) {
+      look.proof = RequestFacts::Proof::none;
+    }
     const std::string window_key = look.key;
     Served part = co_await serve_key(window, std::move(look), settings->windows, admission);
     if (!part.ok()) co_return part;
     if (part.entry->status != 200) co_return part;  // unknown widget
+    if (part.proven) {
+      // Proven empty (past the end of its list): so is the rest of the page.
+      local_first = start == starts.front();
+      windows.emplace_back(start, std::vector<std::string_view>{});
+      parts.push_back(std::move(part));
+      break;
+    }
     // The page may already have been cut from this very window: on an earlier request while
     // the window is stale (the page is kept then too), or by a concurrent request that waited
     // for the same window fetch. Parsing the window and compressing the page again for every
@@ -465,9 +574,11 @@ asio::awaitable<Served> GatewayService::derive(const api::ApiRequest& request,
     if (!elements) {
       Served invalid;
       invalid.error = api::ErrorCode::upstream_error;
+      invalid.failure = RequestFacts::Failure::upstream;
       invalid.now = part.now;
       co_return invalid;
     }
+    note_window(window, *part.entry, elements->size());
     const bool last = elements->size() < cache::kWindowSize;
     windows.emplace_back(start, std::move(*elements));
     parts.push_back(std::move(part));
@@ -491,13 +602,15 @@ asio::awaitable<Served> GatewayService::derive(const api::ApiRequest& request,
     }
     outcome.stored = outcome.stored && (source == Outcome::Source::cache || part.outcome.stored);
   }
-  outcome.detail = Outcome::detail_for(Outcome::Detail::derived, stale);
+  outcome.detail =
+      Outcome::detail_for(local_first ? Outcome::Detail::local : Outcome::Detail::derived, stale);
 
   if (!reuse_page) {
     auto body = cache::slice_page(request.query.skip, request.query.limit, windows);
     if (!body) {
       Served invalid;
       invalid.error = api::ErrorCode::upstream_error;
+      invalid.failure = RequestFacts::Failure::upstream;
       invalid.now = deps_.clock.wall_now();
       co_return invalid;
     }
@@ -569,11 +682,13 @@ asio::awaitable<FetchOutcome> GatewayService::fetch_shared(api::ApiRequest reque
   }
 
   const std::string lock_key = lock_key_for(key);
+  const std::optional<FetchLock::Guard> guard = co_await guard_for(key);
+  const FetchLock::Guard* counted = guard ? &*guard : nullptr;
   FetchLock::Held held;
   // At most a few rounds of waiting for other instances; then fetch regardless, so a lost
   // lock holder can delay this key but never starve it.
   for (int round = 0; round < 3; ++round) {
-    held = co_await deps_.lock.try_acquire(lock_key, settings->lock_ttl);
+    held = co_await deps_.lock.try_acquire(lock_key, settings->lock_ttl, counted);
     if (held.acquired || !held.shared) break;
     // Someone is fetching: wait until they are done. "done" already: their entry is stored
     // (this request's lookup came just before it).
@@ -588,11 +703,36 @@ asio::awaitable<FetchOutcome> GatewayService::fetch_shared(api::ApiRequest reque
     if (held.done) {
       // "done" with nothing newer in Redis: a fetch this request already knows the result of
       // (a copy that has gone stale since, with short TTLs), or whose entry was purged since.
-      held = co_await deps_.lock.take_over_done(lock_key, settings->lock_ttl);
+      held = co_await deps_.lock.take_over_done(lock_key, settings->lock_ttl, counted);
       if (held.acquired || !held.shared) break;
       continue;
     }
     if (background) co_return FetchOutcome{};  // the other instance's refresh failed: stay stale
+  }
+
+  // The guard: a widget that has spent its bound (plus the slack) in this period gets one call
+  // (for all its keys) per widget_pace. The bound is worked out only when the count could exceed
+  // it.
+  if (guard && held.shared && held.spent >= 1 + settings->widget_slack) {
+    const std::uint64_t bound = co_await widget_bound(request);
+    if (widget_paced(held.spent, bound, settings->widget_slack)) {
+      const FetchLock::Pace pace = co_await deps_.lock.take_pace(*guard, settings->widget_pace);
+      if (pace.first) {
+        log::warn("widget_paced", {{"widget", request.widget_id},
+                                   {"spent", static_cast<long long>(held.spent)},
+                                   {"bound", static_cast<long long>(bound)},
+                                   {"slack", static_cast<long long>(settings->widget_slack)}});
+      }
+      if (pace.shared && !pace.taken) {
+        if (deps_.metrics) deps_.metrics->withheld(metrics::Withheld::widget_paced);
+        if (held.acquired) co_await deps_.lock.release(lock_key, held.token);
+        FetchOutcome paced;
+        paced.error = make_error_code(errc::widget_paced);
+        paced.retry_after =
+            std::max(std::chrono::seconds(1), std::chrono::ceil<std::chrono::seconds>(pace.left));
+        co_return paced;
+      }
+    }
   }
 
   // No read under the lock: a fetch stored since this request's lookup would have left "done"
@@ -601,14 +741,61 @@ asio::awaitable<FetchOutcome> GatewayService::fetch_shared(api::ApiRequest reque
   if (outcome.entry && (outcome.entry->status == 200 || settings->fetch.cache_negative)) {
     outcome.stored = co_await deps_.cache.store(key, outcome.entry);
   }
+  // Only stored successes count against the guard: a failure never locks a widget out, and
+  // unknown ids have a budget of their own.
+  const bool count = guard && outcome.stored && outcome.entry->status == 200;
   if (held.acquired) {
     if (outcome.stored) {
-      co_await deps_.lock.mark_done(lock_key);
+      co_await deps_.lock.mark_done(lock_key, count ? counted : nullptr);
     } else {
       co_await deps_.lock.release(lock_key, held.token);
     }
+  } else if (count && held.shared) {
+    co_await deps_.lock.count_stored(lock_key, *guard);
   }
   co_return outcome;
+}
+
+asio::awaitable<std::optional<FetchLock::Guard>> GatewayService::guard_for(const std::string& key) {
+  const auto parts = cache::split_key(key);
+  if (!parts) co_return std::nullopt;
+  const WallTime now = deps_.clock.wall_now();
+  const cache::TtlPolicy::Period period = settings_->fetch.ttl.period_of(now);
+  const long long end_s =
+      std::chrono::duration_cast<std::chrono::seconds>(period.end.time_since_epoch()).count();
+  const std::string head = cache::logical_widget_prefix(parts->escaped_id);
+  auto [counter_ec, counter] =
+      co_await deps_.cache.shared().physical(head + "spent:" + std::to_string(end_s));
+  if (counter_ec) co_return std::nullopt;
+  auto [pace_ec, pace] =
+      co_await deps_.cache.shared().physical(head + "pace:" + std::to_string(end_s));
+  if (pace_ec) co_return std::nullopt;
+  FetchLock::Guard guard;
+  guard.counter = std::move(counter);
+  guard.pace = std::move(pace);
+  // Kept a minute past the period, so that a clock a little behind still finds it.
+  guard.expires_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         (period.end + std::chrono::minutes(1)).time_since_epoch())
+                         .count();
+  co_return guard;
+}
+
+asio::awaitable<std::uint64_t> GatewayService::widget_bound(const api::ApiRequest& request) {
+  api::ApiRequest widget_request{api::Endpoint::widget, request.widget_id, {}};
+  Found widget = co_await deps_.cache.find(api::cache_key(widget_request));
+  if (widget.entry && widget.entry->status == 200) {
+    if (auto summary = upstream::inspect_widget_body(widget.entry->body)) {
+      co_return cache::upstream_bound(*summary);
+    }
+  }
+  co_return 2;  // its widget data and its first window
+}
+
+void GatewayService::note_window(const api::ApiRequest& window, const cache::Entry& entry,
+                                 std::size_t elements) {
+  if (deps_.list_ends == nullptr || entry.status != 200) return;
+  deps_.list_ends->record(window, window.query.skip, elements, entry.stored_at, entry.fresh_until,
+                          deps_.clock.wall_now());
 }
 
 void GatewayService::refresh_in_background(const api::ApiRequest& request, const std::string& key,

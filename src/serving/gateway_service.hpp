@@ -15,6 +15,7 @@
 #include "cache_tier.hpp"
 #include "coalescer.hpp"
 #include "fetch_lock.hpp"
+#include "list_ends.hpp"
 #include "serve_policy.hpp"
 #include "upstream_fetcher.hpp"
 #include "widget_gateway/api/errors.hpp"
@@ -30,6 +31,9 @@ struct Served {
   std::error_code upstream_error;  // with a stale-if-error answer or an error: what failed
   double upstream_ms = -1;         // this request's own upstream exchange; < 0 when none
   api::ErrorCode error = api::ErrorCode::upstream_error;
+  std::string_view message;  // with `error`: why, when the default message does not say; static
+  RequestFacts::Failure failure = RequestFacts::Failure::none;  // with `error`: its class
+  bool proven = false;  // answered from what the widget data or the windows prove (local)
   std::chrono::seconds retry_after{0};  // for quota_exhausted and rate_limited
   WallTime now{};
   bool ok() const { return entry != nullptr; }
@@ -42,6 +46,9 @@ struct FirstLook {
   RequestFacts::Shape shape = RequestFacts::Shape::widget;
   std::shared_ptr<const cache::Entry> own;  // the L1 copy (not past stale_until), or null
   bool shared_missed = false;  // Redis was just asked for this key too, and had nothing
+  bool needs_proof = false;    // a reviews key at skip >= 300 or with a type
+  // What the widget data is known to prove already (a window of a page that consulted it).
+  RequestFacts::Proof proof = RequestFacts::Proof::not_looked;
 };
 
 // Whether the client behind a request may cause an upstream request now (the per-IP limit),
@@ -65,6 +72,7 @@ struct ServiceDependencies {
   metrics::GatewayMetrics* metrics = nullptr;
   SiblingCaches* siblings = nullptr;  // the process's other workers; null: none
   unsigned worker = 0;                // this worker's index, for `siblings`
+  ListEnds* list_ends = nullptr;      // process-wide; null: list ends are not remembered
 };
 
 // Threads: one service per io worker; every member is called on that worker's thread.
@@ -108,6 +116,8 @@ class GatewayService {
     double economy_at = 0.9;
     std::chrono::milliseconds wait_timeout;
     std::chrono::milliseconds lock_ttl;
+    std::uint64_t widget_slack = 2;
+    std::chrono::milliseconds widget_pace{300000};
     // The same, for windows fetched to derive pages from (not compressed at store time).
     std::shared_ptr<const Settings> windows;
   };
@@ -123,15 +133,17 @@ class GatewayService {
   // answer (no entry).
   // `first_window_missed`: Redis was just asked for the first window (with the widget data)
   // and had nothing.
+  // `page_proof`: what the page's proof lookup found (absent: no widget data cached).
   boost::asio::awaitable<Served> derive(const api::ApiRequest& request, const std::string& key,
                                         const SettingsPtr& settings, Admission* admission,
-                                        bool first_window_missed = false);
+                                        bool first_window_missed, RequestFacts::Proof page_proof);
   // What the cached widget data (fresh or stale) proves about a reviews page: an answer that
   // shares the widget data's freshness (a stale proof is as old as its data), with the widget
   // entry it comes from; both null when nothing is proven.
   struct LocalProof {
     std::shared_ptr<const cache::Entry> answer;
     std::shared_ptr<const cache::Entry> widget;
+    bool widget_cached = false;  // widget data was found (fresh or stale), whatever it proves
     // `also`, when it was read from Redis along with the widget data (also_read).
     Found also;
     bool also_read = false;
@@ -152,6 +164,14 @@ class GatewayService {
   void refresh_in_background(const api::ApiRequest& request, const std::string& key,
                              const SettingsPtr& settings, WallTime known_stored_at,
                              bool widget_known);
+  // The per-widget guard's Redis keys for a fetch of `key` now; nullopt without Redis.
+  boost::asio::awaitable<std::optional<FetchLock::Guard>> guard_for(const std::string& key);
+  // The widget's bound (page_window's upstream_bound) from its widget data, read from L1 or
+  // Redis; without the widget data, what a widget costs before anything proves more: its
+  // widget data and its first window.
+  boost::asio::awaitable<std::uint64_t> widget_bound(const api::ApiRequest& request);
+  // A window-shaped answer tells where its list ends (ListEnds).
+  void note_window(const api::ApiRequest& window, const cache::Entry& entry, std::size_t elements);
   quota::Mode quota_mode(const Settings& settings) const;
   // Whether upstream has answered 200 for the request's widget: allowlisted, a 200 copy in
   // hand (`own`, or the widget data `proof` came from), known to this worker or to Redis.

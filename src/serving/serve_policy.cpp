@@ -10,8 +10,23 @@ using Action = Step::Action;
 using Shape = RequestFacts::Shape;
 using Failure = RequestFacts::Failure;
 
-bool consults_proof(Shape shape) {
-  return shape == Shape::page || shape == Shape::derived;
+bool consults_proof(const RequestFacts& f) {
+  return f.shape == Shape::page || f.shape == Shape::derived ||
+         (f.shape == Shape::window && f.needs_proof);
+}
+
+StaleReason reason_of(Failure failure) {
+  switch (failure) {
+    case Failure::quota_exhausted:
+      return StaleReason::quota_exhausted;
+    case Failure::paced:
+      return StaleReason::widget_paced;
+    case Failure::none:
+    case Failure::refused:
+    case Failure::upstream:
+      break;
+  }
+  return StaleReason::if_error;
 }
 
 bool fresh(const cache::Entry* entry, WallTime now) {
@@ -22,15 +37,16 @@ bool fresh(const cache::Entry* entry, WallTime now) {
 // proof within the same windows, else the error.
 Step after_failure(const RequestFacts& f) {
   const bool quota = f.failure == Failure::quota_exhausted;
-  const StaleReason reason = quota ? StaleReason::quota_exhausted : StaleReason::if_error;
-  // A refused client gets any stale copy there is; a failed fetch the copy it was allowed to
-  // fall back on, and while the quota is spent, any copy short of stale_until.
+  const StaleReason reason = reason_of(f.failure);
+  // A refused or paced request gets any stale copy there is; a failed fetch the copy it was
+  // allowed to fall back on, and while the quota is spent, any copy short of stale_until.
   // (A derived page has no copy of its own to fall back on: its windows fall back on theirs.)
-  const bool may_use_own = f.failure == Failure::refused || f.fallback || quota;
+  const bool may_use_own =
+      f.failure == Failure::refused || f.failure == Failure::paced || f.fallback || quota;
   if (f.shape != Shape::derived && f.own != nullptr && f.now < f.own->stale_until && may_use_own) {
     return {Action::serve_own, reason};
   }
-  if (!consults_proof(f.shape)) return {Action::fail};
+  if (!consults_proof(f)) return {Action::fail};
   if (f.proof_state == RequestFacts::Proof::not_looked) return {Action::look_up_proof};
   if (f.proof_state != RequestFacts::Proof::holds || f.proof->status != 200) return {Action::fail};
   // The same windows as for a stale copy of the page itself.
@@ -54,6 +70,8 @@ std::string_view detail_of(StaleReason reason) {
       return "quota-exhausted";
     case StaleReason::quota_economy:
       return "quota-economy";
+    case StaleReason::widget_paced:
+      return "widget-paced";
   }
   return "";
 }
@@ -70,6 +88,7 @@ std::string_view detail_of(Outcome::Detail detail) {
     case Outcome::Detail::stale_if_error:
     case Outcome::Detail::quota_exhausted:
     case Outcome::Detail::quota_economy:
+    case Outcome::Detail::widget_paced:
       break;
   }
   Outcome outcome;
@@ -87,6 +106,8 @@ StaleReason Outcome::stale() const {
       return StaleReason::quota_exhausted;
     case Detail::quota_economy:
       return StaleReason::quota_economy;
+    case Detail::widget_paced:
+      return StaleReason::widget_paced;
     case Detail::none:
     case Detail::derived:
     case Detail::local:
@@ -107,6 +128,8 @@ Outcome::Detail Outcome::detail_for(Detail kind, StaleReason stale) {
       return Detail::quota_exhausted;
     case StaleReason::quota_economy:
       return Detail::quota_economy;
+    case StaleReason::widget_paced:
+      return Detail::widget_paced;
   }
   return kind;
 }
@@ -159,7 +182,7 @@ Step next_step(const RequestFacts& f) {
   }
 
   // What the cached widget data proves about a page, under the widget data's own rules.
-  if (consults_proof(f.shape)) {
+  if (consults_proof(f)) {
     if (f.proof_state == RequestFacts::Proof::not_looked) return {Action::look_up_proof};
     if (f.proof_state == RequestFacts::Proof::holds) {
       if (fresh(f.proof_widget, f.now)) return {Action::answer_local};
@@ -200,7 +223,19 @@ Step next_step(const RequestFacts& f) {
     case ServeDecision::Action::fetch:
       break;
   }
+  // Nothing cached proves this key's list reaches it: the widget data comes first (one call,
+  // shared by every key of the widget), so that a walk past the end of a list, or over the
+  // platforms the widget lacks, costs that one call. A stale copy of the key itself is proof
+  // enough that it is worth refreshing.
+  if (f.own == nullptr && f.needs_proof && f.proof_state == RequestFacts::Proof::absent &&
+      !f.proof_obtained) {
+    return {Action::obtain_proof};
+  }
   return {Action::fetch, StaleReason::none, d.fallback};
+}
+
+bool widget_paced(std::uint64_t spent, std::uint64_t bound, std::uint64_t slack) {
+  return spent >= bound + slack;
 }
 
 }  // namespace wg::serving

@@ -10,12 +10,19 @@
 //   stale, within swr window       serve stale now and refresh in the background
 //   stale, beyond swr              fetch; if upstream fails, serve stale (stale-if-error)
 //   nothing usable                 fetch; failures are errors
+//   refused before a fetch         the quota first (429 quota_exhausted wins over every other
+//                                  refusal), then upstream's hold or the circuit, the client's
+//                                  limits, the per-widget guard: a stale copy, else the error
 // Around them, for reviews pages:
 //   answer locally                 cached widget data proves the page (an empty page past the
 //                                  end or for a platform the widget lacks; every page of an
 //                                  unknown widget), under the widget data's own rules above
 //   derive                         a page that is not window-shaped is cut from aligned
 //                                  300-review windows, each an ordinary key
+//   obtain the proof               a key at skip >= 300 or with a type is fetched only once
+//                                  the widget data is in hand: when neither is cached, the
+//                                  widget data is fetched first (one shared call), and what it
+//                                  proves is asked again; its failure is the answer
 //   rescue                         a page whose fetch failed is still answered from stale
 //                                  widget data that proves it (stale-if-error, and while the
 //                                  quota is spent)
@@ -33,7 +40,14 @@
 namespace wg::serving {
 
 // Why a stale copy was served; each maps to a Cache-Status detail value.
-enum class StaleReason { none, while_revalidate, if_error, quota_exhausted, quota_economy };
+enum class StaleReason {
+  none,
+  while_revalidate,
+  if_error,
+  quota_exhausted,
+  quota_economy,
+  widget_paced,  // the per-widget guard paces upstream requests for the widget
+};
 std::string_view detail_of(StaleReason reason);
 
 struct StaleWindows {
@@ -57,6 +71,7 @@ struct Outcome {
     stale_if_error,
     quota_exhausted,
     quota_economy,
+    widget_paced,
   };
   Source source = Source::cache;
   bool stored = false;  // a fetched entry reached the shared cache
@@ -97,14 +112,16 @@ struct RequestFacts {
   enum class Own : std::uint8_t { l1, l1_and_l2 };  // where the key's own copy was looked for
   enum class Proof : std::uint8_t {
     not_looked,  // the widget data was not consulted yet
-    none,        // it proves nothing about this page (or is not cached)
+    absent,      // no widget data is cached (nor a window fact): nothing is proven
+    none,        // it proves nothing about this page
     holds,       // `proof` answers the page; `proof_widget` is the widget data behind it
   };
   enum class Failure : std::uint8_t {
     none,
     refused,          // this client's share of upstream requests is used (admission)
-    upstream,         // the fetch (or a window's) failed
+    upstream,         // the fetch (or a window's, or the widget data's for the proof) failed
     quota_exhausted,  // the fetch was refused by the quota
+    paced,            // the per-widget guard paces the widget: no call for this key now
   };
 
   Shape shape = Shape::widget;
@@ -118,6 +135,9 @@ struct RequestFacts {
   bool shared_unavailable = false;    // the Redis lookup failed (Redis down), not a miss
   bool siblings_looked = false;       // the other workers' L1 copies were asked
 
+  // A reviews key whose fetch needs the widget data's proof first (skip >= 300 or a type).
+  bool needs_proof = false;
+  bool proof_obtained = false;  // the widget data was fetched for this request (obtain_proof)
   Proof proof_state = Proof::not_looked;
   const cache::Entry* proof = nullptr;         // the local answer (200 [] or 400)
   const cache::Entry* proof_widget = nullptr;  // the widget data it comes from
@@ -136,6 +156,7 @@ struct Step {
     look_up_siblings,      // Redis is down: ask the process's other workers for their copy
     look_up_proof,         // consult the cached widget data
     derive,                // cut the page from its windows
+    obtain_proof,          // fetch the widget data (as its own key), then consult it again
     fetch,                 // ask the client's admission, then go upstream (coalesced);
                            // `fallback`: the own copy may rescue a failure
     fail,                  // answer the failure as an error
@@ -147,9 +168,13 @@ struct Step {
 };
 
 // Whether next_step() needs `mode`: only for stale copies and early refreshes, so a fresh hit
-// never reads the quota.
+// never reads the quota. (Before a fetch the quota speaks through the fetcher's refusal.)
 bool needs_quota_mode(const RequestFacts& facts);
 
 Step next_step(const RequestFacts& facts);
+
+// The per-widget guard: whether a widget that has stored `spent` fetches in the current
+// freshness period, against its `bound` (cache::upstream_bound), is paced before one more.
+bool widget_paced(std::uint64_t spent, std::uint64_t bound, std::uint64_t slack);
 
 }  // namespace wg::serving

@@ -36,6 +36,7 @@ struct ProcessParts {
   metrics::GatewayMetrics* metrics = nullptr;
   SiblingCaches* siblings = nullptr;  // the other workers' L1s (null: a lone worker)
   unsigned workers = 1;               // how many share the process's upstream.max_in_flight
+  ListEnds* list_ends = nullptr;      // what windows showed of review lists (null: nothing kept)
 };
 
 // Redis client settings from the configuration (the URL was validated by the config loader).

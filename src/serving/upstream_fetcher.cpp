@@ -47,6 +47,15 @@ bool body_is_valid(api::Endpoint endpoint, std::string_view body,
 UpstreamFetcher::UpstreamFetcher(FetcherParts parts) : parts_(parts) {}
 
 std::error_code UpstreamFetcher::refusal(std::chrono::seconds* retry_after) const {
+  // The quota first: when it is spent, that is the answer whatever else would refuse (a
+  // client told "rate_limited" would retry in vain until the 1st).
+  if (const quota::Snapshot quota = parts_.quota.snapshot(); quota.mode == quota::Mode::exhausted) {
+    const WallTime wall = parts_.clock.wall_now();
+    if (retry_after) {
+      *retry_after = quota::seconds_until_reset(wall, quota::quota_period(wall, quota.utc_offset));
+    }
+    return make_error_code(errc::quota_exhausted);
+  }
   const SteadyTime now = parts_.clock.steady_now();
   if (const UpstreamHold::State hold = parts_.hold.at(now); hold.held) {
     if (retry_after) *retry_after = hold.left;
@@ -66,7 +75,10 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch(const api::ApiRequest& requ
     outcome.error = make_error_code(error);
     outcome.retry_after = retry_after;
   };
-  if (auto refused = refusal(&outcome.retry_after); refused && refused != errc::circuit_open) {
+  if (auto refused = refusal(&outcome.retry_after); refused == errc::quota_exhausted) {
+    outcome.error = refused;
+    co_return outcome;
+  } else if (refused && refused != errc::circuit_open) {
     withhold(metrics::Withheld::upstream_hold, static_cast<errc>(refused.value()),
              outcome.retry_after);
     co_return outcome;

@@ -69,8 +69,9 @@ class UpstreamFetcher {
   boost::asio::awaitable<FetchOutcome> fetch(const api::ApiRequest& request,
                                              const FetchSettings& settings, bool widget_known);
 
-  // The error fetch() would fail with at once, sending nothing (upstream_rate_limited or
-  // upstream_unavailable while upstream's hold runs, circuit_open while the circuit rejects),
+  // The error fetch() would fail with at once, sending nothing, in this order of precedence:
+  // quota_exhausted (no lease left, the fleet's month spent), upstream_rate_limited or
+  // upstream_unavailable while upstream's hold runs, circuit_open while the circuit rejects;
   // with the Retry-After it carries; {} otherwise. No side effects: the half-open probe is not
   // taken.
   std::error_code refusal(std::chrono::seconds* retry_after = nullptr) const;

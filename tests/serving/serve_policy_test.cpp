@@ -99,6 +99,17 @@ RequestFacts unproven(RequestFacts f) {
   f.proof_state = Proof::none;
   return f;
 }
+// A key at skip >= 300 or with a type: fetched only once the widget data is in hand.
+RequestFacts needing_proof(RequestFacts f, Proof state = Proof::not_looked) {
+  f.needs_proof = true;
+  f.proof_state = state;
+  return f;
+}
+RequestFacts obtained(RequestFacts f, Proof state) {
+  f.proof_obtained = true;
+  f.proof_state = state;
+  return f;
+}
 RequestFacts failed(RequestFacts f, Failure failure, bool fallback = false) {
   f.failure = failure;
   f.fallback = fallback;
@@ -256,6 +267,61 @@ const std::vector<Row> kRows = {
     {"window failed: no proof of its own, error",
      failed(facts(Shape::window, Own::l1_and_l2, nullptr), Failure::upstream),
      {Action::fail}},
+    // The proof before a fetch: keys at skip >= 300 or with a type.
+    {"window needing the proof, not consulted: consult the widget data",
+     needing_proof(facts(Shape::window, Own::l1, nullptr)),
+     {Action::look_up_proof}},
+    {"window needing the proof, no widget data: its own copy in Redis first",
+     needing_proof(facts(Shape::window, Own::l1, nullptr), Proof::absent),
+     {Action::look_up_shared}},
+    {"window needing the proof, nothing anywhere: obtain the widget data",
+     needing_proof(facts(Shape::window, Own::l1_and_l2, nullptr), Proof::absent),
+     {Action::obtain_proof}},
+    {"page needing the proof, nothing anywhere: obtain the widget data",
+     needing_proof(facts(Shape::page, Own::l1_and_l2, nullptr), Proof::absent),
+     {Action::obtain_proof}},
+    {"window needing the proof, Redis down and no sibling copy: obtain the widget data",
+     siblings_asked(
+         unavailable(needing_proof(facts(Shape::window, Own::l1_and_l2, nullptr), Proof::absent))),
+     {Action::obtain_proof}},
+    {"window needing the proof, widget data proves nothing: fetch",
+     needing_proof(facts(Shape::window, Own::l1_and_l2, nullptr), Proof::none),
+     {Action::fetch}},
+    {"window needing the proof, obtained, it proves the window empty: answered locally",
+     proven(obtained(needing_proof(facts(Shape::window, Own::l1_and_l2, nullptr)), Proof::holds),
+            &kFresh, &kProofFresh),
+     {Action::answer_local}},
+    {"window needing the proof, obtained, it proves nothing: fetch",
+     obtained(needing_proof(facts(Shape::window, Own::l1_and_l2, nullptr)), Proof::none),
+     {Action::fetch}},
+    {"obtained but still absent (unreadable widget data): fetch, never a second widget call",
+     obtained(needing_proof(facts(Shape::window, Own::l1_and_l2, nullptr)), Proof::absent),
+     {Action::fetch}},
+    {"the widget data's fetch failed: its error is the answer, no call for the key",
+     failed(obtained(needing_proof(facts(Shape::window, Own::l1_and_l2, nullptr)), Proof::absent),
+            Failure::upstream),
+     {Action::fail}},
+    {"the widget data's fetch was refused by the quota: the quota's error",
+     failed(obtained(needing_proof(facts(Shape::page, Own::l1_and_l2, nullptr)), Proof::absent),
+            Failure::quota_exhausted),
+     {Action::fail}},
+    {"a stale copy of the key is proof enough that it exists: refreshed without the proof",
+     needing_proof(facts(Shape::window, Own::l1_and_l2, &kStaleInSie), Proof::absent),
+     {Action::fetch, StaleReason::none, true}},
+    {"untyped window 0: fetched straight away, as cheap as the widget data",
+     facts(Shape::window, Own::l1_and_l2, nullptr),
+     {Action::fetch}},
+    // The per-widget guard.
+    {"paced, a stale copy: served stale (widget-paced)",
+     failed(facts(Shape::widget, Own::l1_and_l2, &kStalePastSie), Failure::paced),
+     {Action::serve_own, StaleReason::widget_paced}},
+    {"paced, nothing cached: error",
+     failed(facts(Shape::window, Own::l1_and_l2, nullptr), Failure::paced),
+     {Action::fail}},
+    {"paced page: rescued by widget data within stale-if-error",
+     failed(proven(facts(Shape::page, Own::l1_and_l2, nullptr), &kStaleInSie, &kProofSie),
+            Failure::paced),
+     {Action::answer_local, StaleReason::widget_paced}},
 };
 
 }  // namespace
@@ -284,6 +350,14 @@ BOOST_AUTO_TEST_CASE(the_quota_is_read_only_for_stale_copies_and_early_refreshes
       !needs_quota_mode(proven(facts(Shape::page, Own::l1, nullptr), &kFresh, &kProofFresh)));
   BOOST_TEST(
       needs_quota_mode(proven(facts(Shape::page, Own::l1, nullptr), &kStaleInSwr, &kProofSwr)));
+}
+
+BOOST_AUTO_TEST_CASE(the_guard_paces_past_the_bound_plus_the_slack) {
+  BOOST_TEST(!widget_paced(0, 1, 0));
+  BOOST_TEST(widget_paced(1, 1, 0));
+  BOOST_TEST(!widget_paced(5, 4, 2));
+  BOOST_TEST(widget_paced(6, 4, 2));
+  BOOST_TEST(widget_paced(100, 4, 2));
 }
 
 BOOST_AUTO_TEST_CASE(outcome_detail_holds_one_value_and_stale_wins) {

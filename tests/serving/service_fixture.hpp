@@ -72,6 +72,7 @@ struct Instance {
   upstream::CircuitBreaker breaker;
   UpstreamHold hold;
   KnownWidgets known;
+  ListEnds list_ends{generations};
   ServingCore core;
   // The core's parts, by name.
   redis::Client& redis;

@@ -23,6 +23,7 @@ enum class errc {
   upstream_busy,                // upstream.max_in_flight reached and the queue full
   quota_unavailable,            // no lease left and Redis cannot grant one: nothing sent
   unknown_budget_exhausted,     // the month's budget for unknown widget ids is spent
+  widget_paced,                 // the per-widget guard paces this widget: upstream not called
   // Redis
   redis_down = 20,   // not connected: the command was not sent
   redis_timeout,     // no reply within the deadline

@@ -102,7 +102,12 @@ struct QuotaConfig {
   double economy_at = 0.9;
   bool pacing = false;
   double unknown_share = 0.05;  // of monthly_limit, for ids upstream does not know
-  std::string state_file;       // where a stop during a Redis outage leaves its lease; "" = none
+  // The per-widget guard: stored fetches of one widget per freshness period allowed past its
+  // bound (docs/request-cost.md) before the widget is paced to one upstream call
+  // (for all its keys) per widget_pace.
+  std::uint64_t widget_slack = 2;
+  Duration widget_pace = std::chrono::minutes(5);
+  std::string state_file;  // where a stop during a Redis outage leaves its lease; "" = none
   friend bool operator==(const QuotaConfig&, const QuotaConfig&) = default;
 };
 

@@ -38,11 +38,14 @@ enum class Withheld : std::uint8_t {
   quota_unavailable,  // no lease left and Redis cannot be asked
   unknown_budget,     // the month's budget for unknown ids is spent
   unknown_client,     // this client's rate for unknown ids is spent
+  widget_paced,       // the per-widget guard paces the widget (spent past its bound)
 };
 enum class StaleReason : std::uint8_t {
   stale_while_revalidate,
   stale_if_error,
   quota_exhausted,
+  quota_economy,
+  widget_paced,
   other
 };
 enum class QuotaMode : std::uint8_t { normal, economy, exhausted };
@@ -156,7 +159,7 @@ class GatewayMetrics {
   static constexpr std::size_t kEndpoints = 2;
   static constexpr std::size_t kFailures = 9;
   static constexpr std::size_t kTiers = 2;
-  static constexpr std::size_t kStaleReasons = 4;
+  static constexpr std::size_t kStaleReasons = 6;
   static constexpr std::size_t kRedisErrors = 10;
 
   std::array<std::array<std::array<Counter*, kCacheResults>, kStatusSlots>, kRoutes> requests_{};
@@ -170,7 +173,7 @@ class GatewayMetrics {
   Counter* local_answers_ = nullptr;
   Counter* derived_pages_ = nullptr;
   std::array<Counter*, kRedisErrors> redis_errors_{};
-  std::array<Counter*, 5> withheld_{};
+  std::array<Counter*, 6> withheld_{};
   Gauge* redis_up_ = nullptr;
   Gauge* circuit_open_ = nullptr;
 };
