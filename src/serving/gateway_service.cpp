@@ -105,6 +105,7 @@ std::shared_ptr<const cache::Entry> make_local_entry(std::string body, const cac
   entry->fresh_until = basis.fresh_until;
   entry->stale_until = basis.fresh_until;  // a proof from fresh data only; no stale window
   if (status == 200) entry->etag = cache::strong_etag(body);
+  entry->proven = true;
   entry->body = std::move(body);
   return entry;
 }
@@ -193,7 +194,8 @@ RequestFacts::Proof proof_state_of(bool answered, bool widget_cached) {
   return widget_cached ? RequestFacts::Proof::none : RequestFacts::Proof::absent;
 }
 
-Outcome::Detail kind_of(RequestFacts::Shape shape) {
+Outcome::Detail kind_of(RequestFacts::Shape shape, const cache::Entry& entry) {
+  if (entry.proven) return Outcome::Detail::local;
   return shape == RequestFacts::Shape::derived ? Outcome::Detail::derived : Outcome::Detail::none;
 }
 
@@ -245,7 +247,7 @@ std::optional<Served> GatewayService::serve_from_l1(const api::ApiRequest& reque
   } else if (step.action != Step::Action::serve_own) {
     return std::nullopt;
   }
-  return answer(look.own, {Outcome::Source::cache, false, kind_of(look.shape)}, now);
+  return answer(look.own, {Outcome::Source::cache, false, kind_of(look.shape, *look.own)}, now);
 }
 
 asio::awaitable<Served> GatewayService::serve(const api::ApiRequest& request,
@@ -294,10 +296,11 @@ asio::awaitable<Served> GatewayService::serve_key(const api::ApiRequest& request
           own->element_spans) {
         note_window(request, *own, own->element_spans->size());
       }
-      served = answer(
-          own,
-          {Outcome::Source::cache, false, Outcome::detail_for(kind_of(look.shape), step.stale)},
-          facts.now);
+      served = answer(own,
+                      {Outcome::Source::cache, false,
+                       Outcome::detail_for(kind_of(look.shape, *own), step.stale)},
+                      facts.now);
+      served.proven = own->proven;
       served.upstream_error = failed.upstream_error;
       served.upstream_ms = failed.upstream_ms;
       co_return served;

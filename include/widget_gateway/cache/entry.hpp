@@ -39,6 +39,9 @@ struct Entry {
   // is added without moving the ones answers in flight are sending.
   mutable std::vector<std::pair<std::string, std::string>> variants;
   bool compress_on_demand = false;  // variants are added on demand (see above)
+  // An answer proven by the widget data or by windows (an empty page, an unknown widget's
+  // reviews), kept in L1 only: served again as what it is (detail=local).
+  bool proven = false;
   // Where each element of a reviews array body lies in `body` (offset, length), when known:
   // set when the body is validated at fetch time, or by the worker that owns the entry the
   // first time it parses a window read from Redis, so pages derived from this window do not
