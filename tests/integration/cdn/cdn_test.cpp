@@ -93,6 +93,9 @@ http {
   }
   proxy_http_version 1.1;
   proxy_set_header Connection "";
+  # The visitor's address, as CDNs pass it on (the gateway trusts it only from
+  # access.trusted_proxies).
+  proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
   proxy_connect_timeout 2s;
   proxy_read_timeout 10s;
   # No proxy_cache_valid: how long a copy lives is the gateway's call.
@@ -345,4 +348,36 @@ BOOST_AUTO_TEST_CASE(widget_not_found_is_cacheable_downstream_only_when_configur
     BOOST_TEST(direct.header("cache-control") == "public, max-age=30");
     BOOST_TEST(direct.header("x-accel-expires") == "30");
   }
+}
+
+BOOST_AUTO_TEST_CASE(the_recommended_per_client_limit_holds_back_one_visitor_not_the_others) {
+  // The README's setting behind a CDN: the CDN's addresses trusted, so each visitor is a client
+  // of its own, and a limit on the requests one visitor makes reach upstream.
+  Stack s("[access]\ntrusted_proxies = [\"127.0.0.1/32\"]\nper_ip_rate = 0.01\nper_ip_burst = 3\n");
+  const auto widgets = s.stub.widgets(5);
+  BOOST_REQUIRE_EQUAL(widgets.size(), 5u);
+  // Visitors reach nginx from their own addresses; here all come from loopback, so each
+  // states the address a real CDN would have seen (nginx appends its own peer's).
+  auto visit = [&](const std::string& visitor, const std::string& target) {
+    return http_get(s.nginx.port(), target, {{"X-Forwarded-For", visitor}});
+  };
+  // A walker on widget data: each id a miss; past the burst it is refused, saying why.
+  int refused = 0;
+  for (const auto& w : widgets) {
+    auto answer = visit("203.0.113.7", widget_path(w.id));
+    if (answer.status == 429) {
+      ++refused;
+      BOOST_TEST(answer.body.find("access.per_ip_rate") != std::string::npos, answer.body);
+      BOOST_TEST(!answer.header("retry-after").empty());
+    } else {
+      BOOST_TEST(answer.status == 200);
+    }
+  }
+  BOOST_TEST(refused == 2);
+  BOOST_TEST(s.stub.stats().widget == 3u);
+  // Another visitor is not held back by the walker, and what the CDN or the gateway holds is
+  // served to the walker too.
+  BOOST_TEST(visit("198.51.100.20", widget_path(widgets[4].id)).status == 200);
+  BOOST_TEST(visit("203.0.113.7", widget_path(widgets[0].id)).status == 200);
+  BOOST_TEST(s.stub.stats().widget == 4u);
 }
