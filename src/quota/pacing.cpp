@@ -58,4 +58,10 @@ bool pacing_allows(std::uint64_t used, std::uint64_t limit, WallTime now, const 
   return used < pacing_budget(limit, now, period, slack);
 }
 
+Mode effective_mode(Mode counted, bool pacing, std::uint64_t charged, std::uint64_t limit,
+                    WallTime now, const QuotaPeriod& period) {
+  if (counted != Mode::normal || !pacing || limit == 0) return counted;
+  return pacing_allows(charged, limit, now, period) ? Mode::normal : Mode::economy;
+}
+
 }  // namespace wg::quota

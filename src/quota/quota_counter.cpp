@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "widget_gateway/common/log.hpp"
+#include "widget_gateway/quota/pacing.hpp"
 #include "widget_gateway/redis/client.hpp"
 
 namespace wg::quota {
@@ -441,6 +442,8 @@ Snapshot QuotaCounter::snapshot_locked() const {
   s.mode = mode_for(charged, s.limit, config_.economy_at);
   // The fleet has nothing left to lease, but our own lease still covers some requests.
   if (s.mode == Mode::exhausted && s.own_lease > 0) s.mode = Mode::economy;
+  s.mode =
+      effective_mode(s.mode, config_.pacing, s.used + s.leased, s.limit, clock_.wall_now(), period);
   return s;
 }
 

@@ -119,3 +119,22 @@ BOOST_AUTO_TEST_CASE(pacing_edge_cases) {
   BOOST_TEST(pacing_budget(max, now, period) <= max);
   BOOST_TEST(pacing_allows(0, max, now, period));
 }
+
+BOOST_AUTO_TEST_CASE(the_effective_mode_is_economy_while_pacing_holds_spending_back) {
+  using wg::quota::effective_mode;
+  using wg::quota::Mode;
+  const QuotaPeriod period = quota_period(at(2026y / April / 1), minutes(0));
+  const WallTime first_hour = period.starts_at + hours(1);
+  const std::uint64_t limit = 30'000;  // 1,000 a day in April
+  // Ahead of the budget: economy, acted on and reported alike.
+  BOOST_TEST(
+      (effective_mode(Mode::normal, true, 5'000, limit, first_hour, period) == Mode::economy));
+  BOOST_TEST((effective_mode(Mode::normal, true, 10, limit, first_hour, period) == Mode::normal));
+  // Pacing off, no limit, or a mode the counts already set: unchanged.
+  BOOST_TEST(
+      (effective_mode(Mode::normal, false, 5'000, limit, first_hour, period) == Mode::normal));
+  BOOST_TEST((effective_mode(Mode::normal, true, 5'000, 0, first_hour, period) == Mode::normal));
+  BOOST_TEST((effective_mode(Mode::exhausted, true, 30'000, limit, first_hour, period) ==
+              Mode::exhausted));
+  BOOST_TEST((effective_mode(Mode::economy, true, 10, limit, first_hour, period) == Mode::economy));
+}

@@ -199,3 +199,29 @@ BOOST_AUTO_TEST_CASE(month_boundaries_for_28_29_30_and_31_day_months_in_non_zero
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(pacing)
+
+BOOST_AUTO_TEST_CASE(paced_economy_is_acted_on_and_reported_alike) {
+  // quota.pacing: 60 a month spread over April, so the first day allows 2 (one day's share).
+  ServiceFixture f(
+      [](config::Config& c) {
+        c.quota.monthly_limit = 60;
+        c.quota.pacing = true;
+        c.quota.unknown_share = 1;
+      },
+      50, local_time(2027, 4, 1, 0, 30, 0, std::chrono::minutes(180)));
+  BOOST_REQUIRE(f.serve(f.widget(0)).ok());
+  BOOST_TEST((f.main().quota.snapshot().mode == quota::Mode::normal));
+  BOOST_REQUIRE(f.serve(f.widget(1)).ok());
+  // 2 of 60 is far from economy_at by the counts; pacing says economy, and the snapshot that
+  // /admin/quota, /readyz and wg_quota_mode report says the same as the service acts on.
+  BOOST_TEST((f.main().quota.snapshot().mode == quota::Mode::economy));
+  f.clock.advance(2h);  // widget 0: past stale-while-revalidate
+  Served stale = f.serve(f.widget(0));
+  BOOST_REQUIRE(stale.ok());
+  BOOST_TEST(stale.outcome.stale() == StaleReason::quota_economy);
+  BOOST_TEST(f.upstream_calls() == 2u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

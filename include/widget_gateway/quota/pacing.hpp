@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "widget_gateway/common/clock.hpp"
+#include "widget_gateway/quota/mode.hpp"
 #include "widget_gateway/quota/quota_period.hpp"
 
 namespace wg::quota {
@@ -33,5 +34,11 @@ std::uint64_t pacing_budget(std::uint64_t limit, WallTime now, const QuotaPeriod
 // true for limit 0 (unlimited); false once used reaches the limit.
 bool pacing_allows(std::uint64_t used, std::uint64_t limit, WallTime now, const QuotaPeriod& period,
                    double slack = kDefaultPacingSlack);
+
+// The mode the gateway acts on and reports (/admin/quota, /readyz, wg_quota_mode, quota_mode
+// events) alike: the counted mode, or economy while quota.pacing is on and the month's
+// spending (`charged`: used + leased) is ahead of the pacing budget.
+Mode effective_mode(Mode counted, bool pacing, std::uint64_t charged, std::uint64_t limit,
+                    WallTime now, const QuotaPeriod& period);
 
 }  // namespace wg::quota

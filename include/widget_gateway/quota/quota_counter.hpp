@@ -20,6 +20,7 @@
 
 #include "widget_gateway/common/clock.hpp"
 #include "widget_gateway/config/config.hpp"
+#include "widget_gateway/quota/mode.hpp"
 #include "widget_gateway/quota/quota_period.hpp"
 
 namespace wg::redis {
@@ -28,7 +29,6 @@ class Client;
 
 namespace wg::quota {
 
-enum class Mode { normal, economy, exhausted };
 std::string_view to_string(Mode mode);
 
 // Which mode `charged` of `limit` means; limit 0 is unlimited and always normal.
