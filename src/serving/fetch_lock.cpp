@@ -198,16 +198,19 @@ asio::awaitable<void> FetchLock::release(const std::string& lock_key, const std:
 asio::awaitable<bool> FetchLock::wait_released(const std::string& lock_key,
                                                std::chrono::milliseconds max_wait) {
   asio::steady_timer timer(co_await asio::this_coro::executor);
-  auto deadline = std::chrono::steady_clock::now() + max_wait;
+  // The wait is the sum of the pauses between polls (each poll's round trip comes on top, and
+  // a poll that times out ends the wait): no clock to read, so a test's clock can stand still.
+  std::chrono::milliseconds waited(0);
   std::chrono::milliseconds interval(10);
   const std::string key = keys_.unversioned(lock_key);
-  while (std::chrono::steady_clock::now() < deadline) {
+  while (waited < max_wait) {
     std::vector<std::string> args{"GET", key};
     auto [ec, reply] = co_await redis_.command(std::move(args));
     if (ec || reply.is_error()) co_return false;
     if (reply.is_nil() || reply.str == kDone) co_return true;
     timer.expires_after(interval);
     co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    waited += interval;
     interval = std::min(interval * 2, std::chrono::milliseconds(200));
   }
   co_return false;

@@ -84,8 +84,9 @@ class FetchLock {
   boost::asio::awaitable<Pace> take_pace(const Guard& guard, std::chrono::milliseconds interval);
   // The fetch failed: deletes the lock if it is still ours, so waiters try themselves.
   boost::asio::awaitable<void> release(const std::string& lock_key, const std::string& token);
-  // Waits (polling with a growing interval) until the lock is gone or "done", or `max_wait`
-  // passed. Returns false on timeout, or when Redis became unreachable.
+  // Waits (polling with a growing interval) until the lock is gone or "done", or the pauses
+  // between polls add up to `max_wait`. Returns false on timeout, or when Redis became
+  // unreachable.
   boost::asio::awaitable<bool> wait_released(const std::string& lock_key,
                                              std::chrono::milliseconds max_wait);
 

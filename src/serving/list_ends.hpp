@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "widget_gateway/api/request.hpp"
+#include "widget_gateway/cache/entry.hpp"
 #include "widget_gateway/cache/generations.hpp"
 #include "widget_gateway/cache/page_window.hpp"
 #include "widget_gateway/common/clock.hpp"
@@ -33,6 +34,13 @@ class ListEnds {
   // elements; it was stored at `stored_at` and stays fresh until `fresh_until`.
   void record(const api::ApiRequest& request, std::uint64_t start, std::size_t count,
               WallTime stored_at, WallTime fresh_until, WallTime now);
+  // The same for a window-shaped answer (`window`: limit 300, an aligned skip) of `elements`.
+  void record_window(const api::ApiRequest& window, const cache::Entry& entry, std::size_t elements,
+                     WallTime now) {
+    if (entry.status == 200) {
+      record(window, window.query.skip, elements, entry.stored_at, entry.fresh_until, now);
+    }
+  }
   // What is known of `request`'s list at `now`, and until when it holds; nullopt when nothing
   // is (or the facts are older than a purge, or their windows are no longer fresh).
   struct Seen {

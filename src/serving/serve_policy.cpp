@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "widget_gateway/common/error.hpp"
+
 namespace wg::serving {
 
 namespace {
@@ -231,7 +233,53 @@ Step next_step(const RequestFacts& f) {
       !f.proof_obtained) {
     return {Action::obtain_proof};
   }
+  // What could refuse it, cheapest and most telling first: the fetcher's refusal names a spent
+  // quota before anything else, and costs no Redis round trip.
+  if (!f.refusal_checked) return {Action::check_refusal, StaleReason::none, d.fallback};
+  if (!f.known_looked) return {Action::look_up_known, StaleReason::none, d.fallback};
+  if (f.client_limits && !f.joining && !f.admitted) {
+    return {Action::admit, StaleReason::none, d.fallback};
+  }
   return {Action::fetch, StaleReason::none, d.fallback};
+}
+
+FailureAnswer failure_answer(const std::error_code& ec) {
+  using Failure = RequestFacts::Failure;
+  using Code = api::ErrorCode;
+  if (ec == errc::quota_exhausted) return {Failure::quota_exhausted, Code::quota_exhausted, {}};
+  if (ec == errc::widget_paced) {
+    return {Failure::paced, Code::service_unavailable,
+            "upstream requests for this widget are paced: it spent its bound for this period "
+            "(quota.widget_slack)"};
+  }
+  if (ec == errc::upstream_rate_limited) {
+    return {Failure::upstream, Code::rate_limited,
+            "upstream asked to wait (its own Retry-After); try again after Retry-After"};
+  }
+  if (ec == errc::unknown_budget_exhausted) {
+    return {Failure::upstream, Code::rate_limited,
+            "this month's budget for widget ids upstream does not know is spent "
+            "(quota.unknown_share)"};
+  }
+  if (ec == errc::upstream_timeout) return {Failure::upstream, Code::upstream_timeout, {}};
+  if (ec == errc::overloaded || ec == errc::upstream_unavailable || ec == errc::upstream_busy ||
+      ec == errc::quota_unavailable) {
+    return {Failure::upstream, Code::service_unavailable, {}};
+  }
+  return {Failure::upstream, Code::upstream_error, {}};
+}
+
+FailureAnswer failure_answer(ClientLimit limit) {
+  switch (limit) {
+    case ClientLimit::upstream_requests:
+      return {RequestFacts::Failure::refused, api::ErrorCode::rate_limited,
+              "too many upstream requests from this client (access.per_ip_rate)"};
+    case ClientLimit::unknown_ids:
+      break;
+  }
+  return {RequestFacts::Failure::refused, api::ErrorCode::rate_limited,
+          "too many lookups of widget ids not known to be valid from this client "
+          "(access.unknown_per_ip_rate)"};
 }
 
 bool widget_paced(std::uint64_t spent, std::uint64_t bound, std::uint64_t slack) {

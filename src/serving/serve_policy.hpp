@@ -10,9 +10,12 @@
 //   stale, within swr window       serve stale now and refresh in the background
 //   stale, beyond swr              fetch; if upstream fails, serve stale (stale-if-error)
 //   nothing usable                 fetch; failures are errors
-//   refused before a fetch         the quota first (429 quota_exhausted wins over every other
-//                                  refusal), then upstream's hold or the circuit, the client's
-//                                  limits, the per-widget guard: a stale copy, else the error
+//   before a fetch                 the fetcher's refusal first (the quota, whose 429
+//                                  quota_exhausted wins over every other refusal; upstream's
+//                                  hold; the circuit), then whether the widget is known, then
+//                                  the client's limits (not for a request joining a fetch
+//                                  already under way); a refusal serves a stale copy, else
+//                                  the error; past them the per-widget guard (in the fetch)
 // Around them, for reviews pages:
 //   answer locally                 cached widget data proves the page (an empty page past the
 //                                  end or for a platform the widget lacks; every page of an
@@ -33,9 +36,11 @@
 #include <chrono>
 #include <cstdint>
 #include <string_view>
+#include <system_error>
 
+#include "widget_gateway/api/errors.hpp"
 #include "widget_gateway/cache/entry.hpp"
-#include "widget_gateway/quota/quota_counter.hpp"
+#include "widget_gateway/quota/mode.hpp"
 
 namespace wg::serving {
 
@@ -142,6 +147,14 @@ struct RequestFacts {
   const cache::Entry* proof = nullptr;         // the local answer (200 [] or 400)
   const cache::Entry* proof_widget = nullptr;  // the widget data it comes from
 
+  // Before a fetch.
+  bool refusal_checked = false;  // the fetcher's refusal (quota, hold, circuit) was asked
+  bool known_looked = false;     // whether upstream knows the widget was looked up
+  bool widget_known = false;     // it does (allowlisted, a 200 copy in hand, remembered)
+  bool joining = false;          // a fetch of the key is under way here: joining costs nothing
+  bool client_limits = false;    // the client's limits apply (the public listener)
+  bool admitted = false;         // the client's limits let this request go upstream
+
   Failure failure = Failure::none;
   bool fallback = false;  // the fetch that failed was allowed to fall back on the own copy
 };
@@ -157,6 +170,11 @@ struct Step {
     look_up_proof,         // consult the cached widget data
     derive,                // cut the page from its windows
     obtain_proof,          // fetch the widget data (as its own key), then consult it again
+    check_refusal,         // ask the fetcher whether it would refuse at once (quota, hold,
+                           // circuit); `fallback` as for fetch
+    look_up_known,         // whether upstream knows the widget (then whether the key's fetch
+                           // is already under way here)
+    admit,                 // ask the client's limits; `fallback` as for fetch
     fetch,                 // ask the client's admission, then go upstream (coalesced);
                            // `fallback`: the own copy may rescue a failure
     fail,                  // answer the failure as an error
@@ -172,6 +190,20 @@ struct Step {
 bool needs_quota_mode(const RequestFacts& facts);
 
 Step next_step(const RequestFacts& facts);
+
+// What a failed or refused fetch answers: its class for the rules above, the API's error code
+// and, where the code alone does not say which limit refused, a message naming it. The one
+// place a fetch's error is classified.
+struct FailureAnswer {
+  RequestFacts::Failure failure = RequestFacts::Failure::upstream;
+  api::ErrorCode code = api::ErrorCode::upstream_error;
+  std::string_view message;  // static; empty: the code's default message
+};
+FailureAnswer failure_answer(const std::error_code& ec);
+
+// The client's limits' refusals (RequestFacts::client_limits), by the limit that refused.
+enum class ClientLimit : std::uint8_t { upstream_requests, unknown_ids };
+FailureAnswer failure_answer(ClientLimit limit);
 
 // The per-widget guard: whether a widget that has stored `spent` fetches in the current
 // freshness period, against its `bound` (cache::upstream_bound), is paced before one more.

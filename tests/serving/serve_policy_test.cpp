@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "serving/serve_policy.hpp"
+#include "widget_gateway/common/error.hpp"
 
 // Every serving rule, as a table: the facts a request has gathered so far, and the one step
 // next_step() must choose.
@@ -110,6 +111,28 @@ RequestFacts obtained(RequestFacts f, Proof state) {
   f.proof_state = state;
   return f;
 }
+RequestFacts with_refusal_checked(RequestFacts f) {
+  f.refusal_checked = true;
+  return f;
+}
+RequestFacts with_client_limits(RequestFacts f) {
+  f.client_limits = true;
+  return f;
+}
+RequestFacts joining(RequestFacts f) {
+  f.joining = true;
+  return f;
+}
+RequestFacts admitted(RequestFacts f) {
+  f.admitted = true;
+  return f;
+}
+// Nothing refuses the fetch: the fetcher's refusal asked, the widget known to be looked up.
+RequestFacts cleared(RequestFacts f) {
+  f.refusal_checked = true;
+  f.known_looked = true;
+  return f;
+}
 RequestFacts failed(RequestFacts f, Failure failure, bool fallback = false) {
   f.failure = failure;
   f.fallback = fallback;
@@ -158,7 +181,9 @@ const std::vector<Row> kRows = {
      facts(Shape::window, Own::l1, nullptr),
      {Action::look_up_shared}},
     // After Redis.
-    {"nothing anywhere: fetch", facts(Shape::widget, Own::l1_and_l2, nullptr), {Action::fetch}},
+    {"nothing anywhere: fetch",
+     cleared(facts(Shape::widget, Own::l1_and_l2, nullptr)),
+     {Action::fetch}},
     {"fresh Redis copy: served",
      facts(Shape::widget, Own::l1_and_l2, &kFresh),
      {Action::serve_own}},
@@ -169,10 +194,10 @@ const std::vector<Row> kRows = {
      facts(Shape::widget, Own::l1_and_l2, &kStaleInSwr),
      {Action::serve_own_refresh, StaleReason::while_revalidate}},
     {"stale beyond swr, within stale-if-error: fetch, may fall back",
-     facts(Shape::widget, Own::l1_and_l2, &kStaleInSie),
+     cleared(facts(Shape::widget, Own::l1_and_l2, &kStaleInSie)),
      {Action::fetch, StaleReason::none, true}},
     {"stale beyond stale-if-error: fetch, no fall-back",
-     facts(Shape::widget, Own::l1_and_l2, &kStalePastSie),
+     cleared(facts(Shape::widget, Own::l1_and_l2, &kStalePastSie)),
      {Action::fetch}},
     {"stale, quota economy: served stale, no refresh",
      with_mode(facts(Shape::widget, Own::l1_and_l2, &kStaleInSie), quota::Mode::economy),
@@ -184,13 +209,13 @@ const std::vector<Row> kRows = {
      unavailable(facts(Shape::widget, Own::l1_and_l2, nullptr)),
      {Action::look_up_siblings}},
     {"Redis down, no worker has it: fetch",
-     siblings_asked(unavailable(facts(Shape::widget, Own::l1_and_l2, nullptr))),
+     cleared(siblings_asked(unavailable(facts(Shape::widget, Own::l1_and_l2, nullptr)))),
      {Action::fetch}},
     {"Redis down, a stale copy here: its own rules, no sibling asked",
-     unavailable(facts(Shape::widget, Own::l1_and_l2, &kStaleInSie)),
+     cleared(unavailable(facts(Shape::widget, Own::l1_and_l2, &kStaleInSie))),
      {Action::fetch, StaleReason::none, true}},
     {"expired negative entry: no stale window, fetch",
-     facts(Shape::widget, Own::l1_and_l2, &kNegativeExpired),
+     cleared(facts(Shape::widget, Own::l1_and_l2, &kNegativeExpired)),
      {Action::fetch}},
     // Pages: the widget data's proof comes before the page's own lookups.
     {"page without L1 copy: consult the widget data",
@@ -285,17 +310,17 @@ const std::vector<Row> kRows = {
          unavailable(needing_proof(facts(Shape::window, Own::l1_and_l2, nullptr), Proof::absent))),
      {Action::obtain_proof}},
     {"window needing the proof, widget data proves nothing: fetch",
-     needing_proof(facts(Shape::window, Own::l1_and_l2, nullptr), Proof::none),
+     cleared(needing_proof(facts(Shape::window, Own::l1_and_l2, nullptr), Proof::none)),
      {Action::fetch}},
     {"window needing the proof, obtained, it proves the window empty: answered locally",
      proven(obtained(needing_proof(facts(Shape::window, Own::l1_and_l2, nullptr)), Proof::holds),
             &kFresh, &kProofFresh),
      {Action::answer_local}},
     {"window needing the proof, obtained, it proves nothing: fetch",
-     obtained(needing_proof(facts(Shape::window, Own::l1_and_l2, nullptr)), Proof::none),
+     cleared(obtained(needing_proof(facts(Shape::window, Own::l1_and_l2, nullptr)), Proof::none)),
      {Action::fetch}},
     {"obtained but still absent (unreadable widget data): fetch, never a second widget call",
-     obtained(needing_proof(facts(Shape::window, Own::l1_and_l2, nullptr)), Proof::absent),
+     cleared(obtained(needing_proof(facts(Shape::window, Own::l1_and_l2, nullptr)), Proof::absent)),
      {Action::fetch}},
     {"the widget data's fetch failed: its error is the answer, no call for the key",
      failed(obtained(needing_proof(facts(Shape::window, Own::l1_and_l2, nullptr)), Proof::absent),
@@ -306,11 +331,38 @@ const std::vector<Row> kRows = {
             Failure::quota_exhausted),
      {Action::fail}},
     {"a stale copy of the key is proof enough that it exists: refreshed without the proof",
-     needing_proof(facts(Shape::window, Own::l1_and_l2, &kStaleInSie), Proof::absent),
+     cleared(needing_proof(facts(Shape::window, Own::l1_and_l2, &kStaleInSie), Proof::absent)),
      {Action::fetch, StaleReason::none, true}},
     {"untyped window 0: fetched straight away, as cheap as the widget data",
-     facts(Shape::window, Own::l1_and_l2, nullptr),
+     cleared(facts(Shape::window, Own::l1_and_l2, nullptr)),
      {Action::fetch}},
+    // Before a fetch: the fetcher's refusal, whether the widget is known, the client's limits.
+    {"a fetch is due: the fetcher's refusal first (the quota names itself before all else)",
+     facts(Shape::widget, Own::l1_and_l2, nullptr),
+     {Action::check_refusal}},
+    {"a stale copy within stale-if-error: the refusal check carries the fall-back",
+     facts(Shape::widget, Own::l1_and_l2, &kStaleInSie),
+     {Action::check_refusal, StaleReason::none, true}},
+    {"not refused: is the widget known?",
+     with_refusal_checked(facts(Shape::widget, Own::l1_and_l2, nullptr)),
+     {Action::look_up_known}},
+    {"the client's limits apply: ask them",
+     with_client_limits(cleared(facts(Shape::widget, Own::l1_and_l2, nullptr))),
+     {Action::admit}},
+    {"the client's limits apply, but the fetch is under way here: joining costs nothing",
+     joining(with_client_limits(cleared(facts(Shape::widget, Own::l1_and_l2, nullptr)))),
+     {Action::fetch}},
+    {"admitted: fetch",
+     admitted(with_client_limits(cleared(facts(Shape::widget, Own::l1_and_l2, nullptr)))),
+     {Action::fetch}},
+    {"refused by the quota (at the check), a stale copy: served stale",
+     failed(with_refusal_checked(facts(Shape::widget, Own::l1_and_l2, &kStalePastSie)),
+            Failure::quota_exhausted),
+     {Action::serve_own, StaleReason::quota_exhausted}},
+    {"refused by the quota, nothing cached: its error",
+     failed(with_refusal_checked(facts(Shape::widget, Own::l1_and_l2, nullptr)),
+            Failure::quota_exhausted),
+     {Action::fail}},
     // The per-widget guard.
     {"paced, a stale copy: served stale (widget-paced)",
      failed(facts(Shape::widget, Own::l1_and_l2, &kStalePastSie), Failure::paced),
@@ -350,6 +402,36 @@ BOOST_AUTO_TEST_CASE(the_quota_is_read_only_for_stale_copies_and_early_refreshes
       !needs_quota_mode(proven(facts(Shape::page, Own::l1, nullptr), &kFresh, &kProofFresh)));
   BOOST_TEST(
       needs_quota_mode(proven(facts(Shape::page, Own::l1, nullptr), &kStaleInSwr, &kProofSwr)));
+}
+
+BOOST_AUTO_TEST_CASE(failures_are_classified_in_one_place) {
+  auto check = [](wg::errc e, Failure failure, wg::api::ErrorCode code, bool names_a_limit) {
+    const FailureAnswer a = failure_answer(make_error_code(e));
+    BOOST_TEST_CONTEXT(static_cast<int>(e)) {
+      BOOST_TEST((a.failure == failure));
+      BOOST_TEST((a.code == code));
+      BOOST_TEST(a.message.empty() == !names_a_limit);
+    }
+  };
+  using Code = wg::api::ErrorCode;
+  check(wg::errc::quota_exhausted, Failure::quota_exhausted, Code::quota_exhausted, false);
+  check(wg::errc::widget_paced, Failure::paced, Code::service_unavailable, true);
+  check(wg::errc::upstream_rate_limited, Failure::upstream, Code::rate_limited, true);
+  check(wg::errc::unknown_budget_exhausted, Failure::upstream, Code::rate_limited, true);
+  check(wg::errc::upstream_timeout, Failure::upstream, Code::upstream_timeout, false);
+  check(wg::errc::upstream_unavailable, Failure::upstream, Code::service_unavailable, false);
+  check(wg::errc::upstream_busy, Failure::upstream, Code::service_unavailable, false);
+  check(wg::errc::circuit_open, Failure::upstream, Code::upstream_error, false);
+  check(wg::errc::upstream_bad_status, Failure::upstream, Code::upstream_error, false);
+  for (ClientLimit limit : {ClientLimit::upstream_requests, ClientLimit::unknown_ids}) {
+    const FailureAnswer a = failure_answer(limit);
+    BOOST_TEST((a.failure == Failure::refused));
+    BOOST_TEST((a.code == Code::rate_limited));
+  }
+  BOOST_TEST(failure_answer(ClientLimit::upstream_requests).message.find("access.per_ip_rate") !=
+             std::string_view::npos);
+  BOOST_TEST(failure_answer(ClientLimit::unknown_ids).message.find("unknown_per_ip_rate") !=
+             std::string_view::npos);
 }
 
 BOOST_AUTO_TEST_CASE(the_guard_paces_past_the_bound_plus_the_slack) {

@@ -1,0 +1,77 @@
+#pragma once
+// One fetch of a key for the whole fleet: coalesced with the concurrent requests of this
+// worker (Coalescer), with the other workers and instances through the fetch lock in Redis
+// (FetchLock), counted and paced by the per-widget guard kept beside the lock, paid for by the
+// fetcher (UpstreamFetcher), stored in both tiers; and the same in the background for stale
+// copies served while they are refreshed. docs/request-cost.md says when a fetch happens at
+// all; this is how it happens once.
+
+#include <atomic>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cache_tier.hpp"
+#include "coalescer.hpp"
+#include "fetch_lock.hpp"
+#include "service_settings.hpp"
+#include "upstream_fetcher.hpp"
+#include "widget_gateway/api/request.hpp"
+#include "widget_gateway/common/clock.hpp"
+
+namespace wg::metrics {
+class GatewayMetrics;
+}
+
+namespace wg::serving {
+
+// Threads: one per worker, used on its thread; background refreshes run on `background`.
+class SharedFetch {
+ public:
+  struct Parts {
+    CacheTier& cache;
+    UpstreamFetcher& fetcher;
+    FetchLock& lock;
+    Clock& clock;
+    metrics::GatewayMetrics* metrics = nullptr;
+  };
+  using SettingsPtr = std::shared_ptr<const SharedFetchSettings>;
+
+  SharedFetch(boost::asio::any_io_executor background, Parts parts);
+
+  // The key's fetch: joins one under way in this worker, else runs one (`known_stored_at`:
+  // the copy the caller has, so that a newer one stored meanwhile is taken instead).
+  // `widget_known` as for UpstreamFetcher::fetch.
+  boost::asio::awaitable<Coalescer::Result> fetch(const api::ApiRequest& request,
+                                                  const std::string& key, SettingsPtr settings,
+                                                  WallTime known_stored_at, bool widget_known);
+  // The same, detached, for a stale copy being served; at most a bounded number at once, and
+  // none while the fetcher would refuse anyway.
+  void refresh_in_background(const api::ApiRequest& request, const std::string& key,
+                             SettingsPtr settings, WallTime known_stored_at, bool widget_known);
+
+  // Whether a fetch of `key` is under way in this worker (a new request would join it).
+  bool in_flight(const std::string& key) const { return coalescer_.in_flight(key); }
+  std::size_t background_refreshes() const { return refreshes_in_flight_.load(); }
+
+ private:
+  boost::asio::awaitable<FetchOutcome> fetch_once(api::ApiRequest request, std::string key,
+                                                  SettingsPtr settings, WallTime known_stored_at,
+                                                  bool widget_known, bool background);
+  // The per-widget guard's Redis keys for a fetch of `key` now.
+  boost::asio::awaitable<std::optional<FetchLock::Guard>> guard_for(const std::string& key,
+                                                                    const SharedFetchSettings& s);
+  // The widget's bound (cache::upstream_bound) from its widget data, read from L1 or Redis;
+  // without the widget data, what a widget costs before anything proves more: its widget data
+  // and its first window.
+  boost::asio::awaitable<std::uint64_t> widget_bound(const api::ApiRequest& request);
+
+  boost::asio::any_io_executor background_;
+  Parts parts_;
+  Coalescer coalescer_;
+  std::atomic<std::size_t> refreshes_in_flight_{0};
+};
+
+}  // namespace wg::serving
