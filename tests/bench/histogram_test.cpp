@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <random>
 
-#include "bench/histogram.hpp"
+#include "wg-bench/histogram.hpp"
 
 using wg::bench::Histogram;
 

@@ -8,12 +8,12 @@
 #include <cmath>
 #include <sstream>
 
-#include "bench/load_profile.hpp"
-#include "bench/report.hpp"
-#include "bench/run_figures.hpp"
-#include "bench/scenario.hpp"
-#include "bench/thresholds.hpp"
-#include "bench/time_series.hpp"
+#include "wg-bench/load_profile.hpp"
+#include "wg-bench/report.hpp"
+#include "wg-bench/run_figures.hpp"
+#include "wg-bench/scenario.hpp"
+#include "wg-bench/thresholds.hpp"
+#include "wg-bench/time_series.hpp"
 
 using namespace std::chrono_literals;
 using namespace wg::bench;

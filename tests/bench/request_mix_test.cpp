@@ -5,9 +5,9 @@
 #include <set>
 #include <string>
 
-#include "bench/request_mix.hpp"
-#include "bench/target.hpp"
-#include "bench/zipf.hpp"
+#include "wg-bench/request_mix.hpp"
+#include "wg-bench/target.hpp"
+#include "wg-bench/zipf.hpp"
 
 using namespace wg::bench;
 

@@ -3,7 +3,7 @@
 #include <string>
 #include <string_view>
 
-#include "bench/response_reader.hpp"
+#include "wg-bench/response_reader.hpp"
 
 using wg::bench::ResponseReader;
 

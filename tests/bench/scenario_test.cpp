@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "bench/scenario.hpp"
+#include "wg-bench/scenario.hpp"
 
 using namespace std::chrono_literals;
 using namespace wg::bench;

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <set>
 
-#include "bench/schedule.hpp"
+#include "wg-bench/schedule.hpp"
 
 using namespace std::chrono_literals;
 using wg::SteadyTime;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "stub/dataset.hpp"
+#include "upstream-stub/dataset.hpp"
 #include "widget_gateway/cache/page_window.hpp"
 
 using wg::api::ApiRequest;

@@ -311,11 +311,12 @@ def dockerfile_instructions(path):
 
 
 def top_level_subdirectories(root):
-    """add_subdirectory() calls of the top-level CMakeLists.txt outside if(WG_BUILD_TESTS)."""
+    """add_subdirectory() calls of the top-level CMakeLists.txt outside if(WG_BUILD_...): the
+    optional parts (tests, bench) a Dockerfile turns off."""
     dirs, depth_in_tests = [], 0
     for line in (root / "CMakeLists.txt").read_text(encoding="utf-8").splitlines():
         line = line.split("#", 1)[0].strip()
-        if re.match(r"if\s*\(\s*WG_BUILD_TESTS", line):
+        if re.match(r"if\s*\(\s*WG_BUILD_", line):
             depth_in_tests += 1
         elif depth_in_tests and re.match(r"endif\s*\(", line):
             depth_in_tests -= 1

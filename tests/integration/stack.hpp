@@ -38,7 +38,7 @@ class Stub {
   // mode: status500, status503, status429, hang, truncate, invalid_json, close,
   // widget_no_total, widget_bad_total, none. `retry_after` (status modes only; empty = the
   // mode's default) is sent as the Retry-After value, e.g. "7", an HTTP-date, or "date:N" for
-  // a date N seconds after the response's Date (see src/stub/README.md).
+  // a date N seconds after the response's Date (see tests/upstream-stub/README.md).
   void fault(const std::string& mode, int count = -1, const std::string& endpoint = "any",
              const std::string& retry_after = "");
   void latency(int ms);

@@ -23,7 +23,7 @@
 #include "serving/gateway_service.hpp"
 #include "serving/serving_core.hpp"
 #include "serving/upstream_fetcher.hpp"
-#include "stub/stub_server.hpp"
+#include "upstream-stub/stub_server.hpp"
 #include "support/process.hpp"
 #include "widget_gateway/api/request.hpp"
 #include "widget_gateway/cache/generations.hpp"
