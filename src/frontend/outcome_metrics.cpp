@@ -12,6 +12,7 @@ metrics::CacheResult cache_result_of(const serving::Served& served) {
     case Detail::stale_if_error:
     case Detail::quota_exhausted:
     case Detail::quota_economy:
+    case Detail::widget_paced:
       return metrics::CacheResult::stale;
     case Detail::local:
       return metrics::CacheResult::local;

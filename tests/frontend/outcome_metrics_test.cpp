@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE frontend_outcome_metrics_test
 #include <boost/test/unit_test.hpp>
 
+#include <memory>
 #include <set>
 #include <string>
 
@@ -42,4 +43,32 @@ BOOST_AUTO_TEST_CASE(every_stale_reason_is_counted_under_its_own_label) {
     const std::string label(serving::detail_of(reason));
     BOOST_TEST(has_line(text, "wg_stale_served_total{reason=\"" + label + "\"} 1"), label);
   }
+}
+
+// A stale answer is "stale" whatever its reason, and wins over derived and local, as in
+// Cache-Status.
+BOOST_AUTO_TEST_CASE(stale_answers_are_told_apart_from_hits_whatever_the_reason) {
+  using Detail = serving::Outcome::Detail;
+  using Source = serving::Outcome::Source;
+  serving::Served served;
+  served.entry = std::make_shared<const cache::Entry>();
+  for (StaleReason reason : kStaleReasons) {
+    for (Detail kind : {Detail::none, Detail::derived, Detail::local}) {
+      served.outcome.detail = serving::Outcome::detail_for(kind, reason);
+      BOOST_TEST((frontend::cache_result_of(served) == metrics::CacheResult::stale),
+                 serving::detail_of(reason));
+    }
+  }
+  served.outcome.detail = Detail::none;
+  BOOST_TEST((frontend::cache_result_of(served) == metrics::CacheResult::hit));
+  served.outcome.detail = Detail::derived;
+  BOOST_TEST((frontend::cache_result_of(served) == metrics::CacheResult::derived));
+  served.outcome.detail = Detail::local;
+  BOOST_TEST((frontend::cache_result_of(served) == metrics::CacheResult::local));
+  served.outcome = {Source::upstream, true, Detail::none};
+  BOOST_TEST((frontend::cache_result_of(served) == metrics::CacheResult::miss));
+  served.outcome.source = Source::collapsed;
+  BOOST_TEST((frontend::cache_result_of(served) == metrics::CacheResult::collapsed));
+  served.entry.reset();
+  BOOST_TEST((frontend::cache_result_of(served) == metrics::CacheResult::none));
 }
