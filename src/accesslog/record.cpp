@@ -6,39 +6,14 @@
 #include <cstdio>
 #include <limits>
 
+#include "widget_gateway/common/json_writer.hpp"
+
 namespace wg::accesslog {
 
 namespace {
 
-constexpr char kHex[] = "0123456789abcdef";
-
 bool continuation(unsigned char c) {
   return (c & 0xC0) == 0x80;
-}
-
-// Length of the well-formed UTF-8 sequence starting at text[i] (RFC 3629: no overlongs, no
-// surrogates, nothing above U+10FFFF), or 0 if there is none.
-std::size_t utf8_sequence(std::string_view text, std::size_t i) {
-  const auto at = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char c = at(i);
-  const std::size_t left = text.size() - i;
-  if (c >= 0xC2 && c <= 0xDF) return left >= 2 && continuation(at(i + 1)) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    if (left < 3 || !continuation(at(i + 1)) || !continuation(at(i + 2))) return 0;
-    if (c == 0xE0 && at(i + 1) < 0xA0) return 0;  // overlong
-    if (c == 0xED && at(i + 1) > 0x9F) return 0;  // surrogate
-    return 3;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    if (left < 4 || !continuation(at(i + 1)) || !continuation(at(i + 2)) ||
-        !continuation(at(i + 3))) {
-      return 0;
-    }
-    if (c == 0xF0 && at(i + 1) < 0x90) return 0;  // overlong
-    if (c == 0xF4 && at(i + 1) > 0x8F) return 0;  // above U+10FFFF
-    return 4;
-  }
-  return 0;
 }
 
 // Cuts `text` to at most kMaxFieldBytes without splitting a UTF-8 sequence.
@@ -49,51 +24,9 @@ std::string_view bounded(std::string_view text) {
   return text.substr(0, n);
 }
 
-void append_string(std::string& out, std::string_view raw) {
-  const std::string_view text = bounded(raw);
-  out.push_back('"');
-  for (std::size_t i = 0; i < text.size();) {
-    const char c = text[i];
-    const auto u = static_cast<unsigned char>(c);
-    if (u >= 0x80) {
-      const std::size_t n = utf8_sequence(text, i);
-      if (n == 0) {
-        out += "\\ufffd";
-        ++i;
-      } else {
-        out.append(text, i, n);
-        i += n;
-      }
-      continue;
-    }
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (u < 0x20) {
-          out += "\\u00";
-          out.push_back(kHex[u >> 4]);
-          out.push_back(kHex[u & 0xF]);
-        } else {
-          out.push_back(c);
-        }
-    }
-    ++i;
-  }
-  out.push_back('"');
+// A field as a JSON string: bounded here, escaped (and made valid UTF-8) by the one writer.
+void append_field(std::string& out, std::string_view raw) {
+  json::append_string(out, bounded(raw));
 }
 
 // Milliseconds with three decimals; null for what JSON cannot hold or a clock gone backwards.
@@ -152,21 +85,21 @@ void append_line(std::string& out, const Record& r) {
   out += "{\"time\":\"";
   append_time(out, r.time);
   out += "\",\"client\":";
-  append_string(out, r.client);
+  append_field(out, r.client);
   out += ",\"method\":";
-  append_string(out, r.method);
+  append_field(out, r.method);
   out += ",\"route\":";
-  append_string(out, r.route);
+  append_field(out, r.route);
   out += ",\"widget\":";
   if (r.widget.empty()) {
     out += "null";
   } else {
-    append_string(out, r.widget);
+    append_field(out, r.widget);
   }
   out += ",\"status\":";
   append_unsigned(out, r.status);
   out += ",\"cache\":";
-  append_string(out, r.cache);
+  append_field(out, r.cache);
   out += ",\"upstream_ms\":";
   if (r.upstream_ms) {
     append_ms(out, *r.upstream_ms);

@@ -2,6 +2,9 @@
 
 #include <charconv>
 
+// Header only: the logical key head is named where every key is named; api links no cache code.
+#include "widget_gateway/cache/key_space.hpp"
+
 namespace wg::api {
 namespace {
 
@@ -47,7 +50,7 @@ void append_escaped_id(std::string& out, std::string_view id) {
 }
 
 void append_widget_key_prefix(std::string& out, std::string_view id) {
-  out += "wg:{";
+  out += cache::kLogicalWidgetHead;
   append_escaped_id(out, id);
   out += "}:";
 }

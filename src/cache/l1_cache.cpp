@@ -10,11 +10,12 @@
 #include <unordered_map>
 #include <utility>
 
+#include "widget_gateway/cache/key_space.hpp"
+
 namespace wg::cache {
 
 namespace {
 
-constexpr std::string_view kKeyHead = "wg:{";
 // The small FIFO's share of a shard's bytes (the paper's 10%).
 constexpr std::size_t kSmallShareDivisor = 10;
 // The ghost FIFO remembers at most as many hashes as there are entries, plus a few so that a
@@ -29,8 +30,8 @@ std::size_t hash_key(std::string_view key) {
 // "wg:{<id>}:" when `key` has that form, empty otherwise. Escaped ids never hold '}', so the
 // first '}' closes the hash tag.
 std::string_view widget_prefix_of(std::string_view key) {
-  if (!key.starts_with(kKeyHead)) return {};
-  const auto close = key.find('}', kKeyHead.size());
+  if (!key.starts_with(kLogicalWidgetHead)) return {};
+  const auto close = key.find('}', kLogicalWidgetHead.size());
   if (close == std::string_view::npos || close + 1 >= key.size() || key[close + 1] != ':') {
     return {};
   }

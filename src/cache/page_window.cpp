@@ -77,14 +77,14 @@ ListFacts with_window(ListFacts known, std::uint64_t start, std::size_t count) {
 
 namespace {
 
-std::optional<std::uint64_t> counted(const upstream::WidgetSummary& widget, std::string_view code) {
+std::optional<std::uint64_t> counted(const api::WidgetSummary& widget, std::string_view code) {
   const auto listed = std::find_if(widget.review_amount.begin(), widget.review_amount.end(),
                                    [code](const auto& amount) { return amount.first == code; });
   if (listed == widget.review_amount.end()) return std::nullopt;
   return listed->second;
 }
 
-bool linked(const upstream::WidgetSummary& widget, std::string_view code) {
+bool linked(const api::WidgetSummary& widget, std::string_view code) {
   return std::find(widget.source_types.begin(), widget.source_types.end(), code) !=
          widget.source_types.end();
 }
@@ -95,7 +95,7 @@ std::uint64_t windows_of(std::uint64_t count) {
 
 }  // namespace
 
-bool provably_empty(const api::ReviewsQuery& query, const upstream::WidgetSummary* widget,
+bool provably_empty(const api::ReviewsQuery& query, const api::WidgetSummary* widget,
                     const ListFacts& list) {
   if (list.end) return query.skip >= *list.end;
   if (query.skip < list.reaches) return false;
@@ -108,7 +108,7 @@ bool provably_empty(const api::ReviewsQuery& query, const upstream::WidgetSummar
   return !linked(*widget, code);
 }
 
-std::uint64_t upstream_bound(const upstream::WidgetSummary& widget) {
+std::uint64_t upstream_bound(const api::WidgetSummary& widget) {
   std::uint64_t bound = 1 + windows_of(widget.total_review_amount);
   for (const auto& [code, count] : widget.review_amount)
     bound += std::max<std::uint64_t>(1, windows_of(count));

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "widget_gateway/common/clock.hpp"
 #include "widget_gateway/common/json_writer.hpp"
 
 namespace wg::log {
@@ -14,8 +15,12 @@ namespace {
 
 std::atomic<Level> g_level{Level::info};
 
+// A log line carries the real time it was written, read here rather than from an injected
+// Clock: the logger is process-wide with no owner to inject one, and a test that moves a
+// ManualClock still wants its lines in the order and at the times they happened, next to the
+// other processes' logs.
 void append_time(std::string& out) {
-  auto now = std::chrono::system_clock::now();
+  const WallTime now = SystemClock::instance().wall_now();
   auto secs = std::chrono::system_clock::to_time_t(now);
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
   std::tm tm{};

@@ -240,7 +240,6 @@ const KeySpec kKeys[] = {
     WG_KEY(DurationCodec, server, drain_timeout),
     WG_KEY(ByteSizeCodec, server, max_header_bytes),
     WG_KEY(ByteSizeCodec, server, max_target_bytes),
-    WG_KEY(IntCodec<std::size_t>, server, pipeline_limit),
     WG_KEY(StringCodec, server, tls_cert_file),
     WG_KEY(StringCodec, server, tls_key_file),
     WG_KEY(IntCodec<std::uint32_t>, server, h2_max_concurrent_streams),
@@ -318,6 +317,18 @@ const KeySpec kKeys[] = {
 constexpr std::string_view kSections[] = {"server", "upstream", "redis", "cache", "quota",
                                           "cors",   "access",   "admin", "log"};
 
+// Keys earlier versions accepted, with why they went: a file that still sets one is refused
+// with that reason rather than as a typo.
+struct RemovedKey {
+  std::string_view section;
+  std::string_view name;
+  std::string_view why;
+};
+constexpr RemovedKey kRemovedKeys[] = {
+    {"server", "pipeline_limit",
+     "HTTP/1.1 answers are written one at a time, so there is nothing for it to limit"},
+};
+
 }  // namespace
 
 std::span<const std::string_view> sections() {
@@ -336,6 +347,19 @@ const KeySpec* find_key(std::string_view section, std::string_view name) {
     if (spec.section == section && spec.name == name) return &spec;
   }
   return nullptr;
+}
+
+std::string unknown_key_message(std::string_view section, std::string_view name) {
+  std::string key(section);
+  if (!section.empty()) key += '.';
+  key += name;
+  for (const auto& removed : kRemovedKeys) {
+    if (removed.section == section && removed.name == name) {
+      return key + ": this config key was removed (" + std::string(removed.why) +
+             "); delete it from the configuration";
+    }
+  }
+  return key + ": unknown config key";
 }
 
 std::string toml_string(std::string_view text) {
@@ -381,7 +405,11 @@ void apply_value(Config& config, std::string_view key, std::string_view raw) {
   const detail::KeySpec* spec = dot == std::string_view::npos
                                     ? nullptr
                                     : detail::find_key(key.substr(0, dot), key.substr(dot + 1));
-  if (!spec) throw ConfigError(std::string(key) + ": unknown config key");
+  if (!spec) {
+    throw ConfigError(dot == std::string_view::npos
+                          ? detail::unknown_key_message({}, key)
+                          : detail::unknown_key_message(key.substr(0, dot), key.substr(dot + 1)));
+  }
   spec->from_raw(config, raw, key);
 }
 

@@ -37,6 +37,11 @@ std::span<const KeySpec> keys();
 bool is_section(std::string_view section);
 const KeySpec* find_key(std::string_view section, std::string_view name);
 
+// "section.name: ..." for a key the table does not hold: that it was removed, and why, when an
+// earlier version accepted it; that it is unknown otherwise. `section` is empty for a key
+// without one.
+std::string unknown_key_message(std::string_view section, std::string_view name);
+
 // A TOML basic string literal with quotes, escaping what TOML requires.
 std::string toml_string(std::string_view text);
 

@@ -70,7 +70,10 @@ Config parse_toml(std::string_view text, std::string_view origin, Config base) {
     for (const auto& [name_key, node] : *table) {
       std::string key = section + "." + std::string(name_key.str());
       const detail::KeySpec* spec = detail::find_key(section, name_key.str());
-      if (!spec) throw ConfigError(key + ": unknown config key" + where(origin, node.source()));
+      if (!spec) {
+        throw ConfigError(detail::unknown_key_message(section, name_key.str()) +
+                          where(origin, node.source()));
+      }
       try {
         spec->from_value(base, to_value(node), key);
       } catch (const ConfigError& e) {

@@ -231,7 +231,6 @@ void validate(const Config& c) {
   check_bytes("server.max_header_bytes", c.server.max_header_bytes, 1024, 1024 * 1024);
   // The target is part of the head, so a larger target limit could never be reached.
   check_bytes("server.max_target_bytes", c.server.max_target_bytes, 256, c.server.max_header_bytes);
-  check_range<std::size_t>("server.pipeline_limit", c.server.pipeline_limit, 1, 1024);
   check_range<std::uint32_t>("server.h2_max_concurrent_streams", c.server.h2_max_concurrent_streams,
                              1, 1000);
   if (c.server.tls_cert_file.empty() != c.server.tls_key_file.empty()) {

@@ -1,5 +1,6 @@
 #include "public_handler.hpp"
 
+#include "outcome_metrics.hpp"
 #include "widget_gateway/api/route.hpp"
 #include "widget_gateway/api/validate.hpp"
 #include "widget_gateway/edge/coding.hpp"
@@ -59,36 +60,6 @@ class IpAdmission final : public Admission {
   boost::asio::ip::address client_;
   Clock& clock_;
 };
-
-// The metrics' and access log's reading of an outcome: stale, local and derived answers are
-// told apart from plain hits (with the same precedence as Cache-Status' detail).
-metrics::CacheResult cache_result_of(const Served& served) {
-  using Detail = Outcome::Detail;
-  if (!served.ok()) return metrics::CacheResult::none;
-  switch (served.outcome.detail) {
-    case Detail::stale_while_revalidate:
-    case Detail::stale_if_error:
-    case Detail::quota_exhausted:
-    case Detail::quota_economy:
-      return metrics::CacheResult::stale;
-    case Detail::local:
-      return metrics::CacheResult::local;
-    case Detail::derived:
-      if (served.outcome.source == Outcome::Source::cache) return metrics::CacheResult::derived;
-      break;
-    case Detail::none:
-      break;
-  }
-  switch (served.outcome.source) {
-    case Outcome::Source::cache:
-      return metrics::CacheResult::hit;
-    case Outcome::Source::upstream:
-      return metrics::CacheResult::miss;
-    case Outcome::Source::collapsed:
-      return metrics::CacheResult::collapsed;
-  }
-  return metrics::CacheResult::none;
-}
 
 }  // namespace
 
@@ -279,8 +250,8 @@ asio::awaitable<http::Response> PublicHandler::handle_api(const http::Request& r
   }
   observation.cache = cache_result_of(served);
   observation.upstream_ms = served.upstream_ms;
-  if (const StaleReason stale = served.outcome.stale(); stale != StaleReason::none && metrics_) {
-    metrics_->stale_served(detail_of(stale));
+  if (const auto stale = stale_reason_of(served.outcome.stale()); stale && metrics_) {
+    metrics_->stale_served(*stale);
   }
   co_return build_response(served, endpoint, settings.response, view, settings.cors);
 }

@@ -110,8 +110,6 @@ std::string_view to_string(StaleReason reason) {
       return "quota-economy";
     case StaleReason::widget_paced:
       return "widget-paced";
-    case StaleReason::other:
-      return "other";
   }
   return "other";
 }
@@ -192,15 +190,6 @@ UpstreamFailure upstream_failure_from(std::error_code ec) {
     default:
       return UpstreamFailure::other;
   }
-}
-
-StaleReason stale_reason_from(std::string_view text) {
-  for (auto r :
-       {StaleReason::stale_while_revalidate, StaleReason::stale_if_error,
-        StaleReason::quota_exhausted, StaleReason::quota_economy, StaleReason::widget_paced}) {
-    if (text == to_string(r)) return r;
-  }
-  return StaleReason::other;
 }
 
 std::size_t GatewayMetrics::status_slot(unsigned status) noexcept {
@@ -389,8 +378,7 @@ void GatewayMetrics::coalesced_waiter() noexcept {
 }
 
 void GatewayMetrics::stale_served(StaleReason reason) noexcept {
-  const auto r = static_cast<std::size_t>(reason);
-  stale_served_[r < kStaleReasons ? r : kStaleReasons - 1]->inc();
+  stale_served_[static_cast<std::size_t>(reason)]->inc();
 }
 
 void GatewayMetrics::local_answer() noexcept {

@@ -17,9 +17,10 @@ namespace detail {
 namespace asio = boost::asio;
 
 ClientImpl::ClientImpl(asio::any_io_executor ex, Settings settings, RandomSource& random,
-                       bool cluster_node)
+                       Clock& clock, bool cluster_node)
     : Link(std::move(ex), std::move(settings), cluster_node ? "cluster node" : "client", random),
       cluster_node_(cluster_node),
+      clock_(clock),
       first_live_(pending_.end()),
       timer_(strand()) {}
 
@@ -39,7 +40,7 @@ void ClientImpl::submit(std::vector<std::string> args, Completion done, bool ask
 
 void ClientImpl::do_submit(std::vector<std::string> args, Completion done, bool asking) {
   if (stopping()) return done(wg::errc::shutting_down, {});
-  const auto deadline = std::chrono::steady_clock::now() + settings().command_timeout;
+  const auto deadline = timer_now() + settings().command_timeout;
   if (started() && !attempted_) {
     // Started a moment ago: the first attempt ends within connect_timeout, up or down.
     if (held_.size() >= settings().max_pending) {
@@ -56,7 +57,7 @@ void ClientImpl::on_first_attempt_done() {
   attempted_ = true;
   auto held = std::move(held_);
   held_.clear();
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = timer_now();
   for (Held& h : held) {
     if (stopping()) {
       h.done(wg::errc::shutting_down, {});
@@ -123,7 +124,7 @@ bool ClientImpl::is_failure(const Reply& reply) const {
 }
 
 void ClientImpl::note_reply(const Reply& reply) {
-  auto now = std::chrono::steady_clock::now();
+  const auto now = clock_.steady_now();
   if (!is_failure(reply)) {
     if (now >= unhealthy_until_) healthy_.store(true, std::memory_order_release);
     return;
@@ -158,7 +159,7 @@ void ClientImpl::arm_timer() {
 
 void ClientImpl::on_timer() {
   // Deadlines grow along the list, so the expired commands are a prefix of the live ones.
-  auto now = std::chrono::steady_clock::now();
+  auto now = timer_now();
   while (first_live_ != pending_.end() && first_live_->deadline <= now) {
     auto expired = first_live_++;
     fail(*expired, wg::errc::redis_timeout, ErrorKind::timeout);
@@ -193,17 +194,17 @@ namespace asio = boost::asio;
 namespace {
 
 std::shared_ptr<detail::Backend> make_backend(asio::any_io_executor ex, Settings settings,
-                                              RandomSource& random) {
+                                              RandomSource& random, Clock& clock) {
   if (settings.cluster) {
-    return std::make_shared<detail::ClusterImpl>(std::move(ex), std::move(settings), random);
+    return std::make_shared<detail::ClusterImpl>(std::move(ex), std::move(settings), random, clock);
   }
-  return std::make_shared<detail::ClientImpl>(std::move(ex), std::move(settings), random);
+  return std::make_shared<detail::ClientImpl>(std::move(ex), std::move(settings), random, clock);
 }
 
 }  // namespace
 
-Client::Client(asio::any_io_executor ex, Settings settings, RandomSource& random)
-    : impl_(make_backend(std::move(ex), std::move(settings), random)) {}
+Client::Client(asio::any_io_executor ex, Settings settings, RandomSource& random, Clock& clock)
+    : impl_(make_backend(std::move(ex), std::move(settings), random, clock)) {}
 
 Client::~Client() {
   impl_->detach_callbacks();

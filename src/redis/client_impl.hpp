@@ -18,7 +18,9 @@ namespace wg::redis::detail {
 // routing answers for the cluster to follow, not errors of this connection.
 class ClientImpl final : public Link, public Backend {
  public:
-  ClientImpl(boost::asio::any_io_executor ex, Settings settings, RandomSource& random,
+  // `clock` times the health hold (unhealthy_hold); command deadlines follow the timer's
+  // time (timer_now).
+  ClientImpl(boost::asio::any_io_executor ex, Settings settings, RandomSource& random, Clock& clock,
              bool cluster_node = false);
   ~ClientImpl() override;
 
@@ -76,6 +78,7 @@ class ClientImpl final : public Link, public Backend {
   void on_timer();
 
   const bool cluster_node_;
+  Clock& clock_;
   std::vector<Held> held_;      // before the first attempt is over; bounded by max_pending
   bool attempted_ = false;      // the first connection attempt is over
   std::list<Pending> pending_;  // in sending order, which is also reply and deadline order

@@ -25,10 +25,12 @@ bool same_address(const Endpoint& endpoint, const std::string& host, std::uint16
 
 }  // namespace
 
-ClusterImpl::ClusterImpl(asio::any_io_executor ex, Settings settings, RandomSource& random)
+ClusterImpl::ClusterImpl(asio::any_io_executor ex, Settings settings, RandomSource& random,
+                         Clock& clock)
     : strand_(asio::make_strand(ex)),
       settings_(std::move(settings)),
       random_(random),
+      clock_(clock),
       wake_(strand_) {
   owner_.fill(kNoOwner);
 }
@@ -73,11 +75,11 @@ bool ClusterImpl::healthy() const noexcept {
 }
 
 void ClusterImpl::submit(std::vector<std::string> args, Completion done) {
-  asio::post(strand_, [self = shared_from_this(), args = std::move(args),
-                       done = std::move(done)]() mutable {
-    self->route(Command{std::move(args), std::move(done),
-                        std::chrono::steady_clock::now() + self->settings_.command_timeout});
-  });
+  asio::post(strand_,
+             [self = shared_from_this(), args = std::move(args), done = std::move(done)]() mutable {
+               self->route(Command{std::move(args), std::move(done),
+                                   timer_now() + self->settings_.command_timeout});
+             });
 }
 
 void ClusterImpl::on_state_change(std::function<void(bool)> listener) {
@@ -187,7 +189,7 @@ ClusterImpl::Node ClusterImpl::node_at(const std::string& host, std::uint16_t po
   settings.endpoint.host = host;
   settings.endpoint.port = port;
   auto node = std::make_shared<ClientImpl>(strand_.get_inner_executor(), std::move(settings),
-                                           random_, /*cluster_node=*/true);
+                                           random_, clock_, /*cluster_node=*/true);
   std::weak_ptr<ClusterImpl> weak = weak_from_this();
   node->on_state_change([weak](bool up) {
     auto self = weak.lock();
@@ -283,7 +285,7 @@ void ClusterImpl::request_refresh() {
 void ClusterImpl::release_held() {
   auto held = std::move(held_);
   held_.clear();
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = timer_now();
   for (Command& command : held) {
     if (command.deadline <= now) {
       report_error(ErrorKind::timeout);
@@ -308,7 +310,7 @@ awaitable<void> ClusterImpl::run() {
     update_state();
     // A map is asked for at most every reconnect_min, however often it is wanted; while it
     // is not whole (or cannot be had), again and again with backoff; otherwise now and then.
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = timer_now();
     const auto earliest = now + settings_.reconnect_min;
     SteadyTime next;
     if (learnt && up_.load()) {
@@ -319,7 +321,7 @@ awaitable<void> ClusterImpl::run() {
       backoff = std::min(backoff * 2, settings_.reconnect_max);
     }
     while (!stopping_) {
-      const auto current = std::chrono::steady_clock::now();
+      const auto current = timer_now();
       if (current >= next || (refresh_due_ && current >= earliest)) break;
       wake_.expires_at(refresh_due_ ? earliest : next);
       co_await wake_.async_wait(use_tuple);
@@ -376,9 +378,8 @@ awaitable<std::optional<std::vector<SlotRange>>> ClusterImpl::ask_slots(Node nod
       }));
   // The node answers, times out or is stopped: the wait always ends; the deadline is a
   // backstop for a node still making its first connection.
-  const auto deadline =
-      std::chrono::steady_clock::now() + settings_.connect_timeout + 2 * settings_.command_timeout;
-  while (!asked->done && !stopping_ && std::chrono::steady_clock::now() < deadline) {
+  const auto deadline = timer_now() + settings_.connect_timeout + 2 * settings_.command_timeout;
+  while (!asked->done && !stopping_ && timer_now() < deadline) {
     wake_.expires_at(deadline);
     co_await wake_.async_wait(use_tuple);
   }

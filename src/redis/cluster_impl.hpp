@@ -25,7 +25,8 @@ namespace wg::redis::detail {
 
 class ClusterImpl final : public Backend, public std::enable_shared_from_this<ClusterImpl> {
  public:
-  ClusterImpl(boost::asio::any_io_executor ex, Settings settings, RandomSource& random);
+  ClusterImpl(boost::asio::any_io_executor ex, Settings settings, RandomSource& random,
+              Clock& clock);
   ~ClusterImpl() override;
 
   void start() override;
@@ -69,6 +70,7 @@ class ClusterImpl final : public Backend, public std::enable_shared_from_this<Cl
   Strand strand_;
   Settings settings_;
   RandomSource& random_;
+  Clock& clock_;             // handed to the nodes, for their health hold
   std::vector<Node> nodes_;  // every node a command may go to: primaries, ASK targets, seeds
   std::array<std::uint16_t, kClusterSlots> owner_{};  // index into primaries_, kNoOwner
   std::vector<Node> primaries_;                       // as the last map named them

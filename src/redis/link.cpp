@@ -265,7 +265,7 @@ awaitable<std::optional<std::pair<std::string, std::uint16_t>>> Link::locate_pri
 }
 
 awaitable<bool> Link::connect_once(std::string& reason) {
-  auto deadline = std::chrono::steady_clock::now() + settings_.connect_timeout;
+  auto deadline = timer_now() + settings_.connect_timeout;
   std::string host = settings_.endpoint.host;
   std::uint16_t port = settings_.endpoint.port;
   std::string name = server_name_;
@@ -299,7 +299,7 @@ awaitable<bool> Link::connect_once(std::string& reason) {
   }
   if (ok) {
     // The role's setup gets a command timeout of its own, on top of the connect budget.
-    ok = co_await on_open(std::chrono::steady_clock::now() + settings_.command_timeout);
+    ok = co_await on_open(timer_now() + settings_.command_timeout);
     if (stopping_) co_return false;
     if (!ok) reason = conn_->is_open() ? "session setup failed" : conn_->error();
   }
@@ -381,7 +381,7 @@ awaitable<void> Link::run() {
     if (stopping_) break;
     auto delay = next_delay(backoff);
     Predicate stopped = [this] { return stopping_; };
-    co_await wait_until(stopped, std::chrono::steady_clock::now() + delay);
+    co_await wait_until(stopped, timer_now() + delay);
   }
   conn_.reset();
   set_state(false, "stopped");

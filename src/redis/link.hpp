@@ -22,10 +22,20 @@
 #include <vector>
 
 #include "redis/connection.hpp"
+#include "widget_gateway/common/clock.hpp"
 #include "widget_gateway/common/random.hpp"
 #include "widget_gateway/redis/client.hpp"
 
 namespace wg::redis::detail {
+
+// Now, in the time boost::asio::steady_timer waits in. Deadlines that arm a timer (commands,
+// connects, backoff pauses, the cluster's map refreshes), and the checks against them, read
+// it: a timer waits in real time whatever an injected Clock says, so they cannot follow one
+// without timers driven by that Clock. What only compares times (the health hold) reads the
+// Clock the client is given.
+inline SteadyTime timer_now() {
+  return SystemClock::instance().steady_now();
+}
 
 class Link : public std::enable_shared_from_this<Link>, private ConnectionEvents {
  public:

@@ -85,7 +85,7 @@ std::optional<std::vector<std::string_view>> split_validated_array(std::string_v
 
 }  // namespace
 
-std::optional<WidgetSummary> inspect_widget_body(std::string_view body) {
+std::optional<api::WidgetSummary> inspect_widget_body(std::string_view body) {
   const simdjson::padded_string text(body);
   simdjson::dom::parser parser;
   const auto root = parse_validated(parser, text);
@@ -93,7 +93,7 @@ std::optional<WidgetSummary> inspect_widget_body(std::string_view body) {
   simdjson::dom::object widget;
   if (root->get_object().get(widget) != simdjson::SUCCESS) return std::nullopt;
 
-  WidgetSummary summary;
+  api::WidgetSummary summary;
   simdjson::dom::element total;
   if (widget.at_key("totalReviewAmount").get(total) != simdjson::SUCCESS) return std::nullopt;
   const auto total_count = as_count(total);

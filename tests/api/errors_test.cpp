@@ -87,6 +87,12 @@ BOOST_AUTO_TEST_CASE(messages_are_escaped) {
           "\xc3\xa9" + "\"}}");
 }
 
+BOOST_AUTO_TEST_CASE(messages_that_are_not_utf8_still_make_valid_json) {
+  const std::string message = std::string("id \xff\xc3") + "\x1f";
+  BOOST_TEST(error_body(ErrorCode::bad_request, Endpoint::widget, message) ==
+             R"({"error":{"status":400,"code":"bad_request","message":"id \ufffd\ufffd\u001f"}})");
+}
+
 BOOST_AUTO_TEST_CASE(every_body_has_the_shape) {
   for (const auto& row : kTable) {
     for (Endpoint e : {Endpoint::widget, Endpoint::reviews}) {

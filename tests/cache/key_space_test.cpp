@@ -149,6 +149,9 @@ BOOST_AUTO_TEST_CASE(logical_keys_split_into_id_and_rest) {
   BOOST_TEST(logical_widget_prefix("x%7D%3Aw") == api::widget_key_prefix("x}:w"));
   BOOST_TEST(api::cache_key({api::Endpoint::widget, "x}:w", {}})
                  .starts_with(logical_widget_prefix(parts->escaped_id)));
+  // One head for the logical keys api builds and the ones the cache reads.
+  BOOST_TEST(api::widget_key_prefix("abc").starts_with(kLogicalWidgetHead));
+  BOOST_TEST(kLogicalWidgetHead.starts_with(kLogicalHead));
   BOOST_TEST(!split_key("xx:{a}:w").has_value());
   BOOST_TEST(!split_key("wg:a:w").has_value());
   BOOST_TEST(!split_key("wg:{a}w").has_value());

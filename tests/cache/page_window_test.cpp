@@ -8,11 +8,13 @@
 
 #include "upstream-stub/dataset.hpp"
 #include "widget_gateway/cache/page_window.hpp"
+#include "widget_gateway/upstream/body_inspector.hpp"
 
 using wg::api::ApiRequest;
 using wg::api::Endpoint;
 using wg::api::Platform;
 using wg::api::ReviewsQuery;
+using wg::api::WidgetSummary;
 using wg::cache::kWindowSize;
 using wg::cache::provably_empty;
 using wg::cache::slice_page;
@@ -20,7 +22,6 @@ using wg::cache::window_request;
 using wg::cache::WindowElements;
 using wg::cache::windows_for;
 using wg::upstream::inspect_reviews_body;
-using wg::upstream::WidgetSummary;
 
 using Windows = std::vector<std::uint64_t>;
 

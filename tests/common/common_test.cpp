@@ -16,6 +16,42 @@ BOOST_AUTO_TEST_CASE(json_strings_are_escaped_as_rfc_8259_requires) {
   BOOST_TEST(wg::json::quote("Отзыв") == "\"Отзыв\"");
 }
 
+BOOST_AUTO_TEST_CASE(every_control_character_is_escaped_and_nothing_else_is) {
+  for (int c = 0; c < 0x80; ++c) {
+    const std::string text(1, static_cast<char>(c));
+    const std::string quoted = wg::json::quote(text);
+    if (c < 0x20) {
+      BOOST_TEST(quoted.size() > 3u, c);
+      BOOST_TEST(quoted[1] == '\\', c);
+    } else if (c == '"' || c == '\\') {
+      BOOST_TEST(quoted == "\"\\" + text + "\"", c);
+    } else {
+      BOOST_TEST(quoted == "\"" + text + "\"", c);  // DEL (0x7f) included: JSON allows it
+    }
+  }
+  BOOST_TEST(wg::json::quote("\b\f\x1b") == R"("\u0008\u000c\u001b")");
+}
+
+BOOST_AUTO_TEST_CASE(bytes_that_are_not_utf8_become_replacement_characters) {
+  const auto quote = [](std::string_view text) { return wg::json::quote(text); };
+  // Well-formed sequences of each length, the largest code point and the last before the
+  // surrogates are kept.
+  BOOST_TEST(quote("\x7f\xc3\xbc\xe2\x82\xac\xf0\x9f\x98\x80") ==
+             "\"\x7f\xc3\xbc\xe2\x82\xac\xf0\x9f\x98\x80\"");
+  BOOST_TEST(quote("\xf4\x8f\xbf\xbf\xed\x9f\xbf") == "\"\xf4\x8f\xbf\xbf\xed\x9f\xbf\"");
+  // Each byte outside a well-formed sequence is one U+FFFD, and what follows is read afresh.
+  BOOST_TEST(quote("\x80") == R"("\ufffd")");                                // lone continuation
+  BOOST_TEST(quote("\xff\xfe") == R"("\ufffd\ufffd")");                      // never in UTF-8
+  BOOST_TEST(quote("\xc0\xaf") == R"("\ufffd\ufffd")");                      // overlong '/'
+  BOOST_TEST(quote("\xe0\x80\xaf") == R"("\ufffd\ufffd\ufffd")");            // overlong, 3 bytes
+  BOOST_TEST(quote("\xf0\x80\x80\xaf") == R"("\ufffd\ufffd\ufffd\ufffd")");  // overlong, 4
+  BOOST_TEST(quote("\xed\xa0\x80") == R"("\ufffd\ufffd\ufffd")");            // a surrogate
+  BOOST_TEST(quote("\xf4\x90\x80\x80") == R"("\ufffd\ufffd\ufffd\ufffd")");  // > U+10FFFF
+  BOOST_TEST(quote("a\xe2\x82") == R"("a\ufffd\ufffd")");                    // cut short at the end
+  BOOST_TEST(quote("\xc3\"") == R"("\ufffd\"")");                            // cut short by a quote
+  BOOST_TEST(quote("\xc3\n\xc3\xbc") == "\"\\ufffd\\n\xc3\xbc\"");
+}
+
 BOOST_AUTO_TEST_CASE(log_fields_render_each_kind) {
   std::string out;
   wg::log::Field("s", "x\"y").append_to(out);

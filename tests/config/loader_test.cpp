@@ -162,6 +162,23 @@ BOOST_AUTO_TEST_CASE(unknown_section_and_key_are_named) {
   BOOST_TEST(contains(e, "server"), e);
 }
 
+BOOST_AUTO_TEST_CASE(a_removed_key_is_named_as_removed_with_the_reason) {
+  const auto e = error_of(
+      [] { cfg::parse_toml(std::string(kBase) + "[server]\npipeline_limit = 16\n", "f.toml"); });
+  BOOST_TEST(contains(e, "server.pipeline_limit"), e);
+  BOOST_TEST(contains(e, "removed"), e);
+  BOOST_TEST(contains(e, "one at a time"), e);
+  BOOST_TEST(contains(e, "f.toml:4"), e);
+  BOOST_TEST(!contains(e, "unknown"), e);
+  // The same words whichever way the key arrives; in another section it is only unknown.
+  cfg::Config c;
+  const auto applied = error_of([&] { cfg::apply_value(c, "server.pipeline_limit", "16"); });
+  BOOST_TEST(contains(applied, "server.pipeline_limit: this config key was removed"), applied);
+  const auto elsewhere =
+      error_of([] { cfg::parse_toml("[upstream]\npipeline_limit = 16\n", "f.toml"); });
+  BOOST_TEST(contains(elsewhere, "upstream.pipeline_limit: unknown config key"), elsewhere);
+}
+
 BOOST_AUTO_TEST_CASE(wrong_types_are_named) {
   struct Case {
     const char* doc;

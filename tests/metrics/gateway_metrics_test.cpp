@@ -97,10 +97,30 @@ BOOST_AUTO_TEST_CASE(failure_and_reason_mappings) {
              UpstreamFailure::other);
   BOOST_TEST(upstream_failure_from(std::make_error_code(std::errc::connection_refused)) ==
              UpstreamFailure::other);
-  BOOST_TEST(stale_reason_from("stale-while-revalidate") == StaleReason::stale_while_revalidate);
-  BOOST_TEST(stale_reason_from("stale-if-error") == StaleReason::stale_if_error);
-  BOOST_TEST(stale_reason_from("quota-exhausted") == StaleReason::quota_exhausted);
-  BOOST_TEST(stale_reason_from("derived") == StaleReason::other);
+}
+
+BOOST_AUTO_TEST_CASE(each_stale_reason_has_its_own_series) {
+  Registry registry;
+  GatewayMetrics metrics(registry);
+  const std::pair<StaleReason, std::string> reasons[] = {
+      {StaleReason::stale_while_revalidate, "stale-while-revalidate"},
+      {StaleReason::stale_if_error, "stale-if-error"},
+      {StaleReason::quota_exhausted, "quota-exhausted"},
+      {StaleReason::quota_economy, "quota-economy"},
+      {StaleReason::widget_paced, "widget-paced"},
+  };
+  // The k-th reason counted k+1 times: no two reasons share a series.
+  for (std::size_t k = 0; k < std::size(reasons); ++k) {
+    for (std::size_t n = 0; n <= k; ++n) metrics.stale_served(reasons[k].first);
+  }
+  const std::string text = registry.render();
+  for (std::size_t k = 0; k < std::size(reasons); ++k) {
+    BOOST_TEST(to_string(reasons[k].first) == reasons[k].second);
+    BOOST_TEST(has_line(text, R"(wg_stale_served_total{reason=")" + reasons[k].second + "\"} " +
+                                  std::to_string(k + 1)),
+               reasons[k].second);
+  }
+  BOOST_TEST(text.find(R"(wg_stale_served_total{reason="other"})") == std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(cache_and_state_metrics) {
@@ -111,7 +131,7 @@ BOOST_AUTO_TEST_CASE(cache_and_state_metrics) {
   metrics.cache_lookup(Tier::l2, false);
   metrics.coalesced_waiter();
   metrics.coalesced_waiter();
-  metrics.stale_served("stale-if-error");
+  metrics.stale_served(StaleReason::stale_if_error);
   metrics.stale_served(StaleReason::quota_exhausted);
   metrics.local_answer();
   metrics.derived_page();

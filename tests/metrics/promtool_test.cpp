@@ -74,7 +74,7 @@ void populate(GatewayMetrics& m) {
   m.cache_lookup(Tier::l1, true);
   m.cache_lookup(Tier::l2, false);
   m.coalesced_waiter();
-  m.stale_served("stale-while-revalidate");
+  m.stale_served(StaleReason::stale_while_revalidate);
   m.local_answer();
   m.derived_page();
   m.redis_error();

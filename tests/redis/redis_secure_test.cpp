@@ -46,7 +46,8 @@ struct Observed {
   std::vector<ErrorKind> errors;
   std::atomic<bool> ever_up{false};
 
-  Observed(asio::io_context& ioc, Settings s) : ioc(ioc), client(ioc.get_executor(), std::move(s)) {
+  Observed(asio::io_context& ioc, Settings s, wg::Clock& clock = wg::SystemClock::instance())
+      : ioc(ioc), client(ioc.get_executor(), std::move(s), wg::DefaultRandom::instance(), clock) {
     client.on_error([this](ErrorKind kind) {
       std::lock_guard lock(m);
       errors.push_back(kind);
@@ -155,14 +156,22 @@ BOOST_AUTO_TEST_CASE(acl_user_with_and_without_permission) {
   BOOST_TEST(app({"GET", "k"}).second.str == "v");
   BOOST_TEST(app.client.healthy());
 
-  // With a hold, a success right after does not.
+  // With a hold, a success right after does not, nor one just before the hold is over; the
+  // first success after it does (the hold is timed by the client's clock, moved here).
   Settings held = s;
   held.unhealthy_hold = std::chrono::hours(1);
-  Observed careful(ioc, held);
+  wg::ManualClock clock;
+  Observed careful(ioc, held, clock);
   BOOST_REQUIRE(careful.up());
   BOOST_TEST(careful({"FLUSHDB"}).second.is_error());
   BOOST_TEST(careful({"GET", "k"}).second.str == "v");
   BOOST_TEST(!careful.client.healthy());
+  clock.advance(held.unhealthy_hold - 1ms);
+  BOOST_TEST(careful({"GET", "k"}).second.str == "v");
+  BOOST_TEST(!careful.client.healthy());
+  clock.advance(1ms);
+  BOOST_TEST(careful({"GET", "k"}).second.str == "v");
+  BOOST_TEST(careful.client.healthy());
 
   // Any other error reply marks it unhealthy only until the next success.
   BOOST_TEST(app({"INCR", "k"}).second.is_error());

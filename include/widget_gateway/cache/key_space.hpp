@@ -24,7 +24,11 @@ inline constexpr std::string_view kDefaultKeyPrefix = "wg:";
 // Logical keys: how the process names cache entries, in L1, in logs and in the admin API,
 // whatever the prefix: "wg:{<escaped id>}:<rest>" as api::cache_key builds them (and names
 // derived from those, such as a fetch lock's). Only KeySpace turns them into Redis keys.
-inline constexpr std::string_view kLogicalHead = "wg:";
+// kLogicalWidgetHead is how every logical key starts, up to its hash tag's opening brace;
+// kLogicalHead is the part of it that KeySpace replaces with the Redis prefix.
+inline constexpr std::string_view kLogicalWidgetHead = "wg:{";
+inline constexpr std::string_view kLogicalHead =
+    kLogicalWidgetHead.substr(0, kLogicalWidgetHead.size() - 1);
 
 struct KeyParts {
   std::string_view escaped_id;
@@ -33,19 +37,17 @@ struct KeyParts {
 // Splits a logical key "wg:{id}:rest" into the escaped id and the rest; nullopt when the key
 // does not have that shape. Escaped ids never hold '}' (api::escape_key_id).
 inline std::optional<KeyParts> split_key(std::string_view logical_key) {
-  if (!logical_key.starts_with(kLogicalHead)) return std::nullopt;
-  const std::string_view tagged = logical_key.substr(kLogicalHead.size());
-  if (!tagged.starts_with('{')) return std::nullopt;
-  const auto close = tagged.find("}:", 1);
+  if (!logical_key.starts_with(kLogicalWidgetHead)) return std::nullopt;
+  const std::string_view tagged = logical_key.substr(kLogicalWidgetHead.size());
+  const auto close = tagged.find("}:");
   if (close == std::string_view::npos) return std::nullopt;
-  return KeyParts{tagged.substr(1, close - 1), tagged.substr(close + 2)};
+  return KeyParts{tagged.substr(0, close), tagged.substr(close + 2)};
 }
 
 // "wg:{id}:", the logical prefix of every key of a widget (as api::widget_key_prefix builds
 // it from the raw id): what a purge drops from L1.
 inline std::string logical_widget_prefix(std::string_view escaped_id) {
-  std::string prefix(kLogicalHead);
-  prefix.push_back('{');
+  std::string prefix(kLogicalWidgetHead);
   prefix.append(escaped_id).append("}:");
   return prefix;
 }

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "widget_gateway/api/request.hpp"
-#include "widget_gateway/upstream/body_inspector.hpp"
+#include "widget_gateway/api/widget_summary.hpp"
 
 namespace wg::cache {
 
@@ -61,9 +61,9 @@ ListFacts with_window(ListFacts known, std::uint64_t start, std::size_t count);
 // Anything else is not proof: a type listed with a positive count but absent from sources, or
 // a linked type missing from reviewAmount, goes upstream, since answering [] for reviews that
 // exist is the worse mistake.
-bool provably_empty(const api::ReviewsQuery& query, const upstream::WidgetSummary* widget,
+bool provably_empty(const api::ReviewsQuery& query, const api::WidgetSummary* widget,
                     const ListFacts& list = {});
-inline bool provably_empty(const api::ReviewsQuery& query, const upstream::WidgetSummary& widget) {
+inline bool provably_empty(const api::ReviewsQuery& query, const api::WidgetSummary& widget) {
   return provably_empty(query, &widget);
 }
 
@@ -71,6 +71,6 @@ inline bool provably_empty(const api::ReviewsQuery& query, const upstream::Widge
 // every page is cut from windows: 1 (widget data) + ceil(total / 300) (all-platform windows)
 // + for each platform the widget data names (in reviewAmount or sources) max(1,
 // ceil(count / 300)). The per-widget guard allows this plus a slack.
-std::uint64_t upstream_bound(const upstream::WidgetSummary& widget);
+std::uint64_t upstream_bound(const api::WidgetSummary& widget);
 
 }  // namespace wg::cache

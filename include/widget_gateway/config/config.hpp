@@ -31,7 +31,6 @@ struct ServerConfig {
   Duration drain_timeout = std::chrono::seconds(10);
   std::size_t max_header_bytes = 16 * 1024;  // whole request head, request line included
   std::size_t max_target_bytes = 8 * 1024;
-  std::size_t pipeline_limit = 16;  // requests read ahead of their answers per connection
   // TLS on the public listener (PEM certificate chain and key; both or neither). With them,
   // ALPN offers h2 and http/1.1; without, the listener is plain (HTTP/1.1 and h2c).
   std::string tls_cert_file;

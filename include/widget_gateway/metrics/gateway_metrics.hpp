@@ -40,13 +40,14 @@ enum class Withheld : std::uint8_t {
   unknown_client,     // this client's rate for unknown ids is spent
   widget_paced,       // the per-widget guard paces the widget (spent past its bound)
 };
+// Why a stale copy was served: serving's reasons, which the frontend maps here (metrics does
+// not depend on serving).
 enum class StaleReason : std::uint8_t {
   stale_while_revalidate,
   stale_if_error,
   quota_exhausted,
   quota_economy,
   widget_paced,
-  other
 };
 enum class QuotaMode : std::uint8_t { normal, economy, exhausted };
 // Why a Redis command failed: the names and order of redis::ErrorKind, which the client
@@ -80,8 +81,6 @@ std::string_view to_string(RedisError error);
 UpstreamFailure upstream_failure_from(std::string_view text);
 // {} -> none; the upstream values of wg::errc -> their failure; anything else -> other.
 UpstreamFailure upstream_failure_from(std::error_code ec);
-// "stale-while-revalidate", "stale-if-error", "quota-exhausted"; anything else -> other.
-StaleReason stale_reason_from(std::string_view text);
 // "timeout", "down", "overloaded", "auth", "readonly", "oom", "unavailable", "moved",
 // "crossslot"; anything else -> other.
 RedisError redis_error_from(std::string_view text);
@@ -136,7 +135,6 @@ class GatewayMetrics {
   void cache_lookup(Tier tier, bool hit) noexcept;
   void coalesced_waiter() noexcept;  // a request that waited on another's upstream fetch
   void stale_served(StaleReason reason) noexcept;
-  void stale_served(std::string_view reason) noexcept { stale_served(stale_reason_from(reason)); }
   void local_answer() noexcept;
   void derived_page() noexcept;
   // One failed Redis command (wg_redis_errors_total{kind}).
@@ -159,7 +157,7 @@ class GatewayMetrics {
   static constexpr std::size_t kEndpoints = 2;
   static constexpr std::size_t kFailures = 9;
   static constexpr std::size_t kTiers = 2;
-  static constexpr std::size_t kStaleReasons = 6;
+  static constexpr std::size_t kStaleReasons = 5;
   static constexpr std::size_t kRedisErrors = 10;
 
   std::array<std::array<std::array<Counter*, kCacheResults>, kStatusSlots>, kRoutes> requests_{};

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "widget_gateway/common/clock.hpp"
 #include "widget_gateway/common/random.hpp"
 #include "widget_gateway/redis/error_kind.hpp"
 
@@ -110,10 +111,12 @@ class SubscriberImpl;
 // members are thread-safe. start() once, then stop() (or destroy) once.
 class Client {
  public:
-  // `random` draws the reconnect jitter; it must outlive the client's background work. Throws
-  // std::invalid_argument when a TLS file cannot be used.
+  // `random` draws the reconnect jitter; `clock` times the health hold (unhealthy_hold), so a
+  // test can move past it. Command, connect and reconnect deadlines arm Asio timers and follow
+  // real time. Both must outlive the client's background work. Throws std::invalid_argument
+  // when a TLS file cannot be used.
   Client(boost::asio::any_io_executor ex, Settings settings,
-         RandomSource& random = DefaultRandom::instance());
+         RandomSource& random = DefaultRandom::instance(), Clock& clock = SystemClock::instance());
   // Stops (as stop()). No state listener runs after the destructor returns.
   ~Client();
   Client(const Client&) = delete;

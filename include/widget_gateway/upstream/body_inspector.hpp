@@ -4,21 +4,13 @@
 // they favour full validation over speed: a body that is not a complete, valid JSON document
 // of the expected shape is rejected whole, and the caller answers 502 instead of caching it.
 
-#include <cstdint>
 #include <optional>
-#include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
-namespace wg::upstream {
+#include "widget_gateway/api/widget_summary.hpp"
 
-// What the gateway uses of a widget data body (the spec's Widget object).
-struct WidgetSummary {
-  std::uint64_t total_review_amount = 0;
-  std::vector<std::pair<std::string, std::uint64_t>> review_amount;  // platform code -> count
-  std::vector<std::string> source_types;  // `type` of each entry in `sources`, in order
-};
+namespace wg::upstream {
 
 // nullopt unless `body` is one complete, valid JSON object (every byte validated, UTF-8
 // included; trailing content rejected) whose counts can be trusted: `totalReviewAmount` is a
@@ -27,7 +19,7 @@ struct WidgetSummary {
 // fraction or an exponent is refused even when whole (12.0, 1.2e1: simdjson reads those as
 // doubles, and upstream never writes counts that way). Entries of `sources` without a string
 // `type` are skipped; other fields are not looked at.
-std::optional<WidgetSummary> inspect_widget_body(std::string_view body);
+std::optional<api::WidgetSummary> inspect_widget_body(std::string_view body);
 
 // The elements of a reviews body as upstream wrote them.
 struct ReviewsSummary {

@@ -1,0 +1,56 @@
+#include "outcome_metrics.hpp"
+
+namespace wg::frontend {
+
+using serving::Outcome;
+
+metrics::CacheResult cache_result_of(const serving::Served& served) {
+  using Detail = Outcome::Detail;
+  if (!served.ok()) return metrics::CacheResult::none;
+  switch (served.outcome.detail) {
+    case Detail::stale_while_revalidate:
+    case Detail::stale_if_error:
+    case Detail::quota_exhausted:
+    case Detail::quota_economy:
+    case Detail::widget_paced:
+      return metrics::CacheResult::stale;
+    case Detail::local:
+      return metrics::CacheResult::local;
+    case Detail::derived:
+      if (served.outcome.source == Outcome::Source::cache) return metrics::CacheResult::derived;
+      break;
+    case Detail::none:
+      break;
+  }
+  switch (served.outcome.source) {
+    case Outcome::Source::cache:
+      return metrics::CacheResult::hit;
+    case Outcome::Source::upstream:
+      return metrics::CacheResult::miss;
+    case Outcome::Source::collapsed:
+      return metrics::CacheResult::collapsed;
+  }
+  return metrics::CacheResult::none;
+}
+
+std::optional<metrics::StaleReason> stale_reason_of(serving::StaleReason reason) {
+  using From = serving::StaleReason;
+  using To = metrics::StaleReason;
+  switch (reason) {
+    case From::none:
+      return std::nullopt;
+    case From::while_revalidate:
+      return To::stale_while_revalidate;
+    case From::if_error:
+      return To::stale_if_error;
+    case From::quota_exhausted:
+      return To::quota_exhausted;
+    case From::quota_economy:
+      return To::quota_economy;
+    case From::widget_paced:
+      return To::widget_paced;
+  }
+  return std::nullopt;
+}
+
+}  // namespace wg::frontend

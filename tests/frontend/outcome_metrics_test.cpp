@@ -1,0 +1,74 @@
+#define BOOST_TEST_MODULE frontend_outcome_metrics_test
+#include <boost/test/unit_test.hpp>
+
+#include <memory>
+#include <set>
+#include <string>
+
+#include "frontend/outcome_metrics.hpp"
+
+using namespace wg;
+using serving::StaleReason;
+
+namespace {
+
+constexpr StaleReason kStaleReasons[] = {StaleReason::while_revalidate, StaleReason::if_error,
+                                         StaleReason::quota_exhausted, StaleReason::quota_economy,
+                                         StaleReason::widget_paced};
+
+bool has_line(const std::string& text, const std::string& line) {
+  return text.find("\n" + line + "\n") != std::string::npos;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_fresh_answer_has_no_stale_reason) {
+  BOOST_TEST(!frontend::stale_reason_of(StaleReason::none).has_value());
+}
+
+// Each reason has its own series, labelled as Cache-Status' detail spells it.
+BOOST_AUTO_TEST_CASE(every_stale_reason_is_counted_under_its_own_label) {
+  metrics::Registry registry;
+  metrics::GatewayMetrics metrics(registry);
+  std::set<metrics::StaleReason> seen;
+  for (StaleReason reason : kStaleReasons) {
+    const auto mapped = frontend::stale_reason_of(reason);
+    BOOST_TEST_REQUIRE(mapped.has_value(), serving::detail_of(reason));
+    BOOST_TEST(seen.insert(*mapped).second, serving::detail_of(reason));
+    BOOST_TEST(metrics::to_string(*mapped) == serving::detail_of(reason));
+    metrics.stale_served(*mapped);
+  }
+  const std::string text = registry.render();
+  for (StaleReason reason : kStaleReasons) {
+    const std::string label(serving::detail_of(reason));
+    BOOST_TEST(has_line(text, "wg_stale_served_total{reason=\"" + label + "\"} 1"), label);
+  }
+}
+
+// A stale answer is "stale" whatever its reason, and wins over derived and local, as in
+// Cache-Status.
+BOOST_AUTO_TEST_CASE(stale_answers_are_told_apart_from_hits_whatever_the_reason) {
+  using Detail = serving::Outcome::Detail;
+  using Source = serving::Outcome::Source;
+  serving::Served served;
+  served.entry = std::make_shared<const cache::Entry>();
+  for (StaleReason reason : kStaleReasons) {
+    for (Detail kind : {Detail::none, Detail::derived, Detail::local}) {
+      served.outcome.detail = serving::Outcome::detail_for(kind, reason);
+      BOOST_TEST((frontend::cache_result_of(served) == metrics::CacheResult::stale),
+                 serving::detail_of(reason));
+    }
+  }
+  served.outcome.detail = Detail::none;
+  BOOST_TEST((frontend::cache_result_of(served) == metrics::CacheResult::hit));
+  served.outcome.detail = Detail::derived;
+  BOOST_TEST((frontend::cache_result_of(served) == metrics::CacheResult::derived));
+  served.outcome.detail = Detail::local;
+  BOOST_TEST((frontend::cache_result_of(served) == metrics::CacheResult::local));
+  served.outcome = {Source::upstream, true, Detail::none};
+  BOOST_TEST((frontend::cache_result_of(served) == metrics::CacheResult::miss));
+  served.outcome.source = Source::collapsed;
+  BOOST_TEST((frontend::cache_result_of(served) == metrics::CacheResult::collapsed));
+  served.entry.reset();
+  BOOST_TEST((frontend::cache_result_of(served) == metrics::CacheResult::none));
+}
