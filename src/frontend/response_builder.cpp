@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <charconv>
 
+#include "error_response.hpp"
 #include "widget_gateway/edge/coding.hpp"
 #include "widget_gateway/edge/conditional.hpp"
-#include "widget_gateway/http/error_response.hpp"
 
 namespace wg::frontend {
 namespace bhttp = boost::beast::http;
@@ -54,11 +54,10 @@ http::Response error_with_policy(api::ErrorCode code, api::Endpoint endpoint,
                                  std::string_view message, const ResponseOptions& options) {
   const long long keep = std::min(options.negative_max_age, options.max_age_cap).count();
   if (code != api::ErrorCode::widget_not_found || keep <= 0) {
-    return http::error_response(code, endpoint, message);
+    return error_response(code, endpoint, message);
   }
   const std::string seconds = std::to_string(keep);
-  http::Response response =
-      http::error_response(code, endpoint, message, "public, max-age=" + seconds);
+  http::Response response = error_response(code, endpoint, message, "public, max-age=" + seconds);
   response.add_header("X-Accel-Expires", seconds);
   return response;
 }

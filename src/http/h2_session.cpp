@@ -24,9 +24,7 @@
 #include <iterator>
 #include <limits>
 
-#include "widget_gateway/api/route.hpp"
 #include "widget_gateway/common/log.hpp"
-#include "widget_gateway/http/error_response.hpp"
 
 namespace wg::http {
 namespace asio = boost::asio;
@@ -544,31 +542,15 @@ void H2Session<Stream>::dispatch(const std::shared_ptr<StreamState>& stream, boo
   st.reset_after_answer = has_body;
 
   // What the session refuses itself, in the HTTP/1.1 session's order.
-  using api::ErrorCode;
-  if (st.path_too_long) {
-    answer_error(st, ErrorCode::uri_too_long);
-    return;
-  }
-  if (st.too_large) {
-    answer_error(st, ErrorCode::headers_too_large);
-    return;
-  }
-  if (st.method == "CONNECT") {  // no tunnels
-    answer_error(st, ErrorCode::method_not_allowed);
-    return;
-  }
-  if (st.hosts > 1) {
-    answer_error(st, ErrorCode::bad_request, "more than one Host header");
-    return;
-  }
-  if (st.authority.empty() && st.hosts == 0) {  // nghttp2 resets these already
-    answer_error(st, ErrorCode::bad_request, "request without :authority or Host");
-    return;
-  }
+  if (st.path_too_long) return refuse(st, Refusal::target_too_long);
+  if (st.too_large) return refuse(st, Refusal::head_too_large);
+  if (st.method == "CONNECT") return refuse(st, Refusal::tunnel);
+  if (st.hosts > 1) return refuse(st, Refusal::duplicate_host);
+  // nghttp2 resets these already.
+  if (st.authority.empty() && st.hosts == 0) return refuse(st, Refusal::missing_authority);
   // RFC 9113 8.3.1: a Host that names another entity than :authority makes it malformed.
   if (!st.authority.empty() && st.hosts == 1 && !beast::iequals(st.host, st.authority)) {
-    answer_error(st, ErrorCode::bad_request, "Host differs from :authority");
-    return;
+    return refuse(st, Refusal::authority_mismatch);
   }
   st.fields.set(bhttp::field::host, st.authority.empty() ? st.host : st.authority);
   if (!st.cookie.empty()) st.fields.set(bhttp::field::cookie, st.cookie);
@@ -580,7 +562,7 @@ void H2Session<Stream>::dispatch(const std::shared_ptr<StreamState>& stream, boo
     if (auto early = handler_.answer_before_body(request)) {
       answer(st, std::move(*early));
     } else {
-      answer_error(st, ErrorCode::payload_too_large);
+      refuse(st, Refusal::body_too_large);
     }
     return;
   }
@@ -613,9 +595,7 @@ asio::awaitable<void> H2Session<Stream>::serve(Self self, std::shared_ptr<Stream
       response = co_await handler_.handle(request);
     } catch (const std::exception& e) {
       log::error("handler_exception", {{"protocol", "h2"}, {"what", e.what()}});
-      response =
-          error_response(api::ErrorCode::upstream_error, api::Endpoint::reviews, "internal error");
-      response.status = 500;
+      response = handler_.refuse(Refusal::handler_failed);
     }
     if (!stream->closed && !closed_) answer(*stream, std::move(response));
   }
@@ -672,11 +652,8 @@ void H2Session<Stream>::answer(StreamState& st, Response response) {
 }
 
 template <class Stream>
-void H2Session<Stream>::answer_error(StreamState& st, api::ErrorCode code,
-                                     std::string_view message) {
-  Response response = error_response(code, api::Endpoint::reviews, message);
-  if (code == api::ErrorCode::method_not_allowed) response.add_header("Allow", api::kApiMethods);
-  answer(st, std::move(response));
+void H2Session<Stream>::refuse(StreamState& st, Refusal why) {
+  answer(st, handler_.refuse(why));
 }
 
 template <class Stream>
