@@ -1,6 +1,7 @@
 #include "h2_session.hpp"
 #include "header_limits.hpp"
 #include "http_date.hpp"
+#include "response_head.hpp"
 
 #include <nghttp2/nghttp2.h>
 
@@ -59,26 +60,6 @@ constexpr std::size_t kReadChunk = 16 * 1024;
 constexpr std::size_t kWriteChunk = 64 * 1024;
 // Once a GOAWAY ends the connection, the socket closes within this whatever the peer does.
 constexpr std::chrono::milliseconds kCloseGrace{1000};
-
-// Fields HTTP/2 forbids (RFC 9113 8.2.2), and those the session writes itself.
-bool dropped_response_field(std::string_view lower_name) {
-  return lower_name == "connection" || lower_name == "keep-alive" ||
-         lower_name == "transfer-encoding" || lower_name == "upgrade" ||
-         lower_name == "proxy-connection" || lower_name == "content-length" || lower_name == "date";
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-nghttp2_nv make_nv(std::string_view name, std::string_view value) {
-  // nghttp2 copies names and values (no NO_COPY flags), so views of temporaries are fine.
-  return nghttp2_nv{reinterpret_cast<std::uint8_t*>(const_cast<char*>(name.data())),
-                    reinterpret_cast<std::uint8_t*>(const_cast<char*>(value.data())), name.size(),
-                    value.size(), NGHTTP2_NV_FLAG_NONE};
-}
 
 struct CallbacksDeleter {
   void operator()(nghttp2_session_callbacks* p) const { nghttp2_session_callbacks_del(p); }
@@ -615,39 +596,15 @@ void H2Session<Stream>::answer(StreamState& st, Response response) {
   }
   if (response.status == 204 || response.status == 304) response.body_mode = BodyMode::none;
   st.response = std::move(response);
-  const Response& r = st.response;
-
-  const std::string status = std::to_string(r.status);
-  const std::string length = std::to_string(r.body.size());
-  std::string lines = r.headers;  // a copy whose names are lower-cased in place
-  std::vector<nghttp2_nv> nva;
-  nva.reserve(4 + static_cast<std::size_t>(std::count(lines.begin(), lines.end(), '\n')));
-  nva.push_back(make_nv(":status", status));
-  nva.push_back(make_nv("date", date_value()));
-  std::size_t pos = 0;
-  while (pos < lines.size()) {
-    std::size_t end = lines.find("\r\n", pos);
-    if (end == std::string::npos) end = lines.size();
-    const std::size_t colon = lines.find(':', pos);
-    if (colon != std::string::npos && colon > pos && colon < end) {
-      for (std::size_t i = pos; i < colon; ++i) {
-        if (lines[i] >= 'A' && lines[i] <= 'Z') lines[i] = static_cast<char>(lines[i] - 'A' + 'a');
-      }
-      const std::string_view name(lines.data() + pos, colon - pos);
-      const std::string_view value =
-          trim(std::string_view(lines.data() + colon + 1, end - colon - 1));
-      if (!dropped_response_field(name)) nva.push_back(make_nv(name, value));
-    }
-    pos = end + 2;
-  }
-  if (r.body_mode != BodyMode::none) nva.push_back(make_nv("content-length", length));
+  Response& r = st.response;
+  const H2Head head(r, date_value());
 
   nghttp2_data_provider provider{};
   provider.source.ptr = &st;  // alive in streams_ until nghttp2 closes the stream
   provider.read_callback = &Callbacks::read_body;
   const bool data = r.body_mode == BodyMode::send && !r.body.empty();
-  const int rv =
-      nghttp2_submit_response(session_, st.id, nva.data(), nva.size(), data ? &provider : nullptr);
+  const int rv = nghttp2_submit_response(session_, st.id, head.data(), head.size(),
+                                         data ? &provider : nullptr);
   if (rv != 0) log::debug("h2_submit_response_failed", {{"error", nghttp2_strerror(rv)}});
 }
 

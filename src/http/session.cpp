@@ -19,6 +19,7 @@
 #include "h2_session.hpp"
 #include "header_limits.hpp"
 #include "http_date.hpp"
+#include "response_head.hpp"
 #include "widget_gateway/common/log.hpp"
 #include "widget_gateway/http/server.hpp"
 #include "widget_gateway/http/tls_server_context.hpp"
@@ -376,21 +377,7 @@ std::optional<Response> HttpSession<Stream>::answer_before_body(
 template <class Stream>
 asio::awaitable<bool> HttpSession<Stream>::write(const Response& response, bool close,
                                                  unsigned version) {
-  head_.clear();
-  head_.append("HTTP/1.1 ").append(std::to_string(response.status)).push_back(' ');
-  head_.append(reason_phrase(response.status)).append("\r\n");
-  head_.append("Date: ").append(date_value()).append("\r\n");
-  head_.append(response.headers);
-  if (response.body_mode != BodyMode::none) {
-    head_.append("Content-Length: ").append(std::to_string(response.body.size())).append("\r\n");
-  }
-  if (close) {
-    head_.append("Connection: close\r\n");
-  } else if (version == 10) {
-    // HTTP/1.0 closes by default: a connection kept open must say so (RFC 9112 9.3).
-    head_.append("Connection: keep-alive\r\n");
-  }
-  head_.append("\r\n");
+  write_http1_head(head_, response, date_value(), close, version);
 
   std::array<asio::const_buffer, 2> buffers{
       asio::buffer(head_),
