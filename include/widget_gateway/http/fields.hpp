@@ -2,6 +2,7 @@
 // Response header fields as name/value pairs, which each protocol serialises in its own form
 // (HTTP/1.1 "Name: value" lines, HTTP/2 lower-case pairs).
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
@@ -38,9 +39,11 @@ class Fields {
     using reference = Field;
 
     const_iterator() = default;
-    Field operator*() const { return fields_->at(offset_); }
+    Field operator*() const { return field_; }
     const_iterator& operator++() {
-      offset_ = fields_->next(offset_);
+      offset_ = static_cast<std::size_t>(field_.value.data() - fields_->bytes_.data()) +
+                field_.value.size();
+      if (offset_ < fields_->bytes_.size()) field_ = fields_->at(offset_);
       return *this;
     }
     const_iterator operator++(int) {
@@ -54,9 +57,13 @@ class Fields {
 
    private:
     friend class Fields;
-    const_iterator(const Fields* fields, std::size_t offset) : fields_(fields), offset_(offset) {}
+    // Decodes each field once, as it is reached.
+    const_iterator(const Fields* fields, std::size_t offset) : fields_(fields), offset_(offset) {
+      if (offset_ < fields_->bytes_.size()) field_ = fields_->at(offset_);
+    }
     const Fields* fields_ = nullptr;
     std::size_t offset_ = 0;
+    Field field_;
   };
 
   void reserve(std::size_t bytes) { bytes_.reserve(bytes); }
@@ -67,16 +74,14 @@ class Fields {
     const std::uint32_t count = size();
     if (count == kMaxFields) throw std::length_error("too many response header fields");
     if (name.size() > kMaxNameBytes) throw std::length_error("response header name too long");
-    if (count == 0) {
-      bytes_.append(kHeaderBytes, '\0');
-    } else {
-      seal_last();
-    }
-    store(kLastAt, static_cast<std::uint32_t>(bytes_.size()));
+    if (count != 0) seal_last();
+    // One resize for the header (first field), the length, the name's length and the name.
+    const std::size_t begin = count == 0 ? kHeaderBytes : bytes_.size();
+    bytes_.resize(begin + kLengthBytes + 1 + name.size());
+    store(kLastAt, static_cast<std::uint32_t>(begin));
     store(kCountAt, count + 1);
-    bytes_.append(kLengthBytes, '\0');
-    bytes_.push_back(static_cast<char>(name.size()));
-    bytes_.append(name);
+    bytes_[begin + kLengthBytes] = static_cast<char>(name.size());
+    std::memcpy(bytes_.data() + begin + kLengthBytes + 1, name.data(), name.size());
     return bytes_;
   }
 
@@ -148,7 +153,8 @@ class Fields {
   // Writes the last field's value length: its value is complete once another field begins.
   void seal_last() {
     const std::uint32_t last = load(kLastAt);
-    const std::size_t value_size = at(last).value.size();
+    const std::size_t name_size = static_cast<unsigned char>(bytes_[last + kLengthBytes]);
+    const std::size_t value_size = bytes_.size() - (last + kLengthBytes + 1 + name_size);
     if (value_size > UINT32_MAX) throw std::length_error("response header value too long");
     store(last, static_cast<std::uint32_t>(value_size));
   }
