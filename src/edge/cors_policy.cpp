@@ -16,10 +16,6 @@ constexpr std::string_view kAllowMethods = "GET, HEAD";
 constexpr std::string_view kPreflightVary =
     "Access-Control-Request-Method, Access-Control-Request-Headers";
 
-void add_line(std::string& lines, std::string_view name, std::string_view value) {
-  lines.append(name).append(": ").append(value).append("\r\n");
-}
-
 bool is_alpha(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
@@ -107,30 +103,30 @@ bool CorsPolicy::allows(std::string_view origin) const {
   return std::find(allowed_.begin(), allowed_.end(), key) != allowed_.end();
 }
 
-void CorsPolicy::add_response_headers(std::string_view origin, std::string& header_lines) const {
+void CorsPolicy::add_response_headers(std::string_view origin, http::Fields& fields) const {
   if (!allows(origin)) return;
   // The echoed value passed normalize_origin or equals a configured literal, so it cannot carry
   // CR/LF into the header block.
   const std::string_view allowed = any_ ? std::string_view("*") : origin;
-  add_line(header_lines, "Access-Control-Allow-Origin", allowed);
-  add_line(header_lines, "Access-Control-Expose-Headers", kExposeHeaders);
-  if (timing_allow_origin_) add_line(header_lines, "Timing-Allow-Origin", allowed);
+  fields.add("Access-Control-Allow-Origin", allowed);
+  fields.add("Access-Control-Expose-Headers", kExposeHeaders);
+  if (timing_allow_origin_) fields.add("Timing-Allow-Origin", allowed);
 }
 
 void CorsPolicy::add_preflight_headers(std::string_view origin, std::string_view request_method,
                                        std::string_view request_headers,
-                                       std::string& header_lines) const {
+                                       http::Fields& fields) const {
   if (!enabled()) return;
   request_method = detail::trim_ows(request_method);
   if (request_method.empty()) {  // a plain OPTIONS request, not a preflight
-    if (vary_on_origin()) add_line(header_lines, "Vary", "Origin");
-    add_response_headers(origin, header_lines);
+    if (vary_on_origin()) fields.add("Vary", "Origin");
+    add_response_headers(origin, fields);
     return;
   }
   if (vary_on_origin()) {
-    header_lines.append("Vary: Origin, ").append(kPreflightVary).append("\r\n");
+    fields.start("Vary").append("Origin, ").append(kPreflightVary);
   } else {
-    add_line(header_lines, "Vary", kPreflightVary);
+    fields.add("Vary", kPreflightVary);
   }
   if (!allows(origin)) return;
   // Methods are case-sensitive (RFC 9110 §9.1); browsers upper-case GET and HEAD themselves.
@@ -147,12 +143,12 @@ void CorsPolicy::add_preflight_headers(std::string_view origin, std::string_view
     allowed_headers.append(*it);
   });
 
-  add_line(header_lines, "Access-Control-Allow-Origin", any_ ? std::string_view("*") : origin);
-  add_line(header_lines, "Access-Control-Allow-Methods", kAllowMethods);
+  fields.add("Access-Control-Allow-Origin", any_ ? std::string_view("*") : origin);
+  fields.add("Access-Control-Allow-Methods", kAllowMethods);
   if (!allowed_headers.empty()) {
-    add_line(header_lines, "Access-Control-Allow-Headers", allowed_headers);
+    fields.add("Access-Control-Allow-Headers", allowed_headers);
   }
-  add_line(header_lines, "Access-Control-Max-Age", max_age_);
+  fields.add("Access-Control-Max-Age", max_age_);
 }
 
 }  // namespace wg::edge

@@ -4,6 +4,7 @@
 #include <openssl/sha.h>
 #include <simdjson.h>
 
+#include "error_response.hpp"
 #include "public_handler.hpp"
 #include "widget_gateway/api/keys.hpp"
 #include "widget_gateway/api/percent.hpp"
@@ -11,7 +12,6 @@
 #include "widget_gateway/cache/redis_store.hpp"
 #include "widget_gateway/common/json_writer.hpp"
 #include "widget_gateway/common/log.hpp"
-#include "widget_gateway/http/error_response.hpp"
 #include "widget_gateway/metrics/registry.hpp"
 #include "widget_gateway/quota/pacing.hpp"
 #include "widget_gateway/quota/quota_counter.hpp"
@@ -23,7 +23,7 @@ using boost::beast::http::verb;
 namespace {
 
 http::Response bad_request(std::string_view why) {
-  return http::error_response(api::ErrorCode::bad_request, api::Endpoint::reviews, why);
+  return error_response(api::ErrorCode::bad_request, why);
 }
 
 // The decoded value of the one `name` parameter of a query; nullopt when absent, repeated or
@@ -119,7 +119,7 @@ asio::awaitable<http::Response> AdminHandler::handle(const http::Request& reques
   } else if (path.starts_with("/admin/")) {
     auto token = token_.load();
     if (token->empty()) {
-      response = http::error_response(api::ErrorCode::not_found);
+      response = error_response(api::ErrorCode::not_found);
     } else {
       auto auth = request.headers.find(boost::beast::http::field::authorization);
       std::string_view presented;
@@ -127,18 +127,22 @@ asio::awaitable<http::Response> AdminHandler::handle(const http::Request& reques
       constexpr std::string_view kBearer = "Bearer ";
       if (!presented.starts_with(kBearer) ||
           !token_matches(presented.substr(kBearer.size()), *token)) {
-        response = http::error_response(api::ErrorCode::unauthorized);
+        response = error_response(api::ErrorCode::unauthorized);
       } else {
         response = co_await admin(request, path);
       }
     }
   } else {
-    response = http::error_response(api::ErrorCode::not_found);
+    response = error_response(api::ErrorCode::not_found);
   }
   if (request.is_head() && response.body_mode == http::BodyMode::send) {
     response.body_mode = http::BodyMode::length_only;
   }
   co_return response;
+}
+
+http::Response AdminHandler::refuse(http::Refusal why) {
+  return refusal_response(why, Listener::admin);
 }
 
 asio::awaitable<http::Response> AdminHandler::admin(const http::Request& request,
@@ -158,7 +162,7 @@ asio::awaitable<http::Response> AdminHandler::admin(const http::Request& request
     if (!post) co_return method_not_allowed("POST");
     co_return co_await warm(request);
   }
-  co_return http::error_response(api::ErrorCode::not_found);
+  co_return error_response(api::ErrorCode::not_found);
 }
 
 http::Response AdminHandler::quota_status() const {
@@ -259,7 +263,8 @@ asio::awaitable<http::Response> AdminHandler::entry(const http::Request& request
     auto q = request.target.find('?');
     auto parsed = api::parse_reviews_query(request.target.substr(q + 1));
     if (auto* rejection = std::get_if<api::Rejection>(&parsed)) {
-      co_return http::error_response(rejection->code, api::Endpoint::reviews, rejection->message);
+      // The query of a reviews page, checked as the public listener checks it.
+      co_return error_response(rejection->code, api::Endpoint::reviews, rejection->message);
     }
     api_request.endpoint = api::Endpoint::reviews;
     api_request.query = std::get<api::ReviewsQuery>(parsed);

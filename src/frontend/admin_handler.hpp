@@ -64,6 +64,8 @@ class AdminHandler final : public http::RequestHandler {
   AdminHandler(AdminDependencies deps, std::string token);
 
   boost::asio::awaitable<http::Response> handle(const http::Request& request) override;
+  // What the sessions refuse, as JSON errors that name no API endpoint.
+  http::Response refuse(http::Refusal why) override;
   void set_token(std::string token);
 
  private:

@@ -1,10 +1,10 @@
 #include "public_handler.hpp"
 
+#include "error_response.hpp"
 #include "outcome_metrics.hpp"
 #include "widget_gateway/api/route.hpp"
 #include "widget_gateway/api/validate.hpp"
 #include "widget_gateway/edge/coding.hpp"
-#include "widget_gateway/http/error_response.hpp"
 
 namespace wg::frontend {
 namespace asio = boost::asio;
@@ -64,7 +64,7 @@ class IpAdmission final : public Admission {
 }  // namespace
 
 http::Response method_not_allowed(std::string_view allow) {
-  http::Response response = http::error_response(api::ErrorCode::method_not_allowed);
+  http::Response response = error_response(api::ErrorCode::method_not_allowed);
   response.add_header("Allow", allow);
   return response;
 }
@@ -105,7 +105,7 @@ asio::awaitable<http::Response> PublicHandler::handle(const http::Request& reque
   http::Response response;
   switch (match.route) {
     case api::Route::not_found:
-      response = http::error_response(api::ErrorCode::not_found);
+      response = error_response(api::ErrorCode::not_found);
       break;
     case api::Route::healthz:
       response = is_get_or_head(request.method) ? local_json(200, "{\"status\":\"ok\"}")
@@ -141,6 +141,10 @@ std::optional<http::Response> PublicHandler::answer_before_body(const http::Requ
       break;
   }
   return std::nullopt;
+}
+
+http::Response PublicHandler::refuse(http::Refusal why) {
+  return refusal_response(why, Listener::public_api);
 }
 
 void PublicHandler::observe(const http::Request& request, api::Route route,
@@ -202,7 +206,7 @@ asio::awaitable<http::Response> PublicHandler::handle_api(const http::Request& r
 
   if (request.method == verb::options) {
     if (!api::target_encoding_valid(match)) {
-      co_return with_cors(http::error_response(api::ErrorCode::bad_request, endpoint));
+      co_return with_cors(error_response(api::ErrorCode::bad_request, endpoint));
     }
     http::Response response;
     response.status = 204;

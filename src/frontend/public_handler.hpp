@@ -42,6 +42,8 @@ class PublicHandler final : public http::RequestHandler {
   boost::asio::awaitable<http::Response> handle(const http::Request& request) override;
   // 405 for a method a public route never takes, before its body counts against any limit.
   std::optional<http::Response> answer_before_body(const http::Request& request) override;
+  // What the sessions refuse, as the API's JSON errors.
+  http::Response refuse(http::Refusal why) override;
 
   // Applies reloadable settings (widget policy, CORS, rate limits, header options); requests
   // in flight keep the settings they started with.

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <charconv>
 
+#include "error_response.hpp"
 #include "widget_gateway/edge/coding.hpp"
 #include "widget_gateway/edge/conditional.hpp"
-#include "widget_gateway/http/error_response.hpp"
 
 namespace wg::frontend {
 namespace bhttp = boost::beast::http;
@@ -54,11 +54,10 @@ http::Response error_with_policy(api::ErrorCode code, api::Endpoint endpoint,
                                  std::string_view message, const ResponseOptions& options) {
   const long long keep = std::min(options.negative_max_age, options.max_age_cap).count();
   if (code != api::ErrorCode::widget_not_found || keep <= 0) {
-    return http::error_response(code, endpoint, message);
+    return error_response(code, endpoint, message);
   }
   const std::string seconds = std::to_string(keep);
-  http::Response response =
-      http::error_response(code, endpoint, message, "public, max-age=" + seconds);
+  http::Response response = error_response(code, endpoint, message, "public, max-age=" + seconds);
   response.add_header("X-Accel-Expires", seconds);
   return response;
 }
@@ -160,38 +159,35 @@ http::Response build_response(const Served& served, api::Endpoint endpoint,
 
   http::Response response;
   response.status = not_modified ? 304 : 200;
-  response.headers.reserve(kTypicalHeadBytes);
-  if (!not_modified) response.add_header("Content-Type", "application/json; charset=utf-8");
+  http::Fields& fields = response.headers;
+  fields.reserve(kTypicalHeadBytes);
+  if (!not_modified) fields.add("Content-Type", "application/json; charset=utf-8");
   if (coding != edge::Coding::identity) {
-    response.add_header("Content-Encoding", edge::coding_token(coding));
+    fields.add("Content-Encoding", edge::coding_token(coding));
   }
-  std::string& headers = response.headers;
-  headers.append("ETag: ");
-  edge::append_etag_for_coding(headers, entry.etag, coding);
+  // Values built in place (fields.start), so that the hit path makes no temporary strings.
+  edge::append_etag_for_coding(fields.start("ETag"), entry.etag, coding);
   const long long downstream = downstream_seconds(entry, served.now, options.max_age_cap);
   const long long age = std::max(0LL, seconds_between(entry.stored_at, served.now));
-  headers.append("\r\nCache-Control: public, max-age=");
-  append_number(headers, age + downstream);
+  std::string& cache_control = fields.start("Cache-Control");
+  cache_control.append("public, max-age=");
+  append_number(cache_control, age + downstream);
   if (options.stale_while_revalidate.count() > 0) {
-    headers.append(", stale-while-revalidate=");
-    append_number(headers, options.stale_while_revalidate.count());
+    cache_control.append(", stale-while-revalidate=");
+    append_number(cache_control, options.stale_while_revalidate.count());
   }
   if (options.stale_if_error.count() > 0) {
-    headers.append(", stale-if-error=");
-    append_number(headers, options.stale_if_error.count());
+    cache_control.append(", stale-if-error=");
+    append_number(cache_control, options.stale_if_error.count());
   }
   // After Cache-Control: nginx reads its stale-* extensions only when it meets them before
   // X-Accel-Expires, which then replaces max-age alone.
-  headers.append("\r\nX-Accel-Expires: ");
-  append_number(headers, downstream);
-  headers.append("\r\nAge: ");
-  append_number(headers, age);
-  headers.append("\r\nAccept-Ranges: none\r\n");
+  append_number(fields.start("X-Accel-Expires"), downstream);
+  append_number(fields.start("Age"), age);
+  fields.add("Accept-Ranges", "none");
   add_vary(response, cors, true);
-  headers.append("Cache-Status: ");
-  append_cache_status(headers, served);
-  headers.append("\r\n");
-  cors.add_response_headers(request.origin, response.headers);
+  append_cache_status(fields.start("Cache-Status"), served);
+  cors.add_response_headers(request.origin, fields);
 
   if (not_modified) {
     response.body_mode = http::BodyMode::none;

@@ -1,6 +1,7 @@
 #include "h2_session.hpp"
 #include "header_limits.hpp"
 #include "http_date.hpp"
+#include "response_head.hpp"
 
 #include <nghttp2/nghttp2.h>
 
@@ -24,9 +25,7 @@
 #include <iterator>
 #include <limits>
 
-#include "widget_gateway/api/route.hpp"
 #include "widget_gateway/common/log.hpp"
-#include "widget_gateway/http/error_response.hpp"
 
 namespace wg::http {
 namespace asio = boost::asio;
@@ -61,26 +60,6 @@ constexpr std::size_t kReadChunk = 16 * 1024;
 constexpr std::size_t kWriteChunk = 64 * 1024;
 // Once a GOAWAY ends the connection, the socket closes within this whatever the peer does.
 constexpr std::chrono::milliseconds kCloseGrace{1000};
-
-// Fields HTTP/2 forbids (RFC 9113 8.2.2), and those the session writes itself.
-bool dropped_response_field(std::string_view lower_name) {
-  return lower_name == "connection" || lower_name == "keep-alive" ||
-         lower_name == "transfer-encoding" || lower_name == "upgrade" ||
-         lower_name == "proxy-connection" || lower_name == "content-length" || lower_name == "date";
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-nghttp2_nv make_nv(std::string_view name, std::string_view value) {
-  // nghttp2 copies names and values (no NO_COPY flags), so views of temporaries are fine.
-  return nghttp2_nv{reinterpret_cast<std::uint8_t*>(const_cast<char*>(name.data())),
-                    reinterpret_cast<std::uint8_t*>(const_cast<char*>(value.data())), name.size(),
-                    value.size(), NGHTTP2_NV_FLAG_NONE};
-}
 
 struct CallbacksDeleter {
   void operator()(nghttp2_session_callbacks* p) const { nghttp2_session_callbacks_del(p); }
@@ -544,31 +523,15 @@ void H2Session<Stream>::dispatch(const std::shared_ptr<StreamState>& stream, boo
   st.reset_after_answer = has_body;
 
   // What the session refuses itself, in the HTTP/1.1 session's order.
-  using api::ErrorCode;
-  if (st.path_too_long) {
-    answer_error(st, ErrorCode::uri_too_long);
-    return;
-  }
-  if (st.too_large) {
-    answer_error(st, ErrorCode::headers_too_large);
-    return;
-  }
-  if (st.method == "CONNECT") {  // no tunnels
-    answer_error(st, ErrorCode::method_not_allowed);
-    return;
-  }
-  if (st.hosts > 1) {
-    answer_error(st, ErrorCode::bad_request, "more than one Host header");
-    return;
-  }
-  if (st.authority.empty() && st.hosts == 0) {  // nghttp2 resets these already
-    answer_error(st, ErrorCode::bad_request, "request without :authority or Host");
-    return;
-  }
+  if (st.path_too_long) return refuse(st, Refusal::target_too_long);
+  if (st.too_large) return refuse(st, Refusal::head_too_large);
+  if (st.method == "CONNECT") return refuse(st, Refusal::tunnel);
+  if (st.hosts > 1) return refuse(st, Refusal::duplicate_host);
+  // nghttp2 resets these already.
+  if (st.authority.empty() && st.hosts == 0) return refuse(st, Refusal::missing_authority);
   // RFC 9113 8.3.1: a Host that names another entity than :authority makes it malformed.
   if (!st.authority.empty() && st.hosts == 1 && !beast::iequals(st.host, st.authority)) {
-    answer_error(st, ErrorCode::bad_request, "Host differs from :authority");
-    return;
+    return refuse(st, Refusal::authority_mismatch);
   }
   st.fields.set(bhttp::field::host, st.authority.empty() ? st.host : st.authority);
   if (!st.cookie.empty()) st.fields.set(bhttp::field::cookie, st.cookie);
@@ -580,7 +543,7 @@ void H2Session<Stream>::dispatch(const std::shared_ptr<StreamState>& stream, boo
     if (auto early = handler_.answer_before_body(request)) {
       answer(st, std::move(*early));
     } else {
-      answer_error(st, ErrorCode::payload_too_large);
+      refuse(st, Refusal::body_too_large);
     }
     return;
   }
@@ -613,9 +576,7 @@ asio::awaitable<void> H2Session<Stream>::serve(Self self, std::shared_ptr<Stream
       response = co_await handler_.handle(request);
     } catch (const std::exception& e) {
       log::error("handler_exception", {{"protocol", "h2"}, {"what", e.what()}});
-      response =
-          error_response(api::ErrorCode::upstream_error, api::Endpoint::reviews, "internal error");
-      response.status = 500;
+      response = handler_.refuse(Refusal::handler_failed);
     }
     if (!stream->closed && !closed_) answer(*stream, std::move(response));
   }
@@ -635,48 +596,21 @@ void H2Session<Stream>::answer(StreamState& st, Response response) {
   }
   if (response.status == 204 || response.status == 304) response.body_mode = BodyMode::none;
   st.response = std::move(response);
-  const Response& r = st.response;
-
-  const std::string status = std::to_string(r.status);
-  const std::string length = std::to_string(r.body.size());
-  std::string lines = r.headers;  // a copy whose names are lower-cased in place
-  std::vector<nghttp2_nv> nva;
-  nva.reserve(4 + static_cast<std::size_t>(std::count(lines.begin(), lines.end(), '\n')));
-  nva.push_back(make_nv(":status", status));
-  nva.push_back(make_nv("date", date_value()));
-  std::size_t pos = 0;
-  while (pos < lines.size()) {
-    std::size_t end = lines.find("\r\n", pos);
-    if (end == std::string::npos) end = lines.size();
-    const std::size_t colon = lines.find(':', pos);
-    if (colon != std::string::npos && colon > pos && colon < end) {
-      for (std::size_t i = pos; i < colon; ++i) {
-        if (lines[i] >= 'A' && lines[i] <= 'Z') lines[i] = static_cast<char>(lines[i] - 'A' + 'a');
-      }
-      const std::string_view name(lines.data() + pos, colon - pos);
-      const std::string_view value =
-          trim(std::string_view(lines.data() + colon + 1, end - colon - 1));
-      if (!dropped_response_field(name)) nva.push_back(make_nv(name, value));
-    }
-    pos = end + 2;
-  }
-  if (r.body_mode != BodyMode::none) nva.push_back(make_nv("content-length", length));
+  Response& r = st.response;
+  const H2Head head(r, date_value());
 
   nghttp2_data_provider provider{};
   provider.source.ptr = &st;  // alive in streams_ until nghttp2 closes the stream
   provider.read_callback = &Callbacks::read_body;
   const bool data = r.body_mode == BodyMode::send && !r.body.empty();
-  const int rv =
-      nghttp2_submit_response(session_, st.id, nva.data(), nva.size(), data ? &provider : nullptr);
+  const int rv = nghttp2_submit_response(session_, st.id, head.data(), head.size(),
+                                         data ? &provider : nullptr);
   if (rv != 0) log::debug("h2_submit_response_failed", {{"error", nghttp2_strerror(rv)}});
 }
 
 template <class Stream>
-void H2Session<Stream>::answer_error(StreamState& st, api::ErrorCode code,
-                                     std::string_view message) {
-  Response response = error_response(code, api::Endpoint::reviews, message);
-  if (code == api::ErrorCode::method_not_allowed) response.add_header("Allow", api::kApiMethods);
-  answer(st, std::move(response));
+void H2Session<Stream>::refuse(StreamState& st, Refusal why) {
+  answer(st, handler_.refuse(why));
 }
 
 template <class Stream>

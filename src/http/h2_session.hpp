@@ -14,11 +14,12 @@
 // Data flow. The reader feeds received bytes to nghttp2_session_mem_recv; a complete request
 // head becomes an http::Request shaped like HTTP/1.1's (version 11, :authority as Host, cookie
 // crumbs joined, keep_alive, no body), so routing, validation, cache and errors are the same
-// code path as for HTTP/1.1. Each request's handler call is its own coroutine. An answer is
-// submitted to nghttp2 with a data provider that reads straight from Response::body (kept
-// alive by body_owner until the stream closes) as flow control allows. The writer is the only
-// coroutine that writes to the socket: it drains nghttp2_session_mem_send, at most 64 KiB per
-// write. Response::close means nothing here: an HTTP/2 stream ends on its own.
+// code path as for HTTP/1.1, and so are refusals (RequestHandler::refuse). Each request's handler
+// call is its own coroutine. An answer is submitted to nghttp2 with a data provider that reads
+// straight from Response::body (kept alive by body_owner until the stream closes) as flow control
+// allows. The writer is the only coroutine that writes to the socket: it drains
+// nghttp2_session_mem_send, at most 64 KiB per write. Response::close means nothing here: an HTTP/2
+// stream ends on its own.
 //
 // Limits (H2Settings, plus constants in h2_session.cpp):
 // - Handler calls: at most max_concurrent_streams at once per connection, and a stream the
@@ -61,7 +62,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "widget_gateway/api/errors.hpp"
 #include "widget_gateway/http/request_handler.hpp"
 
 struct nghttp2_session;
@@ -114,7 +114,7 @@ class H2Session : public std::enable_shared_from_this<H2Session<Stream>> {
   // A request head is complete: answers it, refuses it or starts its handler call.
   void dispatch(const std::shared_ptr<StreamState>& stream, bool has_body);
   void answer(StreamState& stream, Response response);
-  void answer_error(StreamState& stream, api::ErrorCode code, std::string_view message = {});
+  void refuse(StreamState& stream, Refusal why);  // the handler's words; the stream goes on
   void count_abuse();  // an early reset or a refused stream (rapid reset)
   // GOAWAY `error_code`; the connection closes once it is sent (or after the close grace).
   void terminate(std::uint32_t error_code, std::string_view reason);

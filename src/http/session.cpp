@@ -19,9 +19,8 @@
 #include "h2_session.hpp"
 #include "header_limits.hpp"
 #include "http_date.hpp"
-#include "widget_gateway/api/route.hpp"
+#include "response_head.hpp"
 #include "widget_gateway/common/log.hpp"
-#include "widget_gateway/http/error_response.hpp"
 #include "widget_gateway/http/server.hpp"
 #include "widget_gateway/http/tls_server_context.hpp"
 
@@ -101,10 +100,10 @@ bool only_chunked(const bhttp::fields& fields) {
 }
 
 // What Beast's parser accepts but this server refuses, checked right after the head is read
-// (before any body byte): the first applicable error, or nullopt when the head may be served.
+// (before any body byte): the first applicable refusal, or nullopt when the head may be served.
 // Each of these answers closes the connection.
-std::optional<api::Rejection> refuse_head(const bhttp::request<bhttp::string_body>& req,
-                                          std::size_t max_target) {
+std::optional<Refusal> refuse_head(const bhttp::request<bhttp::string_body>& req,
+                                   std::size_t max_target) {
   std::size_t fields = 0, hosts = 0;
   bool transfer_encoding = false, content_length = false;
   for (const auto& field : req) {
@@ -113,21 +112,15 @@ std::optional<api::Rejection> refuse_head(const bhttp::request<bhttp::string_bod
     transfer_encoding |= field.name() == bhttp::field::transfer_encoding;
     content_length |= field.name() == bhttp::field::content_length;
   }
-  using api::ErrorCode;
-  if (req.target().size() > max_target) return api::Rejection{ErrorCode::uri_too_long, ""};
-  if (fields > kMaxHeaderFields) return api::Rejection{ErrorCode::headers_too_large, ""};
+  if (req.target().size() > max_target) return Refusal::target_too_long;
+  if (fields > kMaxHeaderFields) return Refusal::head_too_large;
   // Beast rejects chunked + Content-Length, but not another coding + Content-Length: both
   // are a request-smuggling vector (RFC 9112 6.3), and so are several Host lines. HTTP/1.1
   // requires exactly one Host (RFC 9112 3.2); 1.0 may omit it.
-  if (transfer_encoding && content_length) {
-    return api::Rejection{ErrorCode::bad_request, "Transfer-Encoding with Content-Length"};
-  }
-  if (hosts > 1) return api::Rejection{ErrorCode::bad_request, "more than one Host header"};
-  if (hosts == 0 && req.version() >= 11) {
-    return api::Rejection{ErrorCode::bad_request, "HTTP/1.1 request without a Host header"};
-  }
-  if (transfer_encoding && !only_chunked(req))
-    return api::Rejection{ErrorCode::not_implemented, ""};
+  if (transfer_encoding && content_length) return Refusal::framing_conflict;
+  if (hosts > 1) return Refusal::duplicate_host;
+  if (hosts == 0 && req.version() >= 11) return Refusal::missing_host;
+  if (transfer_encoding && !only_chunked(req)) return Refusal::transfer_coding;
   return std::nullopt;
 }
 
@@ -203,6 +196,11 @@ std::optional<Response> HttpSession<Stream>::CountingHandler::answer_before_body
 }
 
 template <class Stream>
+Response HttpSession<Stream>::CountingHandler::refuse(Refusal why) {
+  return server_.handler_.refuse(why);
+}
+
+template <class Stream>
 asio::awaitable<void> HttpSession<Stream>::serve_h2(std::string received) {
   const config::ServerConfig& limits = server_.limits_;
   H2Settings settings;
@@ -272,8 +270,7 @@ asio::awaitable<void> HttpSession<Stream>::run() {
     if (ec) {
       if (ec == bhttp::error::header_limit) {
         const bool line = request_line_too_long(parser, buffer_, limits.max_target_bytes);
-        co_await write_error_and_close(line ? api::ErrorCode::uri_too_long
-                                            : api::ErrorCode::headers_too_large);
+        co_await refuse_and_close(line ? Refusal::target_too_long : Refusal::head_too_large);
       } else if (char* major = ec == bhttp::error::bad_version ? other_version(buffer_) : nullptr) {
         if (*major == '1' && !version_rewritten) {
           // HTTP/1.2 and later 1.x are served as 1.1 (RFC 9112 2.3): parse the head again
@@ -283,11 +280,11 @@ asio::awaitable<void> HttpSession<Stream>::run() {
           continue;
         }
         const bool head = buffered(buffer_).starts_with("HEAD ");
-        co_await write_error_and_close(api::ErrorCode::http_version_not_supported, head);
+        co_await refuse_and_close(Refusal::version, head);
       } else if (!is_disconnect(ec)) {
         // Unparseable head, conflicting Content-Length / Transfer-Encoding (RFC 9112 6.3):
         // answer, then close because the byte stream can no longer be trusted.
-        co_await write_error_and_close(api::ErrorCode::bad_request);
+        co_await refuse_and_close(Refusal::malformed);
       }
       break;
     }
@@ -296,13 +293,13 @@ asio::awaitable<void> HttpSession<Stream>::run() {
     auto& req = parser.get();
     const bool head = req.method() == bhttp::verb::head;
     if (auto refusal = refuse_head(req, limits.max_target_bytes)) {
-      co_await write_error_and_close(refusal->code, head, refusal->message);
+      co_await refuse_and_close(*refusal, head);
       break;
     }
     if (req.method() == bhttp::verb::connect) {
       // No tunnels. Closed afterwards: the client may already be sending tunnel bytes (a TLS
       // ClientHello) that must not be parsed as HTTP.
-      co_await write_error_and_close(api::ErrorCode::method_not_allowed, head);
+      co_await refuse_and_close(Refusal::tunnel, head);
       break;
     }
     // A body follows: what the head alone decides (405) comes before any body limit. The body
@@ -316,7 +313,7 @@ asio::awaitable<void> HttpSession<Stream>::run() {
     // Bodies are refused (413) except on a listener that takes them (admin), up to its limit.
     const std::size_t max_body = server_.max_body_bytes();
     if (parser.content_length().value_or(0) > max_body) {
-      co_await write_error_and_close(api::ErrorCode::payload_too_large, head);
+      co_await refuse_and_close(Refusal::body_too_large, head);
       break;
     }
     if (!parser.is_done()) {
@@ -326,11 +323,11 @@ asio::awaitable<void> HttpSession<Stream>::run() {
       auto [body_ec, body_n] =
           co_await bhttp::async_read(stream_, buffer_, parser, as_tuple(use_awaitable));
       if (body_ec == bhttp::error::body_limit) {
-        co_await write_error_and_close(api::ErrorCode::payload_too_large);
+        co_await refuse_and_close(Refusal::body_too_large);
         break;
       }
       if (body_ec) {
-        if (!is_disconnect(body_ec)) co_await write_error_and_close(api::ErrorCode::bad_request);
+        if (!is_disconnect(body_ec)) co_await refuse_and_close(Refusal::malformed);
         break;
       }
     }
@@ -350,9 +347,7 @@ asio::awaitable<void> HttpSession<Stream>::run() {
       response = co_await server_.handler_.handle(request);
     } catch (const std::exception& e) {
       log::error("handler_exception", {{"listener", server_.name_}, {"what", e.what()}});
-      response =
-          error_response(api::ErrorCode::upstream_error, api::Endpoint::reviews, "internal error");
-      response.status = 500;
+      response = server_.handler_.refuse(Refusal::handler_failed);
       response.close = true;
     }
     const bool close = response.close || !keep_alive || server_.draining();
@@ -382,21 +377,7 @@ std::optional<Response> HttpSession<Stream>::answer_before_body(
 template <class Stream>
 asio::awaitable<bool> HttpSession<Stream>::write(const Response& response, bool close,
                                                  unsigned version) {
-  head_.clear();
-  head_.append("HTTP/1.1 ").append(std::to_string(response.status)).push_back(' ');
-  head_.append(reason_phrase(response.status)).append("\r\n");
-  head_.append("Date: ").append(date_value()).append("\r\n");
-  head_.append(response.headers);
-  if (response.body_mode != BodyMode::none) {
-    head_.append("Content-Length: ").append(std::to_string(response.body.size())).append("\r\n");
-  }
-  if (close) {
-    head_.append("Connection: close\r\n");
-  } else if (version == 10) {
-    // HTTP/1.0 closes by default: a connection kept open must say so (RFC 9112 9.3).
-    head_.append("Connection: keep-alive\r\n");
-  }
-  head_.append("\r\n");
+  write_http1_head(head_, response, date_value(), close, version);
 
   std::array<asio::const_buffer, 2> buffers{
       asio::buffer(head_),
@@ -407,11 +388,11 @@ asio::awaitable<bool> HttpSession<Stream>::write(const Response& response, bool 
 }
 
 template <class Stream>
-asio::awaitable<void> HttpSession<Stream>::write_error_and_close(api::ErrorCode code, bool head,
-                                                                 std::string message) {
-  Response response = error_response(code, api::Endpoint::reviews, message);
-  if (code == api::ErrorCode::method_not_allowed) response.add_header("Allow", api::kApiMethods);
-  if (head) response.body_mode = BodyMode::length_only;
+asio::awaitable<void> HttpSession<Stream>::refuse_and_close(Refusal why, bool head) {
+  // Closed whatever the refusal: what follows the head (a body, tunnel bytes, the rest of an
+  // unparsed head) can no longer be read as requests.
+  Response response = server_.handler_.refuse(why);
+  if (head && response.body_mode == BodyMode::send) response.body_mode = BodyMode::length_only;
   co_await write(response, true);
 }
 

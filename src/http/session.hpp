@@ -16,7 +16,6 @@
 #include <optional>
 #include <string>
 
-#include "widget_gateway/api/errors.hpp"
 #include "widget_gateway/http/request_handler.hpp"
 #include "widget_gateway/http/response.hpp"
 
@@ -71,11 +70,10 @@ class HttpSession final : public Connection,
       const boost::beast::http::request<boost::beast::http::string_body>& req);
   // `version`: the request's (10 or 11); a kept-alive HTTP/1.0 connection is announced.
   boost::asio::awaitable<bool> write(const Response& response, bool close, unsigned version = 11);
-  // Takes the code, not a Response: GCC 12 mishandles temporaries in co_await expressions.
-  // `head`: the request was HEAD, so the answer carries no body (Content-Length still does).
-  // `message` "" = the code's usual words.
-  boost::asio::awaitable<void> write_error_and_close(api::ErrorCode code, bool head = false,
-                                                     std::string message = {});
+  // The handler's answer to a refusal, then the connection closes. Takes the refusal, not a
+  // Response: GCC 12 mishandles temporaries in co_await expressions. `head`: the request was
+  // HEAD, so the answer carries no body (Content-Length still does).
+  boost::asio::awaitable<void> refuse_and_close(Refusal why, bool head = false);
 
   HttpServer& server_;
   Stream stream_;
@@ -91,6 +89,7 @@ class HttpSession final : public Connection,
     explicit CountingHandler(HttpServer& server) : server_(server) {}
     boost::asio::awaitable<Response> handle(const Request& request) override;
     std::optional<Response> answer_before_body(const Request& request) override;
+    Response refuse(Refusal why) override;
 
    private:
     HttpServer& server_;

@@ -10,17 +10,25 @@ using wg::edge::CorsPolicy;
 
 namespace {
 
-std::string response_headers(const CorsPolicy& policy, std::string_view origin) {
+// The fields as HTTP/1.1 would send them, one "Name: value\r\n" line each.
+std::string lines_of(const wg::http::Fields& fields) {
   std::string lines;
-  policy.add_response_headers(origin, lines);
+  for (const auto [name, value] : fields)
+    lines.append(name).append(": ").append(value).append("\r\n");
   return lines;
+}
+
+std::string response_headers(const CorsPolicy& policy, std::string_view origin) {
+  wg::http::Fields fields;
+  policy.add_response_headers(origin, fields);
+  return lines_of(fields);
 }
 
 std::string preflight(const CorsPolicy& policy, std::string_view origin,
                       std::string_view method = "GET", std::string_view headers = "") {
-  std::string lines;
-  policy.add_preflight_headers(origin, method, headers, lines);
-  return lines;
+  wg::http::Fields fields;
+  policy.add_preflight_headers(origin, method, headers, fields);
+  return lines_of(fields);
 }
 
 const CorsPolicy kShop({"https://shop.example", "http://localhost:3000"});

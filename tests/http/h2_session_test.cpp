@@ -45,9 +45,9 @@
 #include <thread>
 #include <vector>
 
+#include "frontend/error_response.hpp"
 #include "http/h2_session.hpp"
 #include "support/process.hpp"
-#include "widget_gateway/http/error_response.hpp"
 
 namespace {
 
@@ -137,9 +137,14 @@ class TestHandler : public wg::http::RequestHandler {
   std::optional<wg::http::Response> answer_before_body(const wg::http::Request& request) override {
     ++before_body_calls;
     if (!request.target.starts_with("/post-405")) return std::nullopt;
-    auto response = wg::http::error_response(wg::api::ErrorCode::method_not_allowed);
+    auto response = wg::frontend::error_response(wg::api::ErrorCode::method_not_allowed);
     response.add_header("Allow", "GET, HEAD, OPTIONS");
     return response;
+  }
+
+  // Worded as the public listener words them, so that the answers are the gateway's.
+  wg::http::Response refuse(wg::http::Refusal why) override {
+    return wg::frontend::refusal_response(why, wg::frontend::Listener::public_api);
   }
 };
 

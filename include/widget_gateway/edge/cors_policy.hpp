@@ -19,6 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include "widget_gateway/http/fields.hpp"
+
 namespace wg::edge {
 
 struct CorsOptions {
@@ -44,21 +46,21 @@ class CorsPolicy {
   // Whether a request with this Origin field value (empty = none) gets CORS headers.
   bool allows(std::string_view origin) const;
 
-  // Header lines ("Name: value\r\n") for an actual GET/HEAD answer (200, 304, and errors too,
+  // Header fields for an actual GET/HEAD answer (200, 304, and errors too,
   // so that pages can read error codes): Access-Control-Allow-Origin,
   // Access-Control-Expose-Headers: ETag, Age, Cache-Status, and Timing-Allow-Origin when
   // configured. Nothing when not allowed. Does not add Vary: the caller merges "Origin" into its
   // own Vary line (see vary_on_origin()).
-  void add_response_headers(std::string_view origin, std::string& header_lines) const;
+  void add_response_headers(std::string_view origin, http::Fields& fields) const;
 
-  // Header lines for an OPTIONS answer. For a preflight (Access-Control-Request-Method present)
+  // Header fields for an OPTIONS answer. For a preflight (Access-Control-Request-Method present)
   // of an allowed origin asking for GET or HEAD: Allow-Origin, Allow-Methods: GET, HEAD,
   // Allow-Headers (those of the requested headers that are allowed, lower-cased; none at all
   // when none is: the browser then refuses a preflight that asked for any), and Max-Age. A
   // preflight's answer depends on its Origin and request fields: Vary names them (Origin only
   // with an allowlist). An OPTIONS that is not a preflight gets the actual-answer headers.
   void add_preflight_headers(std::string_view origin, std::string_view request_method,
-                             std::string_view request_headers, std::string& header_lines) const;
+                             std::string_view request_headers, http::Fields& fields) const;
 
   // "scheme://host[:port]" lower-cased, default port dropped; nullopt when `text` is not a
   // serialized origin (path, userinfo, spaces, bad port...).

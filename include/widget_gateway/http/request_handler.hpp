@@ -1,7 +1,8 @@
 #pragma once
 // The seam between the HTTP protocol layer (sessions, limits, timeouts) and what a listener
-// serves. Sessions deal with malformed or over-limit requests themselves; a handler sees only
-// requests that parsed and passed the listener's limits.
+// serves. Sessions decide themselves which requests they refuse (malformed, over a limit) and
+// ask the handler only how to word the refusal; a handler is handed only requests that parsed
+// and passed the listener's limits.
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/address.hpp>
@@ -10,6 +11,7 @@
 #include <optional>
 #include <string_view>
 
+#include "widget_gateway/http/refusal.hpp"
 #include "widget_gateway/http/response.hpp"
 
 namespace wg::http {
@@ -39,6 +41,10 @@ class RequestHandler {
     (void)request;
     return std::nullopt;
   }
+  // The listener's answer to a request the session refuses (`why`), in its own vocabulary.
+  // The session adds Date, Content-Length and Connection, withholds the body of a HEAD, and
+  // decides whether the connection survives. Runs on the connection's strand; must not throw.
+  virtual Response refuse(Refusal why) = 0;
 };
 
 }  // namespace wg::http

@@ -1,11 +1,13 @@
 #pragma once
-// What a request handler hands back to the HTTP session. Header lines are pre-formatted so a
-// cached entry can carry them ready-made; the body is a view kept alive by `body_owner`, so
-// cached bytes are written without being copied.
+// What a request handler hands back to the HTTP session. Header fields are name/value pairs
+// that each session serialises in its protocol's form; the body is a view kept alive by
+// `body_owner`, so cached bytes are written without being copied.
 
 #include <memory>
 #include <string>
 #include <string_view>
+
+#include "widget_gateway/http/fields.hpp"
 
 namespace wg::http {
 
@@ -17,15 +19,13 @@ enum class BodyMode {
 
 struct Response {
   unsigned status = 200;
-  std::string headers;  // "Name: value\r\n" lines; Date, Content-Length, Connection are added
+  Fields headers;  // Date, Content-Length and Connection are the session's to add
   std::shared_ptr<const void> body_owner;
   std::string_view body;
   BodyMode body_mode = BodyMode::send;
   bool close = false;  // close the connection once this response is written
 
-  void add_header(std::string_view name, std::string_view value) {
-    headers.append(name).append(": ").append(value).append("\r\n");
-  }
+  void add_header(std::string_view name, std::string_view value) { headers.add(name, value); }
   // Takes ownership of `text` as the body.
   void set_body(std::string text) {
     auto owned = std::make_shared<const std::string>(std::move(text));
