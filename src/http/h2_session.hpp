@@ -100,6 +100,9 @@ class H2Session : public std::enable_shared_from_this<H2Session<Stream>> {
  private:
   struct StreamState;
   struct Callbacks;  // nghttp2's callbacks, defined with the session
+  // Real time, on purpose: every time read here arms or checks a deadline of the session's
+  // Asio timer, which waits in real time whatever an injected clock would say (the same seam
+  // as the Redis client's timer_now).
   using Clock = std::chrono::steady_clock;
   using Self = std::shared_ptr<H2Session>;
 

@@ -126,21 +126,26 @@ asio::awaitable<void> HttpServer::drain(std::chrono::steady_clock::duration time
   };
   for (auto& session : live_sessions()) session->drain();
 
-  // Poll until every session is gone; shutdown is rare, so a coarse timer is fine.
+  // Poll until every session is gone; shutdown is rare, so a coarse timer is fine. The wait is
+  // the sum of the ticks: no clock to read.
+  constexpr std::chrono::milliseconds kTick{20};
   asio::steady_timer tick(acceptor_.get_executor());
-  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::chrono::milliseconds waited{0};
+  std::chrono::milliseconds limit = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
   bool forced = false;
   while (stats_.open.load() > 0) {
-    if (!forced && std::chrono::steady_clock::now() >= deadline) {
+    if (!forced && waited >= limit) {
       log::warn("drain_timeout", {{"listener", name_}, {"open", stats_.open.load()}});
       for (auto& session : live_sessions()) session->force_close();
       forced = true;
-      deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    } else if (forced && std::chrono::steady_clock::now() >= deadline) {
+      waited = std::chrono::milliseconds(0);
+      limit = std::chrono::seconds(2);
+    } else if (forced && waited >= limit) {
       break;  // sessions stuck in a handler; the io_context stop will end them
     }
-    tick.expires_after(std::chrono::milliseconds(20));
+    tick.expires_after(kTick);
     co_await tick.async_wait(as_tuple(use_awaitable));
+    waited += kTick;
   }
 }
 
