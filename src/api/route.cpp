@@ -1,20 +1,11 @@
 #include "widget_gateway/api/route.hpp"
 
+#include "widget_gateway/common/ascii.hpp"
+
 namespace wg::api {
 namespace {
 
 constexpr std::string_view kWidgetPrefix = "/api/v1/widgets/widget/";
-
-bool iequals_ascii(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
 
 // Replaces an absolute-form target by its path-and-query part (possibly empty). False when
 // the target is not an http(s) absolute URI with a non-empty authority.
@@ -22,7 +13,7 @@ bool strip_absolute_form(std::string_view& target) {
   auto sep = target.find("://");
   if (sep == std::string_view::npos) return false;
   std::string_view scheme = target.substr(0, sep);
-  if (!iequals_ascii(scheme, "http") && !iequals_ascii(scheme, "https")) return false;
+  if (!ascii::iequals(scheme, "http") && !ascii::iequals(scheme, "https")) return false;
   std::string_view rest = target.substr(sep + 3);
   auto path_start = rest.find_first_of("/?");
   std::string_view authority = rest.substr(0, path_start);

@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "widget_gateway/common/ascii.hpp"
+
 namespace wg::edge::detail {
 
 inline bool is_ows(char c) {
@@ -29,21 +31,10 @@ inline bool is_token(std::string_view s) {
   return true;
 }
 
+using ascii::iequals;
+using ascii::to_lower;
 inline char ascii_lower(char c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
-}
-
-inline bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
-  return true;
-}
-
-inline std::string to_lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = ascii_lower(c);
-  return out;
+  return ascii::lower(c);
 }
 
 // Calls `f(element)` for each element of a comma-separated list, trimmed of OWS. Empty elements

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "widget_gateway/common/ascii.hpp"
+
 namespace wg::redis::detail {
 
 namespace {
@@ -31,12 +33,7 @@ std::uint16_t crc16(std::string_view data) {
   return crc;
 }
 
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::toupper(static_cast<unsigned char>(x)) ==
-                  std::toupper(static_cast<unsigned char>(y));
-         });
-}
+using ascii::iequals;
 
 template <class T>
 std::optional<T> number(std::string_view text) {

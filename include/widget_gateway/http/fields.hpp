@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "widget_gateway/common/ascii.hpp"
+
 namespace wg::http {
 
 // A response's header fields, in the order they were added, in one flat buffer: where the last
@@ -93,7 +95,7 @@ class Fields {
   // The value of the first field called `name` (ASCII case-insensitive); empty when none.
   std::string_view find(std::string_view name) const {
     for (const Field field : *this) {
-      if (equal_ignoring_case(field.name, name)) return field.value;
+      if (ascii::iequals(field.name, name)) return field.value;
     }
     return {};
   }
@@ -107,17 +109,6 @@ class Fields {
         if (name[j] >= 'A' && name[j] <= 'Z') name[j] = static_cast<char>(name[j] - 'A' + 'a');
       }
     }
-  }
-
-  static bool equal_ignoring_case(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      char x = a[i], y = b[i];
-      if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-      if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-      if (x != y) return false;
-    }
-    return true;
   }
 
  private:
