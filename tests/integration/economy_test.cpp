@@ -96,21 +96,6 @@ std::vector<HttpResponse> get_all(
   return answers;
 }
 
-// The sum of a metric's series whose labels contain `label`.
-double metric(std::uint16_t admin_port, const std::string& name, const std::string& label) {
-  const std::string text = http_get(admin_port, "/metrics").body;
-  double sum = 0;
-  std::size_t at = 0;
-  while ((at = text.find("\n" + name, at)) != std::string::npos) {
-    ++at;
-    const auto end = text.find('\n', at);
-    const std::string line = text.substr(at, end - at);
-    const auto space = line.rfind(' ');
-    if (line.find(label) != std::string::npos) sum += std::stod(line.substr(space + 1));
-  }
-  return sum;
-}
-
 std::size_t count_of(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
   for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
@@ -144,6 +129,15 @@ struct Walk {
     stub.reset();
   }
 
+  // Every answer is upstream's bytes, and upstream was asked at most `limit` times.
+  void settle(const std::vector<HttpResponse>& answers, std::uint64_t limit, std::size_t requests) {
+    check(answers);
+    const auto calls = stub.stats().total;
+    BOOST_TEST_MESSAGE(requests << " requests, " << calls << " upstream calls, at most " << limit
+                                << " (bound " << bound << ")");
+    BOOST_TEST(calls <= limit);
+  }
+
   // Every answer is upstream's bytes.
   void check(const std::vector<HttpResponse>& answers) const {
     std::size_t wrong = 0;
@@ -167,11 +161,7 @@ BOOST_AUTO_TEST_CASE(a_walk_from_one_address_spends_at_most_the_bound) {
   Walk w;
   Gateway gateway(w.stub.base_url(), w.redis.url());
   const auto answers = get_all(gateway.port(), w.targets, 4);
-  w.check(answers);
-  const auto calls = w.stub.stats().total;
-  BOOST_TEST_MESSAGE(w.targets.size()
-                     << " requests, " << calls << " upstream calls, bound " << w.bound);
-  BOOST_TEST(calls <= w.bound);
+  w.settle(answers, w.bound, w.targets.size());
   BOOST_TEST(w.stub.stats().widget == 1u);
   // Past the end: answered here, saying so.
   auto past = gateway.get(reviews_path(w.id, "limit=1&skip=179700"));
@@ -190,10 +180,7 @@ BOOST_AUTO_TEST_CASE(the_same_walk_from_hundreds_of_forwarded_addresses) {
         {"X-Forwarded-For",
          "198.51." + std::to_string(i / 250 % 250) + "." + std::to_string(1 + i % 250)}};
   });
-  w.check(answers);
-  BOOST_TEST_MESSAGE(w.targets.size() << " requests, " << w.stub.stats().total
-                                      << " upstream calls, bound " << w.bound);
-  BOOST_TEST(w.stub.stats().total <= w.bound);
+  w.settle(answers, w.bound, w.targets.size());
 }
 
 BOOST_AUTO_TEST_CASE(two_instances_sharing_redis_spend_the_bound_once) {
@@ -209,10 +196,7 @@ BOOST_AUTO_TEST_CASE(two_instances_sharing_redis_spend_the_bound_once) {
   });
   first.join();
   second.join();
-  w.check(answers);
-  BOOST_TEST_MESSAGE(w.targets.size() << " requests, " << w.stub.stats().total
-                                      << " upstream calls, bound " << w.bound);
-  BOOST_TEST(w.stub.stats().total <= w.bound);
+  w.settle(answers, w.bound, w.targets.size());
 }
 
 BOOST_AUTO_TEST_CASE(a_purge_in_the_middle_starts_the_count_again) {
@@ -230,10 +214,7 @@ BOOST_AUTO_TEST_CASE(a_purge_in_the_middle_starts_the_count_again) {
            std::string::npos;
   }));
   const auto answers = get_all(gateway.port(), w.targets, 4);
-  w.check(answers);
-  BOOST_TEST_MESSAGE(w.targets.size() + half << " requests, " << w.stub.stats().total
-                                             << " upstream calls, twice the bound " << 2 * w.bound);
-  BOOST_TEST(w.stub.stats().total <= 2 * w.bound);
+  w.settle(answers, 2 * w.bound, w.targets.size() + half);
 }
 
 BOOST_AUTO_TEST_CASE(a_redis_restart_in_the_middle_starts_the_count_again) {
@@ -249,10 +230,7 @@ BOOST_AUTO_TEST_CASE(a_redis_restart_in_the_middle_starts_the_count_again) {
            std::string::npos;
   }));
   const auto answers = get_all(gateway.port(), w.targets, 4);
-  w.check(answers);
-  BOOST_TEST_MESSAGE(w.targets.size() + half << " requests, " << w.stub.stats().total
-                                             << " upstream calls, twice the bound " << 2 * w.bound);
-  BOOST_TEST(w.stub.stats().total <= 2 * w.bound);
+  w.settle(answers, 2 * w.bound, w.targets.size() + half);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -284,8 +262,8 @@ BOOST_AUTO_TEST_CASE(a_forced_over_spend_is_paced_fleet_wide_and_logged_once) {
     BOOST_TEST((retry >= 1 && retry <= 300));
   }
   BOOST_TEST(paced == 40 - 5);
-  BOOST_TEST(metric(a.admin_port(), "wg_upstream_withheld_total", "widget_paced") +
-                 metric(b.admin_port(), "wg_upstream_withheld_total", "widget_paced") ==
+  BOOST_TEST(metric_sum(a.admin_port(), "wg_upstream_withheld_total", "widget_paced") +
+                 metric_sum(b.admin_port(), "wg_upstream_withheld_total", "widget_paced") ==
              35.0);
   // Once across the fleet per widget and period.
   BOOST_TEST(count_of(a.process().output() + b.process().output(), "\"event\":\"widget_paced\"") ==

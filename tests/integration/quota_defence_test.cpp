@@ -36,25 +36,6 @@ std::string json_field(const std::string& body, const std::string& name) {
   return body.substr(at, end - at);
 }
 
-// The sum of a metric's series whose labels contain `label` (e.g. reason="busy").
-double metric(std::uint16_t admin_port, const std::string& name, const std::string& label = "") {
-  const std::string text = http_get(admin_port, "/metrics").body;
-  double sum = 0;
-  std::size_t at = 0;
-  while ((at = text.find("\n" + name, at)) != std::string::npos) {
-    ++at;
-    const auto end = text.find('\n', at);
-    const std::string line = text.substr(at, end - at);
-    const auto space = line.rfind(' ');
-    const std::string series = line.substr(0, space);
-    if ((series == name || series.rfind(name + "{", 0) == 0) &&
-        (label.empty() || series.find(label) != std::string::npos)) {
-      sum += std::stod(line.substr(space + 1));
-    }
-  }
-  return sum;
-}
-
 // `count` distinct ids that match the widget pattern and that the stub does not know.
 std::vector<std::string> random_unknown_ids(Stub& stub, int count, unsigned seed) {
   std::set<std::string> known;
@@ -147,10 +128,10 @@ BOOST_AUTO_TEST_CASE(a_flood_of_random_ids_spends_only_the_unknown_budget) {
   BOOST_TEST_MESSAGE(quota);
   BOOST_TEST(json_field(quota, "unknown_limit") == "500");
   BOOST_TEST(number(json_field(quota, "unknown_used")) == static_cast<long long>(upstream_calls));
-  BOOST_TEST(metric(gateway.admin_port(), "wg_upstream_withheld_total",
-                    "reason=\"unknown_client\"") >= 4980);
-  BOOST_TEST(
-      metric(gateway.admin_port(), "wg_upstream_withheld_total", "reason=\"unknown_budget\"") >= 1);
+  BOOST_TEST(metric_sum(gateway.admin_port(), "wg_upstream_withheld_total",
+                        "reason=\"unknown_client\"") >= 4980);
+  BOOST_TEST(metric_sum(gateway.admin_port(), "wg_upstream_withheld_total",
+                        "reason=\"unknown_budget\"") >= 1);
 
   // The known widget keeps its budget: purged, it is fetched again, and so is a page of it.
   BOOST_REQUIRE_EQUAL(
@@ -351,7 +332,8 @@ BOOST_AUTO_TEST_CASE(max_in_flight_and_a_full_queue_answer_503_at_once) {
   BOOST_TEST(count_of(statuses, 200) == 3);
   BOOST_TEST(count_of(statuses, 503) == 3);
   BOOST_TEST(stub.stats().total == 3u);
-  BOOST_TEST(metric(gateway.admin_port(), "wg_upstream_withheld_total", "reason=\"busy\"") == 3);
+  BOOST_TEST(metric_sum(gateway.admin_port(), "wg_upstream_withheld_total", "reason=\"busy\"") ==
+             3);
 }
 
 BOOST_AUTO_TEST_CASE(widget_data_without_its_counts_is_an_upstream_error_never_cached) {
@@ -373,6 +355,6 @@ BOOST_AUTO_TEST_CASE(widget_data_without_its_counts_is_an_upstream_error_never_c
       BOOST_TEST(stub.stats().total == 2u);
     }
   }
-  BOOST_TEST(
-      metric(gateway.admin_port(), "wg_upstream_failures_total", "reason=\"invalid_body\"") == 2);
+  BOOST_TEST(metric_sum(gateway.admin_port(), "wg_upstream_failures_total",
+                        "reason=\"invalid_body\"") == 2);
 }

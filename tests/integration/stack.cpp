@@ -141,6 +141,24 @@ std::vector<StubWidget> Stub::widgets(int limit) {
   return out;
 }
 
+double metric_sum(std::uint16_t admin_port, const std::string& name, const std::string& label) {
+  const std::string text = http_get(admin_port, "/metrics").body;
+  double sum = 0;
+  std::size_t at = 0;
+  while ((at = text.find("\n" + name, at)) != std::string::npos) {
+    ++at;
+    const auto end = text.find('\n', at);
+    const std::string line = text.substr(at, end - at);
+    const auto space = line.rfind(' ');
+    const std::string series = line.substr(0, space);
+    if ((series == name || series.rfind(name + "{", 0) == 0) &&
+        (label.empty() || series.find(label) != std::string::npos)) {
+      sum += std::stod(line.substr(space + 1));
+    }
+  }
+  return sum;
+}
+
 HttpResponse stub_get(Stub& stub, const std::string& target) {
   return http_get(stub.port(), target);
 }

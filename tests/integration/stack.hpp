@@ -91,6 +91,10 @@ bool eventually(const std::function<bool()>& done, std::chrono::milliseconds lim
 std::vector<std::string> gateway_argv(const std::string& upstream_url,
                                       const std::string& redis_url);
 
+// The sum of a metric's series on an admin listener whose labels contain `label` (e.g.
+// reason="busy"; "" for all).
+double metric_sum(std::uint16_t admin_port, const std::string& name, const std::string& label = "");
+
 // Fetches `target` from the stub directly (the bytes upstream itself serves).
 HttpResponse stub_get(Stub& stub, const std::string& target);
 
