@@ -149,9 +149,35 @@ asio::awaitable<std::pair<Lookup, Lookup>> RedisStore::get_pair(const std::strin
   co_return found;
 }
 
+asio::awaitable<std::pair<std::error_code, RedisStore::Placement>> RedisStore::place(
+    const std::string& key) {
+  auto [ec, physical_key] = co_await physical(key);
+  Placement placement;
+  placement.physical_key = std::move(physical_key);
+  if (const auto parts = split_key(key)) {
+    placement.global = generations_.global().value_or(0);
+    placement.widget = generations_.widget(parts->escaped_id).value_or(0);
+  }
+  co_return std::pair{ec, std::move(placement)};
+}
+
+bool RedisStore::still_current(const std::string& key, const Placement& placement) const {
+  const auto parts = split_key(key);
+  if (!parts) return true;
+  // Generations only grow; a forgotten one (an outage) is not "unchanged".
+  const auto global = generations_.global();
+  const auto widget = generations_.widget(parts->escaped_id);
+  return global == placement.global && widget == placement.widget;
+}
+
 asio::awaitable<std::error_code> RedisStore::put(const std::string& key, const Entry& entry) {
-  auto [key_ec, physical_key] = co_await physical(key);
+  auto [key_ec, placement] = co_await place(key);
   if (key_ec) co_return key_ec;
+  co_return co_await put(placement, entry);
+}
+
+asio::awaitable<std::error_code> RedisStore::put(const Placement& placement, const Entry& entry) {
+  std::string physical_key = placement.physical_key;
   auto expire_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(entry.stale_until.time_since_epoch())
           .count();

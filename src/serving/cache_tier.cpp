@@ -64,6 +64,18 @@ asio::awaitable<bool> CacheTier::store(const std::string& key,
   co_return !ec;
 }
 
+asio::awaitable<bool> CacheTier::store(const std::string& key,
+                                       std::shared_ptr<const cache::Entry> entry,
+                                       const cache::RedisStore::Placement& placement) {
+  // A purge seen since the fetch began: the answer goes to the client that asked, not to the
+  // cache. (A purge seen after this check drops the L1 copy like any other: the worker applies
+  // it on this thread, after this store.)
+  if (!l2_.still_current(key, placement)) co_return false;
+  l1_.put(key, entry);
+  auto ec = co_await l2_.put(placement, *entry);
+  co_return !ec;
+}
+
 void CacheTier::store_local(const std::string& key, std::shared_ptr<const cache::Entry> entry) {
   l1_.put(key, std::move(entry));
 }

@@ -57,6 +57,12 @@ class CacheTier {
   // Writes L1, then L2. Returns whether L2 took it.
   boost::asio::awaitable<bool> store(const std::string& key,
                                      std::shared_ptr<const cache::Entry> entry);
+  // The same for an entry fetched after `placement` was taken (RedisStore::place): stored in
+  // Redis where it was placed, and in L1 only if no purge of its widget was seen since (else
+  // nowhere: false).
+  boost::asio::awaitable<bool> store(const std::string& key,
+                                     std::shared_ptr<const cache::Entry> entry,
+                                     const cache::RedisStore::Placement& placement);
   // L1 only, for answers that are cheap to rebuild (derived pages, local answers).
   void store_local(const std::string& key, std::shared_ptr<const cache::Entry> entry);
 

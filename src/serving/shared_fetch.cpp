@@ -131,11 +131,19 @@ asio::awaitable<FetchOutcome> SharedFetch::fetch_once(api::ApiRequest request, s
     }
   }
 
+  // Where the answer will go, fixed before it is asked for: a purge while it is under way
+  // must not see it stored under the new generations (nor in L1).
+  auto [placed_ec, placement] = co_await parts_.cache.shared().place(key);
   // No read under the lock: a fetch stored since this request's lookup would have left "done"
   // in the lock (see FetchLock), and this request would not hold it.
   FetchOutcome outcome = co_await parts_.fetcher.fetch(request, settings->fetch, widget_known);
   if (outcome.entry && (outcome.entry->status == 200 || settings->fetch.cache_negative)) {
-    outcome.stored = co_await parts_.cache.store(key, outcome.entry);
+    // An if, not a conditional: GCC 12 evaluates both arms of one inside a co_await.
+    if (placed_ec) {
+      outcome.stored = co_await parts_.cache.store(key, outcome.entry);
+    } else {
+      outcome.stored = co_await parts_.cache.store(key, outcome.entry, placement);
+    }
   }
   // Only stored successes count against the guard: a failure never locks a widget out, and
   // unknown ids have a budget of their own.

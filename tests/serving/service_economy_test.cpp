@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "service_fixture.hpp"
+#include "widget_gateway/api/keys.hpp"
 #include "widget_gateway/api/platform.hpp"
 #include "widget_gateway/common/error.hpp"
 #include "widget_gateway/quota/quota_period.hpp"
@@ -298,6 +299,55 @@ BOOST_AUTO_TEST_CASE(rate_limited_says_which_limit_refused) {
   BOOST_TEST(!upstream.ok());
   BOOST_TEST(upstream.error == api::ErrorCode::rate_limited);
   BOOST_TEST(std::string(upstream.message).find("upstream") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(races)
+
+BOOST_AUTO_TEST_CASE(a_purge_during_a_fetch_stores_nothing_under_the_new_generation) {
+  ServiceFixture f;
+  const api::ApiRequest request = f.widget(0);
+  const std::string key = api::cache_key(request);
+  // The fetch is under way (upstream has the request, and answers it late) when the purge
+  // comes: from another instance, through Redis, announced to this one.
+  f.faults().set_latency(500ms);
+  std::future<Served> in_flight = f.start_serve(request);
+  BOOST_REQUIRE(ServiceFixture::eventually([&] { return f.upstream_calls() == 1u; }));
+  Instance& other = f.add_instance();
+  BOOST_REQUIRE(f.run<bool>([&]() -> boost::asio::awaitable<bool> {
+    co_return !co_await other.store.purge_widget(request.widget_id);
+  }));
+  const std::string escaped = api::escape_key_id(request.widget_id);
+  const long long generation =
+      f.redis_server.integer({"GET", other.store.keys().widget_generation(escaped)});
+  BOOST_REQUIRE_EQUAL(generation, 1);
+  // What this instance's purge subscriber does with the announcement, on the worker's thread.
+  BOOST_REQUIRE(f.run<bool>([&]() -> boost::asio::awaitable<bool> {
+    const auto prefix = f.main().store.apply_purge_message("w 1 " + escaped);
+    if (prefix) f.main().l1.erase_prefix(*prefix);
+    co_return prefix.has_value();
+  }));
+
+  // The client that asked still gets upstream's answer...
+  Served answered = ServiceFixture::wait(in_flight);
+  BOOST_REQUIRE(answered.ok());
+  BOOST_TEST(answered.outcome.source == Outcome::Source::upstream);
+  BOOST_TEST(!answered.outcome.stored);
+  // ...but nothing of it is kept: not in L1, not under the new generation in Redis.
+  BOOST_TEST(!f.main().l1.get(key));
+  const std::string physical = f.run<std::string>([&]() -> boost::asio::awaitable<std::string> {
+    auto [ec, name] = co_await f.main().store.physical(key);
+    co_return ec ? std::string() : name;
+  });
+  BOOST_REQUIRE(physical.find(".1:") != std::string::npos);  // the new widget generation
+  BOOST_TEST(f.redis_server.command({"EXISTS", physical}) == "0");
+  // The next request fetches afresh.
+  f.faults().set_latency(0ms);
+  Served next = f.serve(request);
+  BOOST_REQUIRE(next.ok());
+  BOOST_TEST(next.outcome.source == Outcome::Source::upstream);
+  BOOST_TEST(f.upstream_calls() == 2u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

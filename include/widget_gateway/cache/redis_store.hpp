@@ -45,6 +45,19 @@ class RedisStore {
   // count failures, since a failed store only costs a later miss.
   boost::asio::awaitable<std::error_code> put(const std::string& key, const Entry& entry);
 
+  // Where an entry fetched from now on belongs: the Redis key under the purge generations
+  // known now. An answer fetched before a purge and stored after it goes under the old
+  // generations, which nobody reads again, never under the new ones.
+  struct Placement {
+    std::string physical_key;
+    std::uint64_t global = 0;
+    std::uint64_t widget = 0;
+  };
+  boost::asio::awaitable<std::pair<std::error_code, Placement>> place(const std::string& key);
+  // Whether no purge of the key's widget (or of everything) has been seen since `placement`.
+  bool still_current(const std::string& key, const Placement& placement) const;
+  boost::asio::awaitable<std::error_code> put(const Placement& placement, const Entry& entry);
+
   // Purges: one INCR each, announced on the purge channel so every instance of the fleet (the
   // same key prefix) drops its L1.
   boost::asio::awaitable<std::error_code> purge_widget(std::string_view widget_id);
