@@ -1,6 +1,8 @@
 #include "fetch_lock.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -18,6 +20,13 @@ constexpr std::string_view kDone = "done";
 
 constexpr std::string_view kReleaseScript = R"lua(
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+)lua";
+
+// KEYS[1] lock; ARGV[1] token; ARGV[2] ttl (ms). 1 when the lock was still ours and now lives
+// ttl longer.
+constexpr std::string_view kExtendScript = R"lua(
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0
 )lua";
 
@@ -193,6 +202,43 @@ asio::awaitable<void> FetchLock::release(const std::string& lock_key, const std:
   std::vector<std::string> args{"EVAL", std::string(kReleaseScript), "1",
                                 keys_.unversioned(lock_key), token};
   co_await redis_.command(std::move(args));
+}
+
+asio::awaitable<bool> FetchLock::extend(const std::string& lock_key, const std::string& token,
+                                        std::chrono::milliseconds ttl) {
+  std::vector<std::string> args{"EVAL", std::string(kExtendScript),
+                                "1",    keys_.unversioned(lock_key),
+                                token,  std::to_string(ttl.count())};
+  auto [ec, reply] = co_await redis_.command(std::move(args));
+  co_return !ec && reply.type == redis::Reply::Type::integer && reply.integer == 1;
+}
+
+// Shared by the holder and the detached beat: the beat ends at the first wake-up after stop().
+struct FetchLock::Heartbeat::State {
+  explicit State(asio::any_io_executor ex) : timer(std::move(ex)) {}
+  asio::steady_timer timer;
+  bool stopped = false;
+};
+
+FetchLock::Heartbeat::Heartbeat(FetchLock& lock, asio::any_io_executor ex, std::string lock_key,
+                                std::string token, std::chrono::milliseconds ttl)
+    : state_(std::make_shared<State>(ex)) {
+  auto beat = [&lock, state = state_, lock_key = std::move(lock_key), token = std::move(token),
+               ttl]() -> asio::awaitable<void> {
+    for (;;) {
+      state->timer.expires_after(ttl / 3);
+      co_await state->timer.async_wait(asio::as_tuple(asio::use_awaitable));
+      if (state->stopped) co_return;
+      if (!co_await lock.extend(lock_key, token, ttl)) co_return;
+    }
+  };
+  asio::co_spawn(ex, std::move(beat), asio::detached);
+}
+
+void FetchLock::Heartbeat::stop() {
+  if (!state_ || state_->stopped) return;
+  state_->stopped = true;
+  state_->timer.cancel();
 }
 
 asio::awaitable<bool> FetchLock::wait_released(const std::string& lock_key,

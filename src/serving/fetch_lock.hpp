@@ -17,9 +17,11 @@
 // generations, read by the same script that takes the lock and bumped by the one that marks
 // it done, so that it costs no round trip of its own.
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -82,6 +84,24 @@ class FetchLock {
     bool shared = false;                // Redis answered
   };
   boost::asio::awaitable<Pace> take_pace(const Guard& guard, std::chrono::milliseconds interval);
+  // Keeps a held lock alive while its holder is still at work (waiting for an upstream slot,
+  // then the exchange): from the call until `stop()`, the lock's expiry is pushed back to
+  // `ttl` every third of it, as long as it still holds `token`. Waiters wait as before (each
+  // round at most `ttl`); only a holder that is gone lets the lock expire.
+  class Heartbeat {
+   public:
+    Heartbeat(FetchLock& lock, boost::asio::any_io_executor ex, std::string lock_key,
+              std::string token, std::chrono::milliseconds ttl);
+    ~Heartbeat() { stop(); }
+    Heartbeat(const Heartbeat&) = delete;
+    Heartbeat& operator=(const Heartbeat&) = delete;
+    void stop();
+
+   private:
+    struct State;
+    std::shared_ptr<State> state_;
+  };
+
   // The fetch failed: deletes the lock if it is still ours, so waiters try themselves.
   boost::asio::awaitable<void> release(const std::string& lock_key, const std::string& token);
   // Waits (polling with a growing interval) until the lock is gone or "done", or the pauses
@@ -91,6 +111,10 @@ class FetchLock {
                                              std::chrono::milliseconds max_wait);
 
  private:
+  // One push of `token`'s lock expiry to `ttl`; false when the lock is no longer `token`'s.
+  boost::asio::awaitable<bool> extend(const std::string& lock_key, const std::string& token,
+                                      std::chrono::milliseconds ttl);
+
   redis::Client& redis_;
   RandomSource& random_;
   const cache::KeySpace keys_;

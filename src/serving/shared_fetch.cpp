@@ -2,6 +2,7 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/this_coro.hpp>
 
 #include "serve_policy.hpp"
 #include "widget_gateway/api/keys.hpp"
@@ -134,9 +135,17 @@ asio::awaitable<FetchOutcome> SharedFetch::fetch_once(api::ApiRequest request, s
   // Where the answer will go, fixed before it is asked for: a purge while it is under way
   // must not see it stored under the new generations (nor in L1).
   auto [placed_ec, placement] = co_await parts_.cache.shared().place(key);
+  // The lock stays ours while the fetch waits for an upstream slot and then for upstream, so
+  // that no other instance takes the key meanwhile and pays for it a second time.
+  std::optional<FetchLock::Heartbeat> heartbeat;
+  if (held.acquired) {
+    heartbeat.emplace(parts_.lock, co_await asio::this_coro::executor, lock_key, held.token,
+                      settings->lock_ttl);
+  }
   // No read under the lock: a fetch stored since this request's lookup would have left "done"
   // in the lock (see FetchLock), and this request would not hold it.
   FetchOutcome outcome = co_await parts_.fetcher.fetch(request, settings->fetch, widget_known);
+  if (heartbeat) heartbeat->stop();
   if (outcome.entry && (outcome.entry->status == 200 || settings->fetch.cache_negative)) {
     // An if, not a conditional: GCC 12 evaluates both arms of one inside a co_await.
     if (placed_ec) {

@@ -350,4 +350,32 @@ BOOST_AUTO_TEST_CASE(a_purge_during_a_fetch_stores_nothing_under_the_new_generat
   BOOST_TEST(f.upstream_calls() == 2u);
 }
 
+BOOST_AUTO_TEST_CASE(a_lock_holder_waiting_for_an_upstream_slot_keeps_its_lock) {
+  // The fetch lock lives connect_timeout + timeout + 1 s = 5 s. Instance A's one upstream
+  // slot is taken by a slow fetch, so its fetch of another key waits for the slot, then for
+  // upstream: longer than 5 s in all. Instance B asks for that key meanwhile.
+  ServiceFixture f([](config::Config& c) {
+    c.upstream.connect_timeout = 1s;
+    c.upstream.timeout = 3s;
+    c.upstream.max_in_flight = 1;
+  });
+  f.faults().set_latency(2800ms);
+  Instance& other = f.add_instance();
+  std::future<Served> occupying = f.start_serve(f.widget(1));
+  BOOST_REQUIRE(ServiceFixture::eventually([&] { return f.upstream_calls() == 1u; }));
+  std::future<Served> holder = f.start_serve(f.widget(0));  // takes the lock, waits for a slot
+  BOOST_REQUIRE(ServiceFixture::eventually([&] {
+    return f.redis_server.command({"EXISTS", "wg:{" + f.widget(0).widget_id + "}:w:lock"}) == "1";
+  }));
+  std::future<Served> waiter = f.start_serve(f.widget(0), &other);
+  BOOST_REQUIRE(ServiceFixture::wait(occupying).ok());
+  Served held = ServiceFixture::wait(holder);
+  Served waited = ServiceFixture::wait(waiter);
+  BOOST_REQUIRE(held.ok());
+  BOOST_REQUIRE(waited.ok());
+  // Widget 0 was paid for once: the waiter read what the holder stored.
+  BOOST_TEST(f.upstream_calls() == 2u);
+  BOOST_TEST(waited.upstream_ms < 0);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
