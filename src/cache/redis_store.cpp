@@ -161,13 +161,14 @@ asio::awaitable<std::pair<std::error_code, RedisStore::Placement>> RedisStore::p
   co_return std::pair{ec, std::move(placement)};
 }
 
-bool RedisStore::still_current(const std::string& key, const Placement& placement) const {
+RedisStore::Since RedisStore::since(const std::string& key, const Placement& placement) const {
   const auto parts = split_key(key);
-  if (!parts) return true;
-  // Generations only grow; a forgotten one (an outage) is not "unchanged".
+  if (!parts) return Since::unchanged;
   const auto global = generations_.global();
   const auto widget = generations_.widget(parts->escaped_id);
-  return global == placement.global && widget == placement.widget;
+  if (!global || !widget) return Since::unknown;
+  return *global == placement.global && *widget == placement.widget ? Since::unchanged
+                                                                    : Since::changed;
 }
 
 asio::awaitable<std::error_code> RedisStore::put(const std::string& key, const Entry& entry) {

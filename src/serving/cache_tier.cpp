@@ -69,9 +69,11 @@ asio::awaitable<bool> CacheTier::store(const std::string& key,
                                        const cache::RedisStore::Placement& placement) {
   // A purge seen since the fetch began: the answer goes to the client that asked, not to the
   // cache. (A purge seen after this check drops the L1 copy like any other: the worker applies
-  // it on this thread, after this store.)
-  if (!l2_.still_current(key, placement)) co_return false;
-  l1_.put(key, entry);
+  // it on this thread, after this store.) Generations forgotten meanwhile: Redis takes it
+  // where it was placed (under old generations nobody reads it), L1 does not.
+  const cache::RedisStore::Since since = l2_.since(key, placement);
+  if (since == cache::RedisStore::Since::changed) co_return false;
+  if (since == cache::RedisStore::Since::unchanged) l1_.put(key, entry);
   auto ec = co_await l2_.put(placement, *entry);
   co_return !ec;
 }

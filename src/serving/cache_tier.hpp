@@ -58,8 +58,8 @@ class CacheTier {
   boost::asio::awaitable<bool> store(const std::string& key,
                                      std::shared_ptr<const cache::Entry> entry);
   // The same for an entry fetched after `placement` was taken (RedisStore::place): stored in
-  // Redis where it was placed, and in L1 only if no purge of its widget was seen since (else
-  // nowhere: false).
+  // Redis where it was placed, and in L1 only if no purge of its widget was seen since (after a
+  // purge: nowhere, false).
   boost::asio::awaitable<bool> store(const std::string& key,
                                      std::shared_ptr<const cache::Entry> entry,
                                      const cache::RedisStore::Placement& placement);

@@ -54,8 +54,11 @@ class RedisStore {
     std::uint64_t widget = 0;
   };
   boost::asio::awaitable<std::pair<std::error_code, Placement>> place(const std::string& key);
-  // Whether no purge of the key's widget (or of everything) has been seen since `placement`.
-  bool still_current(const std::string& key, const Placement& placement) const;
+  // What became of the key's generations since `placement`: unchanged, changed (a purge was
+  // seen), or not known any more (forgotten in an outage, or the bounded memory of them was
+  // cleared): then nobody can say.
+  enum class Since { unchanged, changed, unknown };
+  Since since(const std::string& key, const Placement& placement) const;
   boost::asio::awaitable<std::error_code> put(const Placement& placement, const Entry& entry);
 
   // Purges: one INCR each, announced on the purge channel so every instance of the fleet (the
