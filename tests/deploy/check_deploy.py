@@ -272,6 +272,10 @@ def check_k8s(root, c):
                         "PodDisruptionBudget: minAvailable must stay below minReplicas, "
                         "or no drain is possible")
 
+    policies = [d for d in in_kust if d["kind"] == "NetworkPolicy"]
+    c.check(policies, "the kustomization must hold a NetworkPolicy")
+    check_network_policies(policies, selector, ports, http_port, admin_port, c)
+
     # Any other Deployment/Service (e.g. the development Redis) is consistent in itself.
     redis_host = re.match(r"redis://([^:/]+)", env.get("WG_REDIS", {}).get("value", ""))
     for f, d in objects:
@@ -290,6 +294,56 @@ def check_k8s(root, c):
         names = {d["metadata"]["name"] for _, d in objects if d["kind"] == "Service"}
         c.check(redis_host.group(1) in names or "." in redis_host.group(1),
                 f"WG_REDIS host {redis_host.group(1)} is no Service of deploy/k8s")
+
+
+# The only namespace whose pods may reach the admin port (Prometheus scrapes it from there).
+MONITORING_NAMESPACE = {"kubernetes.io/metadata.name": "monitoring"}
+
+
+def rule_admits(rule, port, ports):
+    """Whether an ingress rule admits TCP `port`; a rule without ports admits every port."""
+    if not rule.get("ports"):
+        return True
+    for p in rule["ports"]:
+        if p.get("protocol", "TCP") != "TCP":
+            continue
+        first = ports.get(p.get("port"), p.get("port"))
+        if first is None or first == port or (
+                isinstance(first, int) and first <= port <= p.get("endPort", first)):
+            return True
+    return False
+
+
+def is_monitoring_peer(peer):
+    """A `from` entry that only names pods of the monitoring namespace (no ipBlock)."""
+    ns = peer.get("namespaceSelector")
+    return (set(peer) <= {"namespaceSelector", "podSelector"} and isinstance(ns, dict)
+            and ns.get("matchLabels") == MONITORING_NAMESPACE and not ns.get("matchExpressions"))
+
+
+def check_network_policies(policies, selector, ports, http_port, admin_port, c):
+    """The admin port is reachable from the monitoring namespace only; the public port stays
+    open to every client, as it is without a policy (the ingress controller may run anywhere)."""
+    rules = []
+    for pol in policies:
+        name = pol["metadata"]["name"]
+        spec = pol["spec"]
+        c.check(spec.get("podSelector", {}).get("matchLabels") == selector
+                and not spec.get("podSelector", {}).get("matchExpressions"),
+                f"NetworkPolicy {name}: podSelector must be the Deployment's selector")
+        c.check("Ingress" in spec.get("policyTypes", []),
+                f"NetworkPolicy {name}: policyTypes must hold Ingress")
+        rules += [(name, r) for r in spec.get("ingress", [])]
+    for name, rule in rules:
+        if rule_admits(rule, admin_port, ports):
+            peers = rule.get("from", [])
+            c.check(peers and all(is_monitoring_peer(p) for p in peers),
+                    f"NetworkPolicy {name}: a rule opens the admin port ({admin_port}) to more "
+                    "than the monitoring namespace")
+    c.check(any(rule_admits(r, admin_port, ports) for _, r in rules),
+            f"NetworkPolicy: nothing admits the monitoring namespace to port {admin_port} (admin)")
+    c.check(any(rule_admits(r, http_port, ports) and not r.get("from") for _, r in rules),
+            f"NetworkPolicy: the public port ({http_port}) must stay open to every client")
 
 
 # ---------------------------------------------------------------------------------------------
