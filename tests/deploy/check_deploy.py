@@ -37,7 +37,7 @@ KNOWN_KINDS = {
 # by the gateway, so naming one in a deployment file would be a silent mistake.
 GATEWAY_ENV = {
     "WG_CONFIG", "WG_LISTEN", "WG_UPSTREAM", "WG_REDIS", "WG_QUOTA_LIMIT", "WG_THREADS",
-    "WG_ADMIN_LISTEN", "WG_ADMIN_TOKEN", "WG_LOG_LEVEL",
+    "WG_ADMIN_LISTEN", "WG_ADMIN_TOKEN", "WG_LOG_LEVEL", "WG_QUOTA_STATE_FILE",
 }
 
 DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
