@@ -488,8 +488,31 @@ REQUIRED_HARDENING = {
     "RestrictAddressFamilies": "AF_INET AF_INET6 AF_UNIX", "MemoryDenyWriteExecute": "yes",
     "Restart": "on-failure", "ExecReload": "/bin/kill -HUP $MAINPID",
 }
-# Keys allowed to differ between the plain unit and the template.
-PER_INSTANCE = {"Description", "EnvironmentFile"}
+# Keys allowed to differ between the plain unit and the template (the quota state file's
+# WG_QUOTA_STATE_FILE, in Environment, too: check_state_directory checks it).
+PER_INSTANCE = {"Description", "EnvironmentFile", "StateDirectory"}
+
+
+def check_state_directory(name, s, c):
+    """quota.state_file lies in the unit's own StateDirectory (one per instance for a template)."""
+    dirs = s.get("StateDirectory", [])
+    if not c.check(len(dirs) == 1, f"{name}: one StateDirectory (for quota.state_file) expected"):
+        return
+    c.check(s.get("StateDirectoryMode", ["0755"])[-1] == "0700",
+            f"{name}: StateDirectoryMode=0700 expected")
+    c.check("%i" in dirs[0] or "@" not in name,
+            f"{name}: a template's StateDirectory must be per instance (%i)")
+    state = [v.split("=", 1)[1] for v in s.get("Environment", [])
+             if v.startswith("WG_QUOTA_STATE_FILE=")]
+    c.check(len(state) == 1 and
+            str(pathlib.PurePosixPath(state[0]).parent) == "/var/lib/" + dirs[0],
+            f"{name}: WG_QUOTA_STATE_FILE must name a file in /var/lib/{dirs[0]}")
+
+
+def without_state_file(settings):
+    env = [v for v in settings.get("Environment", []) if not v.startswith("WG_QUOTA_STATE_FILE=")]
+    return {k: (env if k == "Environment" else v) for k, v in settings.items()
+            if k not in PER_INSTANCE}
 
 
 def check_units(root, c, conf):
@@ -517,11 +540,11 @@ def check_units(root, c, conf):
         for v in s.get("Environment", []):
             c.check(v.split("=", 1)[0] in GATEWAY_ENV,
                     f"{unit.name}: {v} is not a variable the gateway reads")
+        check_state_directory(unit.name, s, c)
     plain, template = parsed.get("widget-gateway.service"), parsed.get("widget-gateway@.service")
     if c.check(plain is not None and template is not None,
                "widget-gateway.service and widget-gateway@.service expected"):
-        same = {k: v for k, v in plain.items() if k not in PER_INSTANCE}
-        other = {k: v for k, v in template.items() if k not in PER_INSTANCE}
+        same, other = without_state_file(plain), without_state_file(template)
         c.check(same == other, "widget-gateway@.service differs from widget-gateway.service in "
                 f"{sorted(k for k in same.keys() | other.keys() if same.get(k) != other.get(k))}")
 
