@@ -35,6 +35,8 @@ constexpr Option kOptions[] = {
     {"--admin-token", "WG_ADMIN_TOKEN", "admin.token", "T",
      "bearer token for /admin/*; none = admin endpoints disabled"},
     {"--log-level", "WG_LOG_LEVEL", "log.level", "L", "debug, info, warn or error (default info)"},
+    {"--quota-state-file", "WG_QUOTA_STATE_FILE", "quota.state_file", "FILE",
+     "quota lease a stop without Redis leaves; one file per instance (default none)"},
 };
 
 constexpr std::string_view kConfigFlag = "--config";

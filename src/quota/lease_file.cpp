@@ -1,8 +1,13 @@
 #include "widget_gateway/quota/lease_file.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "widget_gateway/common/log.hpp"
@@ -10,6 +15,10 @@
 namespace wg::quota {
 
 namespace {
+
+constexpr std::string_view kTemporarySuffix = ".tmp";
+// A ledger line per month of a year at most: anything larger is not a state file.
+constexpr std::size_t kMaxFileBytes = 64 * 1024;
 
 constexpr std::string_view kHeader =
     "# widget-gateway quota lease, left by an instance that stopped without reaching Redis.\n"
@@ -27,6 +36,47 @@ bool parse_count(std::string_view text, std::string_view name, std::uint64_t& ou
   }
   out = std::stoull(digits);
   return true;
+}
+
+bool write_all(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) errno = EIO;
+    if (n <= 0) return false;
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+// The text of a regular file, read without following a symlink; nullopt for anything else (a
+// symlink placed where the state file belongs would otherwise make a start read its target).
+std::optional<std::string> read_regular_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  std::optional<std::string> text;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+      st.st_size <= static_cast<off_t>(kMaxFileBytes)) {
+    text.emplace();
+    char buffer[4096];
+    ssize_t n = 0;
+    while ((n = ::read(fd, buffer, sizeof buffer)) > 0 || (n < 0 && errno == EINTR)) {
+      if (n > 0) text->append(buffer, static_cast<std::size_t>(n));
+      if (text->size() > kMaxFileBytes) break;
+    }
+    if (n < 0 || text->size() > kMaxFileBytes) text.reset();
+  }
+  ::close(fd);
+  return text;
+}
+
+// Logs why the file was not written; always false.
+bool refuse(const std::string& path, std::string_view why, int error) {
+  std::string reason(why);
+  if (error != 0) reason += std::string(": ") + std::strerror(error);
+  log::error("quota_state_file_not_written", {{"path", path}, {"reason", reason}});
+  return false;
 }
 
 }  // namespace
@@ -71,16 +121,56 @@ std::optional<LeaseState> parse_lease_state(std::string_view text) {
 }
 
 bool save_lease_state(const std::string& path, const LeaseState& state) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << format_lease_state(state);
-    out.flush();
-    if (!out) return false;
+  const std::filesystem::path target(path);
+  const std::string name = target.filename().string();
+  const std::string dir = target.has_parent_path() ? target.parent_path().string() : ".";
+  if (name.empty() || name == "." || name == "..") return false;
+  const std::string temporary = name + std::string(kTemporarySuffix);
+
+  // Every step names files relative to the directory opened once, so that a directory swapped
+  // for another meanwhile cannot redirect the later ones.
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) return refuse(path, "cannot open the directory", errno);
+  // A rename would replace a symlink rather than write through it, but one at `path` means the
+  // path is not what the operator meant (or someone else's doing): refused, left as it is.
+  struct stat existing {};
+  if (::fstatat(dir_fd, name.c_str(), &existing, AT_SYMLINK_NOFOLLOW) == 0 &&
+      !S_ISREG(existing.st_mode)) {
+    ::close(dir_fd);
+    return refuse(path, "not a regular file (a symlink?)", 0);
   }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  return !ec;
+
+  // O_EXCL creates a new file or fails: whatever sits at the temporary name (a crash's leftover,
+  // a symlink, a hard link to another file) is never opened, only removed, and the creation
+  // tried once more. O_NOFOLLOW is implied by O_EXCL for the last component; spelled anyway.
+  constexpr int kCreate = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  int fd = ::openat(dir_fd, temporary.c_str(), kCreate, 0600);
+  if (fd < 0 && errno == EEXIST && ::unlinkat(dir_fd, temporary.c_str(), 0) == 0) {
+    fd = ::openat(dir_fd, temporary.c_str(), kCreate, 0600);
+  }
+  if (fd < 0) {
+    const int error = errno;
+    ::close(dir_fd);
+    return refuse(path, "cannot create the temporary file", error);
+  }
+
+  // The umask may only have narrowed 0600; set it exactly.
+  const std::string text = format_lease_state(state);
+  int error = 0;
+  if (::fchmod(fd, 0600) != 0 || !write_all(fd, text) || ::fsync(fd) != 0) error = errno;
+  if (::close(fd) != 0 && error == 0) error = errno;
+  if (error == 0 && ::renameat(dir_fd, temporary.c_str(), dir_fd, name.c_str()) != 0) {
+    error = errno;
+  }
+  if (error != 0) {
+    ::unlinkat(dir_fd, temporary.c_str(), 0);
+    ::close(dir_fd);
+    return refuse(path, "cannot write the file", error);
+  }
+  // The rename itself is durable only once the directory is.
+  if (::fsync(dir_fd) != 0) error = errno;
+  ::close(dir_fd);
+  return error == 0 || refuse(path, "cannot sync the directory", error);
 }
 
 std::optional<LeaseState> take_lease_state(const std::string& path) {
@@ -89,10 +179,8 @@ std::optional<LeaseState> take_lease_state(const std::string& path) {
   std::error_code ec;
   std::filesystem::rename(path, claimed, ec);
   if (ec) return std::nullopt;
-  std::ifstream in(claimed);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::optional<LeaseState> state = parse_lease_state(text.str());
+  std::optional<LeaseState> state;
+  if (auto text = read_regular_file(claimed)) state = parse_lease_state(*text);
   if (!state) {
     std::filesystem::rename(claimed, path + ".bad", ec);
     log::error("quota_state_file_invalid", {{"path", path}, {"kept_as", path + ".bad"}});

@@ -535,7 +535,9 @@ BOOST_AUTO_TEST_CASE(every_flag_and_env_variable) {
             "--admin-listen=127.0.0.1:1002",
             "--admin-token",
             "tok",
-            "--log-level=debug"};
+            "--log-level=debug",
+            "--quota-state-file",
+            "/var/lib/wg/flag.state"};
   Args env{};
   auto c = cfg::parse_invocation(argv.argc(), argv.data(), env.data()).config;
   BOOST_TEST(c.upstream.base_url == "http://127.0.0.1:1");
@@ -546,6 +548,7 @@ BOOST_AUTO_TEST_CASE(every_flag_and_env_variable) {
   BOOST_TEST(c.admin.listen.port == 1002);
   BOOST_TEST(c.admin.token == "tok");
   BOOST_TEST((c.log.level == cfg::LogLevel::debug));
+  BOOST_TEST(c.quota.state_file == "/var/lib/wg/flag.state");
 
   Args bare{"gw"};
   Args envp{"WG_UPSTREAM=http://127.0.0.1:2",
@@ -555,7 +558,8 @@ BOOST_AUTO_TEST_CASE(every_flag_and_env_variable) {
             "WG_THREADS=6",
             "WG_ADMIN_LISTEN=127.0.0.1:2002",
             "WG_ADMIN_TOKEN=t2",
-            "WG_LOG_LEVEL=error"};
+            "WG_LOG_LEVEL=error",
+            "WG_QUOTA_STATE_FILE=/var/lib/wg/env.state"};
   c = cfg::parse_invocation(bare.argc(), bare.data(), envp.data()).config;
   BOOST_TEST(c.upstream.base_url == "http://127.0.0.1:2");
   BOOST_TEST(c.server.listen.port == 2001);
@@ -565,6 +569,19 @@ BOOST_AUTO_TEST_CASE(every_flag_and_env_variable) {
   BOOST_TEST(c.admin.listen.port == 2002);
   BOOST_TEST(c.admin.token == "t2");
   BOOST_TEST((c.log.level == cfg::LogLevel::error));
+  BOOST_TEST(c.quota.state_file == "/var/lib/wg/env.state");
+
+  // The flag beats the variable, which beats the file.
+  TempFile file(std::string(kBase) + "[quota]\nstate_file = \"/var/lib/wg/file.state\"\n");
+  Args with_file{"gw", "--config", file.path};
+  Args only_file{"WG_UPSTREAM=http://127.0.0.1:2"};
+  BOOST_TEST(cfg::parse_invocation(with_file.argc(), with_file.data(), only_file.data())
+                 .config.quota.state_file == "/var/lib/wg/file.state");
+  BOOST_TEST(cfg::parse_invocation(with_file.argc(), with_file.data(), envp.data())
+                 .config.quota.state_file == "/var/lib/wg/env.state");
+  Args with_flag{"gw", "--config", file.path, "--quota-state-file=/var/lib/wg/flag.state"};
+  BOOST_TEST(cfg::parse_invocation(with_flag.argc(), with_flag.data(), envp.data())
+                 .config.quota.state_file == "/var/lib/wg/flag.state");
 }
 
 BOOST_AUTO_TEST_CASE(config_file_from_env_and_flag) {
@@ -646,13 +663,15 @@ BOOST_AUTO_TEST_CASE(actions) {
 
 BOOST_AUTO_TEST_CASE(usage_lists_every_flag_and_variable) {
   auto text = cfg::usage();
-  for (const char* item :
-       {"--config",    "--listen",       "--upstream",    "--redis",         "--quota-limit",
-        "--threads",   "--admin-listen", "--admin-token", "--log-level",     "--help",
-        "--version",   "--check-config", "WG_CONFIG",     "WG_LISTEN",       "WG_UPSTREAM",
-        "WG_REDIS",    "WG_QUOTA_LIMIT", "WG_THREADS",    "WG_ADMIN_LISTEN", "WG_ADMIN_TOKEN",
-        "WG_LOG_LEVEL"}) {
-    BOOST_TEST(contains(text, item), item);
+  for (const char* flag : {"--config", "--listen", "--upstream", "--redis", "--quota-limit",
+                           "--threads", "--admin-listen", "--admin-token", "--log-level",
+                           "--quota-state-file", "--help", "--version", "--check-config"}) {
+    BOOST_TEST(contains(text, flag), flag);
+  }
+  for (const char* env :
+       {"WG_CONFIG", "WG_LISTEN", "WG_UPSTREAM", "WG_REDIS", "WG_QUOTA_LIMIT", "WG_THREADS",
+        "WG_ADMIN_LISTEN", "WG_ADMIN_TOKEN", "WG_LOG_LEVEL", "WG_QUOTA_STATE_FILE"}) {
+    BOOST_TEST(contains(text, env), env);
   }
 }
 

@@ -37,7 +37,7 @@ KNOWN_KINDS = {
 # by the gateway, so naming one in a deployment file would be a silent mistake.
 GATEWAY_ENV = {
     "WG_CONFIG", "WG_LISTEN", "WG_UPSTREAM", "WG_REDIS", "WG_QUOTA_LIMIT", "WG_THREADS",
-    "WG_ADMIN_LISTEN", "WG_ADMIN_TOKEN", "WG_LOG_LEVEL",
+    "WG_ADMIN_LISTEN", "WG_ADMIN_TOKEN", "WG_LOG_LEVEL", "WG_QUOTA_STATE_FILE",
 }
 
 DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -272,6 +272,10 @@ def check_k8s(root, c):
                         "PodDisruptionBudget: minAvailable must stay below minReplicas, "
                         "or no drain is possible")
 
+    policies = [d for d in in_kust if d["kind"] == "NetworkPolicy"]
+    c.check(policies, "the kustomization must hold a NetworkPolicy")
+    check_network_policies(policies, selector, ports, http_port, admin_port, c)
+
     # Any other Deployment/Service (e.g. the development Redis) is consistent in itself.
     redis_host = re.match(r"redis://([^:/]+)", env.get("WG_REDIS", {}).get("value", ""))
     for f, d in objects:
@@ -290,6 +294,56 @@ def check_k8s(root, c):
         names = {d["metadata"]["name"] for _, d in objects if d["kind"] == "Service"}
         c.check(redis_host.group(1) in names or "." in redis_host.group(1),
                 f"WG_REDIS host {redis_host.group(1)} is no Service of deploy/k8s")
+
+
+# The only namespace whose pods may reach the admin port (Prometheus scrapes it from there).
+MONITORING_NAMESPACE = {"kubernetes.io/metadata.name": "monitoring"}
+
+
+def rule_admits(rule, port, ports):
+    """Whether an ingress rule admits TCP `port`; a rule without ports admits every port."""
+    if not rule.get("ports"):
+        return True
+    for p in rule["ports"]:
+        if p.get("protocol", "TCP") != "TCP":
+            continue
+        first = ports.get(p.get("port"), p.get("port"))
+        if first is None or first == port or (
+                isinstance(first, int) and first <= port <= p.get("endPort", first)):
+            return True
+    return False
+
+
+def is_monitoring_peer(peer):
+    """A `from` entry that only names pods of the monitoring namespace (no ipBlock)."""
+    ns = peer.get("namespaceSelector")
+    return (set(peer) <= {"namespaceSelector", "podSelector"} and isinstance(ns, dict)
+            and ns.get("matchLabels") == MONITORING_NAMESPACE and not ns.get("matchExpressions"))
+
+
+def check_network_policies(policies, selector, ports, http_port, admin_port, c):
+    """The admin port is reachable from the monitoring namespace only; the public port stays
+    open to every client, as it is without a policy (the ingress controller may run anywhere)."""
+    rules = []
+    for pol in policies:
+        name = pol["metadata"]["name"]
+        spec = pol["spec"]
+        c.check(spec.get("podSelector", {}).get("matchLabels") == selector
+                and not spec.get("podSelector", {}).get("matchExpressions"),
+                f"NetworkPolicy {name}: podSelector must be the Deployment's selector")
+        c.check("Ingress" in spec.get("policyTypes", []),
+                f"NetworkPolicy {name}: policyTypes must hold Ingress")
+        rules += [(name, r) for r in spec.get("ingress", [])]
+    for name, rule in rules:
+        if rule_admits(rule, admin_port, ports):
+            peers = rule.get("from", [])
+            c.check(peers and all(is_monitoring_peer(p) for p in peers),
+                    f"NetworkPolicy {name}: a rule opens the admin port ({admin_port}) to more "
+                    "than the monitoring namespace")
+    c.check(any(rule_admits(r, admin_port, ports) for _, r in rules),
+            f"NetworkPolicy: nothing admits the monitoring namespace to port {admin_port} (admin)")
+    c.check(any(rule_admits(r, http_port, ports) and not r.get("from") for _, r in rules),
+            f"NetworkPolicy: the public port ({http_port}) must stay open to every client")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -434,8 +488,31 @@ REQUIRED_HARDENING = {
     "RestrictAddressFamilies": "AF_INET AF_INET6 AF_UNIX", "MemoryDenyWriteExecute": "yes",
     "Restart": "on-failure", "ExecReload": "/bin/kill -HUP $MAINPID",
 }
-# Keys allowed to differ between the plain unit and the template.
-PER_INSTANCE = {"Description", "EnvironmentFile"}
+# Keys allowed to differ between the plain unit and the template (the quota state file's
+# WG_QUOTA_STATE_FILE, in Environment, too: check_state_directory checks it).
+PER_INSTANCE = {"Description", "EnvironmentFile", "StateDirectory"}
+
+
+def check_state_directory(name, s, c):
+    """quota.state_file lies in the unit's own StateDirectory (one per instance for a template)."""
+    dirs = s.get("StateDirectory", [])
+    if not c.check(len(dirs) == 1, f"{name}: one StateDirectory (for quota.state_file) expected"):
+        return
+    c.check(s.get("StateDirectoryMode", ["0755"])[-1] == "0700",
+            f"{name}: StateDirectoryMode=0700 expected")
+    c.check("%i" in dirs[0] or "@" not in name,
+            f"{name}: a template's StateDirectory must be per instance (%i)")
+    state = [v.split("=", 1)[1] for v in s.get("Environment", [])
+             if v.startswith("WG_QUOTA_STATE_FILE=")]
+    c.check(len(state) == 1 and
+            str(pathlib.PurePosixPath(state[0]).parent) == "/var/lib/" + dirs[0],
+            f"{name}: WG_QUOTA_STATE_FILE must name a file in /var/lib/{dirs[0]}")
+
+
+def without_state_file(settings):
+    env = [v for v in settings.get("Environment", []) if not v.startswith("WG_QUOTA_STATE_FILE=")]
+    return {k: (env if k == "Environment" else v) for k, v in settings.items()
+            if k not in PER_INSTANCE}
 
 
 def check_units(root, c, conf):
@@ -463,11 +540,11 @@ def check_units(root, c, conf):
         for v in s.get("Environment", []):
             c.check(v.split("=", 1)[0] in GATEWAY_ENV,
                     f"{unit.name}: {v} is not a variable the gateway reads")
+        check_state_directory(unit.name, s, c)
     plain, template = parsed.get("widget-gateway.service"), parsed.get("widget-gateway@.service")
     if c.check(plain is not None and template is not None,
                "widget-gateway.service and widget-gateway@.service expected"):
-        same = {k: v for k, v in plain.items() if k not in PER_INSTANCE}
-        other = {k: v for k, v in template.items() if k not in PER_INSTANCE}
+        same, other = without_state_file(plain), without_state_file(template)
         c.check(same == other, "widget-gateway@.service differs from widget-gateway.service in "
                 f"{sorted(k for k in same.keys() | other.keys() if same.get(k) != other.get(k))}")
 

@@ -255,12 +255,3 @@ BOOST_AUTO_TEST_CASE(unknown_ids_have_a_budget_of_their_own) {
   BOOST_TEST(
       (redis::test::run(h.ioc, unlimited.acquire_unknown(h.down))->verdict == Verdict::allowed));
 }
-
-BOOST_AUTO_TEST_CASE(lease_files_round_trip_and_bad_ones_are_refused) {
-  LeaseState state{"host-1a2b", {{"2026-11", {40, 13, 2}}, {"2026-12", {5, 0, 0}}}};
-  BOOST_TEST((parse_lease_state(format_lease_state(state)) == state));
-  BOOST_TEST(!parse_lease_state("").has_value());
-  BOOST_TEST(!parse_lease_state("instance=x\n2026-13 granted=1 spent=0 returned=0\n"));
-  BOOST_TEST(!parse_lease_state("instance=x\n2026-11 granted=-1 spent=0 returned=0\n"));
-  BOOST_TEST(!parse_lease_state("instance=x\n2026-11 granted=1 spent=0\n"));
-}

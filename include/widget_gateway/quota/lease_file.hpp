@@ -11,11 +11,16 @@
 
 namespace wg::quota {
 
-// Writes `state` atomically (a temporary file renamed over `path`). False when it could not.
+// Writes `state` atomically and durably, readable by the owner only (0600): a new file
+// "<path>.tmp" created with O_EXCL in the same directory, synced, renamed over `path`, and the
+// directory synced. Nothing found at the temporary name is written through (a symlink or a
+// hard link placed there is removed, never opened), and a `path` that is a symlink or not a
+// regular file is refused. False (and logged) when it could not.
 bool save_lease_state(const std::string& path, const LeaseState& state);
 
 // Reads the file and removes it, so that no second start takes over the same ledgers. nullopt
-// when there is none; a file that cannot be parsed is renamed to "<path>.bad" and logged.
+// when there is none; a file that cannot be parsed, or is no regular file (a symlink is not
+// followed), is renamed to "<path>.bad" and logged.
 std::optional<LeaseState> take_lease_state(const std::string& path);
 
 // The file's text, and its parser (for tests).
