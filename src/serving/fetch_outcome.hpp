@@ -15,6 +15,7 @@ struct FetchOutcome {
   std::shared_ptr<const cache::Entry> entry;
   std::error_code error;    // why there is no entry: wg::errc upstream_*, quota_exhausted...
   bool stored = false;      // the entry reached the shared cache
+  bool theirs = false;      // another worker's or instance's fetch stored it while this one waited
   double upstream_ms = -1;  // how long the upstream exchange took; < 0 when none was made
   std::chrono::seconds retry_after{0};  // for the client, when `error` asks it to wait
 };

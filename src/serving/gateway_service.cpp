@@ -425,11 +425,13 @@ asio::awaitable<std::optional<Served>> GatewayService::fetch(KeyServing& s, cons
         entry->element_spans && deps_.list_ends != nullptr) {
       deps_.list_ends->record_window(s.request, *entry, entry->element_spans->size(), s.facts.now);
     }
-    Served served =
-        answer(entry,
-               {fetched.collapsed ? Outcome::Source::collapsed : Outcome::Source::upstream,
-                fetched.outcome.stored, Outcome::Detail::none},
-               s.facts.now);
+    // Joined: this worker's flight, or another worker's or instance's that stored it while
+    // this request waited for the lock.
+    const bool joined = fetched.collapsed || fetched.outcome.theirs;
+    Served served = answer(entry,
+                           {joined ? Outcome::Source::collapsed : Outcome::Source::upstream,
+                            fetched.outcome.stored, Outcome::Detail::none},
+                           s.facts.now);
     served.upstream_ms = s.failed.upstream_ms;
     co_return served;
   }

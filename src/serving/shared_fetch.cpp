@@ -75,6 +75,7 @@ asio::awaitable<FetchOutcome> SharedFetch::fetch_once(api::ApiRequest request, s
     FetchOutcome outcome;
     outcome.entry = std::move(mine);
     outcome.stored = true;
+    outcome.theirs = true;
     co_return outcome;
   }
 
@@ -95,6 +96,7 @@ asio::awaitable<FetchOutcome> SharedFetch::fetch_once(api::ApiRequest request, s
       FetchOutcome outcome;
       outcome.entry = std::move(theirs.entry);
       outcome.stored = true;
+      outcome.theirs = true;
       co_return outcome;
     }
     if (held.done) {

@@ -376,6 +376,7 @@ BOOST_AUTO_TEST_CASE(a_lock_holder_waiting_for_an_upstream_slot_keeps_its_lock) 
   // Widget 0 was paid for once: the waiter read what the holder stored.
   BOOST_TEST(f.upstream_calls() == 2u);
   BOOST_TEST(waited.upstream_ms < 0);
+  BOOST_TEST(waited.outcome.source == Outcome::Source::collapsed);  // "hit; collapsed"
 }
 
 BOOST_AUTO_TEST_SUITE_END()
