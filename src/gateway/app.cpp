@@ -7,6 +7,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <csignal>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -585,6 +586,10 @@ class Gateway final : private Workers, private SiblingCaches {
 }  // namespace
 
 int run_gateway(const config::Invocation& invocation) {
+  // A reader of stdout or stderr that goes away (a log shipper restarting) must not end the
+  // process: writes then fail with EPIPE, which the access log and the event log survive.
+  // Sockets are unaffected (Asio sends with MSG_NOSIGNAL).
+  std::signal(SIGPIPE, SIG_IGN);
   log::set_level(invocation.config.log.level);
   Gateway gateway(invocation);
   return gateway.run();

@@ -5,9 +5,12 @@
 // traffic sent, readiness that follows Redis, the admin listener's token rules, the access log
 // and events, SIGHUP reloads and SIGTERM draining.
 
+#include <fcntl.h>
 #include <signal.h>
 #include <simdjson.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -880,4 +883,37 @@ BOOST_AUTO_TEST_CASE(no_output_of_a_whole_session_carries_a_password_or_token) {
   }
   BOOST_TEST(seen.find("***") != std::string::npos);  // the URLs were shown, masked
   BOOST_TEST(lines_with_secrets(seen, secrets).empty(), lines_with_secrets(seen, secrets));
+}
+
+BOOST_AUTO_TEST_CASE(a_closed_standard_output_never_stops_the_process) {
+  Stub stub;
+  auto ids = widget_ids(stub, 2);
+  TempDir dir;
+  const std::string fifo = dir.file("stdout.fifo");
+  BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // The reader first, so that the gateway's open for writing does not block.
+  int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);  // not the child's
+  BOOST_REQUIRE(reader >= 0);
+  GatewayRun gw(stub.base_url(), "redis://127.0.0.1:" + std::to_string(free_port()) + "/0", "", {},
+                {}, fifo);
+  BOOST_TEST(gw.get(widget_path(ids[0])).status == 200);
+  // The access log line arrives through the pipe; then its reader goes away.
+  std::string got;
+  BOOST_TEST(eventually([&] {
+    char buf[4096];
+    const ssize_t n = ::read(reader, buf, sizeof buf);
+    if (n > 0) got.append(buf, static_cast<std::size_t>(n));
+    return got.find('\n') != std::string::npos;
+  }));
+  ::close(reader);
+
+  for (int i = 0; i < 50; ++i) {
+    BOOST_TEST_CONTEXT("request " << i) {
+      BOOST_REQUIRE(gw.get(widget_path(ids[i % 2])).status == 200);
+    }
+  }
+  BOOST_TEST(gw.wait_for_event("access_log_write_failed"));
+  BOOST_TEST(gw.process().running());
+  BOOST_TEST(gw.get("/healthz").status == 200);
+  BOOST_TEST(exited_cleanly(gw.process().stop(SIGTERM)), gw.events());
 }
