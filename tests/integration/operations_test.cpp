@@ -917,3 +917,23 @@ BOOST_AUTO_TEST_CASE(a_closed_standard_output_never_stops_the_process) {
   BOOST_TEST(gw.get("/healthz").status == 200);
   BOOST_TEST(exited_cleanly(gw.process().stop(SIGTERM)), gw.events());
 }
+
+BOOST_AUTO_TEST_CASE(sighup_racing_sigterm_always_stops_cleanly) {
+  Stub stub;
+  auto ids = widget_ids(stub, 1);
+  RedisServer redis;
+  for (int i = 0; i < 20; ++i) {
+    BOOST_TEST_CONTEXT("round " << i) {
+      GatewayRun gw(stub.base_url(), redis.url(), "[cache]\nl1_max_bytes = 1000000\n");
+      BOOST_TEST(gw.get(widget_path(ids[0])).status == 200);
+      // Reloads queued behind one another, the drain starting while they run.
+      gw.process().signal(SIGHUP);
+      gw.process().signal(SIGHUP);
+      if (i % 2 == 1) gw.process().signal(SIGHUP);
+      gw.process().signal(SIGTERM);
+      gw.process().signal(SIGHUP);
+      const int status = gw.process().wait_exit(30s);
+      BOOST_TEST(exited_cleanly(status), "exit status " << status << "\n" << gw.events());
+    }
+  }
+}
