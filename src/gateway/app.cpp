@@ -159,7 +159,7 @@ class Gateway final : private Workers, private SiblingCaches {
         known_widgets_(keys_),
         access_log_(config_.log.access_log, config_.log.sample, DefaultRandom::instance()),
         metrics_(registry_, scrape_sources()),
-        readiness_([this] { return redis_usable(); }, quota_),
+        readiness_([this] { return redis_usable(); }, [this] { return copies_in_l1(); }, quota_),
         widget_policy_(std::make_shared<const api::WidgetPolicy>(config_.access.widget_pattern,
                                                                  config_.access.widgets)),
         admin_handler_({readiness_, registry_, quota_, *this, store_, SystemClock::instance(),
@@ -511,6 +511,14 @@ class Gateway final : private Workers, private SiblingCaches {
       if (!worker->redis_usable()) return false;
     }
     return !workers_.empty();
+  }
+
+  // /readyz: whether any worker's L1 holds an entry. Any thread.
+  bool copies_in_l1() const {
+    for (const auto& worker : workers_) {
+      if (worker->l1_entries() > 0) return true;
+    }
+    return false;
   }
 
   // wg_redis_up: every worker's connection is up. Any thread.

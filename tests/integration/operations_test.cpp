@@ -937,3 +937,33 @@ BOOST_AUTO_TEST_CASE(sighup_racing_sigterm_always_stops_cleanly) {
     }
   }
 }
+
+BOOST_AUTO_TEST_CASE(readiness_is_503_while_nothing_can_be_served) {
+  // A quota limit and Redis unreachable from the start: no cache, no lease.
+  Stub stub;
+  auto ids = widget_ids(stub, 1);
+  const std::uint16_t redis_port = free_port();
+  GatewayRun gw(stub.base_url(), "redis://127.0.0.1:" + std::to_string(redis_port) + "/0",
+                "[quota]\nmonthly_limit = 1000\n");
+  for (std::uint16_t port : {gw.port(), gw.admin_port()}) {
+    auto ready = http_get(port, "/readyz");
+    BOOST_TEST(ready.status == 503);
+    BOOST_TEST(ready.body ==
+               R"({"status":"degraded","redis":"down","upstream":"ok","quota":"normal"})");
+  }
+  BOOST_TEST(gw.get(widget_path(ids[0])).status == 503);
+  BOOST_TEST(stub.stats().total == 0u);
+
+  // Redis appears: ready; and once it goes again, the copy in L1 still serves: 200 degraded.
+  RedisServer redis(redis_port);
+  BOOST_REQUIRE(gw.wait_redis_up());
+  BOOST_TEST(gw.admin("/readyz").status == 200);
+  BOOST_TEST(gw.get(widget_path(ids[0])).status == 200);
+  redis.stop();
+  BOOST_REQUIRE(eventually(
+      [&] { return gw.admin("/readyz").body.find("\"redis\":\"down\"") != std::string::npos; }));
+  auto degraded = gw.admin("/readyz");
+  BOOST_TEST(degraded.status == 200);
+  BOOST_TEST(degraded.body.find("\"status\":\"degraded\"") != std::string::npos);
+  BOOST_TEST(exited_cleanly(gw.process().stop(SIGTERM)));
+}
