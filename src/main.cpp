@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "widget_gateway/common/log.hpp"
+#include "widget_gateway/common/redact.hpp"
 #include "widget_gateway/config/loader.hpp"
 #include "widget_gateway/gateway/app.hpp"
 
@@ -12,7 +13,7 @@ int main(int argc, char** argv) {
   try {
     invocation = wg::config::parse_invocation(argc, argv, environ);
   } catch (const wg::config::ConfigError& e) {
-    std::cerr << "widget-gateway: " << e.what() << "\n";
+    std::cerr << "widget-gateway: " << wg::redact(e.what()) << "\n";
     return 1;
   }
   switch (invocation.action) {

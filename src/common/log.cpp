@@ -9,6 +9,7 @@
 
 #include "widget_gateway/common/clock.hpp"
 #include "widget_gateway/common/json_writer.hpp"
+#include "widget_gateway/common/redact.hpp"
 
 namespace wg::log {
 namespace {
@@ -64,7 +65,9 @@ void Field::append_to(std::string& out) const {
   json::append_string(out, key_);
   out.push_back(':');
   switch (kind_) {
-    case Kind::string: json::append_string(out, s_); break;
+    // Any string may quote a URL (a config value, an error message): its password never
+    // reaches a log line, whatever the level.
+    case Kind::string: json::append_string(out, redact(s_)); break;
     case Kind::integer: out += std::to_string(i_); break;
     case Kind::unsigned_integer: out += std::to_string(u_); break;
     case Kind::number: {

@@ -5,7 +5,6 @@
 #include <fstream>
 #include <iterator>
 
-#include "config/url_redaction.hpp"
 #include "widget_gateway/config/loader.hpp"
 
 namespace wg::config {
@@ -187,10 +186,6 @@ Invocation parse_invocation(int argc, const char* const* argv, const char* const
   sources.config_file = config_flag ? config_flag : config_env;
 
   invocation.config = build_config(sources);
-  if (invocation.action == Action::check_config) {
-    // Printed, and such output ends up in CI logs: the URL's password is shown as "***".
-    invocation.config.redis.url = redact_url_password(invocation.config.redis.url);
-  }
   return invocation;
 }
 

@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 
+#include "widget_gateway/common/redact.hpp"
 #include "widget_gateway/config/loader.hpp"
 
 namespace wg::config::detail {
@@ -434,7 +435,8 @@ std::string to_toml(const Config& config, Secrets secrets) {
       }
       out += spec.name;
       out += " = ";
-      out += spec.to_toml(config);
+      // Printed, and such output ends up in CI logs: a URL's password is shown as "***".
+      out += secrets == Secrets::redact ? redact(spec.to_toml(config)) : spec.to_toml(config);
       out += '\n';
     }
   }

@@ -109,6 +109,17 @@ RateLimiter::Decision RateLimiter::acquire(const boost::asio::ip::address& clien
   return {};
 }
 
+void RateLimiter::refund(const boost::asio::ip::address& client, SteadyTime now) {
+  if (!enabled_) return;
+  Key key = key_of(client);
+  Shard& shard = *shards_[hash_(key) % shards_.size()];
+  std::lock_guard lock(shard.mutex);
+  auto it = shard.slots.find(key);
+  if (it == shard.slots.end()) return;
+  // Never below now: a bucket holds at most `burst` tokens.
+  it->second.tat = std::max(it->second.tat - interval_, now);
+}
+
 std::size_t RateLimiter::tracked() const {
   std::size_t total = 0;
   for (const auto& shard : shards_) {

@@ -47,6 +47,11 @@ class IpAdmission final : public Admission {
   bool admit_unknown(std::chrono::seconds& retry_after) override {
     return ask(limiters_.unknown_ids.get(), retry_after);
   }
+  void refund_unknown() override {
+    if (edge::RateLimiter* limiter = limiters_.unknown_ids.get()) {
+      limiter->refund(client_, clock_.steady_now());
+    }
+  }
 
  private:
   bool ask(edge::RateLimiter* limiter, std::chrono::seconds& retry_after) {

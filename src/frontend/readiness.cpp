@@ -18,22 +18,31 @@ http::Response local_json(unsigned status, std::string body) {
   return response;
 }
 
-http::Response Readiness::response() const {
-  const bool redis_up = redis_up_();
-  const bool circuit_open = circuit_open_.load();
-  const quota::Mode mode = quota_.snapshot().mode;
-  const bool draining = draining_.load();
+ReadinessAnswer readiness_of(const ReadinessFacts& f) {
+  if (f.draining) return {503, "draining"};
+  const bool upstream_usable = !f.circuit_open && !f.quota_exhausted && f.lease_left;
+  if (!f.redis_up && !f.copies_in_l1 && !upstream_usable) return {503, "degraded"};
+  if (!f.redis_up || f.circuit_open || f.quota_exhausted) return {200, "degraded"};
+  return {200, "ready"};
+}
 
-  std::string status = "ready";
-  if (draining) {
-    status = "draining";
-  } else if (!redis_up || circuit_open || mode == quota::Mode::exhausted) {
-    status = "degraded";
-  }
-  std::string body = "{\"status\":\"" + status + "\",\"redis\":\"" + (redis_up ? "up" : "down") +
-                     "\",\"upstream\":\"" + (circuit_open ? "circuit-open" : "ok") +
-                     "\",\"quota\":\"" + std::string(quota::to_string(mode)) + "\"}";
-  return local_json(draining ? 503 : 200, std::move(body));
+http::Response Readiness::response() const {
+  const quota::Snapshot quota = quota_.snapshot();
+  ReadinessFacts facts;
+  facts.draining = draining_.load();
+  facts.redis_up = redis_up_();
+  facts.circuit_open = circuit_open_.load();
+  facts.quota_exhausted = quota.mode == quota::Mode::exhausted;
+  facts.lease_left = quota.limit == 0 || quota.own_lease > 0;
+  // Asked only when it decides: L1 sizes are summed over the workers.
+  facts.copies_in_l1 = !facts.draining && !facts.redis_up && copies_in_l1_();
+  const ReadinessAnswer answer = readiness_of(facts);
+
+  std::string body = "{\"status\":\"" + std::string(answer.word) + "\",\"redis\":\"" +
+                     (facts.redis_up ? "up" : "down") + "\",\"upstream\":\"" +
+                     (facts.circuit_open ? "circuit-open" : "ok") + "\",\"quota\":\"" +
+                     std::string(quota::to_string(quota.mode)) + "\"}";
+  return local_json(answer.status, std::move(body));
 }
 
 }  // namespace wg::frontend

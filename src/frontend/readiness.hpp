@@ -1,9 +1,12 @@
 #pragma once
 // /readyz: 200 whenever the gateway can serve, "degraded" when Redis is down or unusable, the
-// upstream circuit is open or the quota is exhausted; 503 while draining.
+// upstream circuit is open or the quota is exhausted; 503 while draining, and 503 "degraded"
+// while it can serve nothing at all (no Redis, no copy in L1, and no upstream request it may
+// send: the circuit open, or a quota limit with no lease left).
 
 #include <atomic>
 #include <functional>
+#include <string_view>
 
 #include "widget_gateway/http/response.hpp"
 
@@ -16,12 +19,35 @@ class Client;
 
 namespace wg::frontend {
 
+// What /readyz answers from.
+struct ReadinessFacts {
+  bool draining = false;
+  bool redis_up = false;  // every connection up and usable
+  bool circuit_open = false;
+  bool quota_exhausted = false;
+  bool copies_in_l1 = false;  // some worker's L1 holds an entry
+  // An upstream request may be sent without asking Redis: an unlimited quota, or some of this
+  // instance's lease left.
+  bool lease_left = false;
+};
+
+struct ReadinessAnswer {
+  unsigned status = 200;
+  std::string_view word;  // "ready", "degraded" or "draining"
+};
+
+// The one rule for /readyz: with Redis up its cache can serve; without it, L1 copies can, and
+// so can upstream while the circuit is closed and the quota lets a request go without Redis.
+ReadinessAnswer readiness_of(const ReadinessFacts& facts);
+
 class Readiness {
  public:
   // `redis_up`: whether the process's Redis connections are up and usable (thread-safe), e.g.
   // every client's redis_usable(). "redis":"up" is never shown while it is false.
-  Readiness(std::function<bool()> redis_up, const quota::QuotaCounter& quota)
-      : redis_up_(std::move(redis_up)), quota_(quota) {}
+  // `copies_in_l1`: whether any worker's L1 holds an entry (thread-safe).
+  Readiness(std::function<bool()> redis_up, std::function<bool()> copies_in_l1,
+            const quota::QuotaCounter& quota)
+      : redis_up_(std::move(redis_up)), copies_in_l1_(std::move(copies_in_l1)), quota_(quota) {}
 
   void set_draining() { draining_.store(true); }
   void set_circuit_open(bool open) { circuit_open_.store(open); }
@@ -30,6 +56,7 @@ class Readiness {
 
  private:
   std::function<bool()> redis_up_;
+  std::function<bool()> copies_in_l1_;
   const quota::QuotaCounter& quota_;
   std::atomic<bool> draining_{false};
   std::atomic<bool> circuit_open_{false};

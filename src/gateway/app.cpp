@@ -7,7 +7,9 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <csignal>
 #include <cstdio>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -157,7 +159,7 @@ class Gateway final : private Workers, private SiblingCaches {
         known_widgets_(keys_),
         access_log_(config_.log.access_log, config_.log.sample, DefaultRandom::instance()),
         metrics_(registry_, scrape_sources()),
-        readiness_([this] { return redis_usable(); }, quota_),
+        readiness_([this] { return redis_usable(); }, [this] { return copies_in_l1(); }, quota_),
         widget_policy_(std::make_shared<const api::WidgetPolicy>(config_.access.widget_pattern,
                                                                  config_.access.widgets)),
         admin_handler_({readiness_, registry_, quota_, *this, store_, SystemClock::instance(),
@@ -238,6 +240,7 @@ class Gateway final : private Workers, private SiblingCaches {
     wait_for_signal();
 
     control_.run();
+    end_reloads();     // a reload applies to the workers: it ends before they go
     workers_.clear();  // joins their threads
     log::info("stopped");
     return 0;
@@ -254,6 +257,7 @@ class Gateway final : private Workers, private SiblingCaches {
       }
       log::info("draining", {{"signal", signal}});
       readiness_.set_draining();
+      refuse_reloads();
       asio::co_spawn(control_, shutdown(), asio::detached);
     });
   }
@@ -345,23 +349,56 @@ class Gateway final : private Workers, private SiblingCaches {
     return a == b;
   }
 
-  // The file is read and applied on a helper thread: no blocking I/O on an io thread. Joining
-  // the previous helper first keeps quick successive reloads in order; the member is declared
-  // last, so its destructor joins a helper still running before anything apply() touches is
-  // destroyed (a detached helper could outlive the gateway when SIGTERM follows SIGHUP closely).
+  // The file is read and applied on a helper thread: no blocking I/O on an io thread. One
+  // helper at a time, so reloads apply in order: a SIGHUP while one runs only asks it to read
+  // the file once more when done, and the control thread never waits for it. run() joins it
+  // before the workers it applies to go; once draining starts no new reload begins.
   void reload() {
-    if (reload_thread_.joinable()) reload_thread_.join();
-    auto sources = invocation_.sources;
-    reload_thread_ = std::jthread([this, sources] {
-      config::Config fresh;
-      try {
-        fresh = config::build_config(sources);
-      } catch (const std::exception& e) {
-        log::error("reload_rejected", {{"error", e.what()}});
+    {
+      std::lock_guard lock(reload_mutex_);
+      if (draining_) return;
+      if (reload_running_) {
+        reload_again_ = true;
         return;
       }
-      apply(fresh);
+      reload_running_ = true;
+    }
+    if (reload_thread_.joinable()) reload_thread_.join();  // finished: it cleared reload_running_
+    reload_thread_ = std::jthread([this] {
+      for (;;) {
+        reload_once();
+        std::lock_guard lock(reload_mutex_);
+        if (!reload_again_ || draining_) {
+          reload_running_ = false;
+          return;
+        }
+        reload_again_ = false;
+      }
     });
+  }
+
+  // From the drain on, no reload starts (a pending one is dropped): it would only be applied
+  // to workers on their way out.
+  void refuse_reloads() {
+    std::lock_guard lock(reload_mutex_);
+    draining_ = true;
+  }
+
+  // Waits for the reload still running, if any; none starts after this.
+  void end_reloads() {
+    refuse_reloads();
+    if (reload_thread_.joinable()) reload_thread_.join();
+  }
+
+  void reload_once() {
+    config::Config fresh;
+    try {
+      fresh = config::build_config(invocation_.sources);
+    } catch (const std::exception& e) {
+      log::error("reload_rejected", {{"error", e.what()}});
+      return;
+    }
+    apply(fresh);
   }
 
   // Reloadable: [cache] (TTL policy, stale windows, derivation, L1 size), [quota], [cors],
@@ -476,6 +513,14 @@ class Gateway final : private Workers, private SiblingCaches {
     return !workers_.empty();
   }
 
+  // /readyz: whether any worker's L1 holds an entry. Any thread.
+  bool copies_in_l1() const {
+    for (const auto& worker : workers_) {
+      if (worker->l1_entries() > 0) return true;
+    }
+    return false;
+  }
+
   // wg_redis_up: every worker's connection is up. Any thread.
   bool redis_up() const {
     for (const auto& worker : workers_) {
@@ -579,12 +624,21 @@ class Gateway final : private Workers, private SiblingCaches {
   asio::signal_set signals_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::size_t next_worker_ = 0;  // control thread only
-  std::jthread reload_thread_;   // last: destroyed (joined) first
+  // The SIGHUP helper (control thread starts and joins it; see reload()).
+  std::mutex reload_mutex_;
+  bool reload_running_ = false;  // reload_mutex_
+  bool reload_again_ = false;    // reload_mutex_: a SIGHUP came while it ran
+  bool draining_ = false;        // reload_mutex_: no reload starts any more
+  std::jthread reload_thread_;   // last: destroyed (joined) first, should run() throw
 };
 
 }  // namespace
 
 int run_gateway(const config::Invocation& invocation) {
+  // A reader of stdout or stderr that goes away (a log shipper restarting) must not end the
+  // process: writes then fail with EPIPE, which the access log and the event log survive.
+  // Sockets are unaffected (Asio sends with MSG_NOSIGNAL).
+  std::signal(SIGPIPE, SIG_IGN);
   log::set_level(invocation.config.log.level);
   Gateway gateway(invocation);
   return gateway.run();

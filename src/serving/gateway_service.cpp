@@ -418,6 +418,7 @@ asio::awaitable<std::optional<Served>> GatewayService::fetch(KeyServing& s, cons
   Coalescer::Result fetched = co_await shared_fetch_.fetch(
       s.request, s.look.key, shared_part(s.settings), known, s.facts.widget_known);
   s.facts.now = deps_.clock.wall_now();
+  s.facts.upstream_reached = !fetched.collapsed && fetched.outcome.upstream_ms >= 0;
   if (!fetched.collapsed) s.failed.upstream_ms = fetched.outcome.upstream_ms;
   if (fetched.outcome.entry) {
     const std::shared_ptr<const cache::Entry>& entry = fetched.outcome.entry;
@@ -437,6 +438,7 @@ asio::awaitable<std::optional<Served>> GatewayService::fetch(KeyServing& s, cons
   }
   fold_failure(s, failure_answer(fetched.outcome.error), step, fetched.outcome.retry_after,
                fetched.outcome.error);
+  if (refunds_unknown_token(s.facts)) s.admission->refund_unknown();
   co_return std::nullopt;
 }
 

@@ -49,6 +49,8 @@ class Admission {
   virtual ~Admission() = default;
   virtual bool admit(std::chrono::seconds& retry_after) = 0;
   virtual bool admit_unknown(std::chrono::seconds& retry_after) = 0;
+  // Gives back what admit_unknown() took: the lookup it allowed never reached upstream.
+  virtual void refund_unknown() = 0;
 };
 
 struct ServiceDependencies {

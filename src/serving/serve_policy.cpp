@@ -282,6 +282,11 @@ FailureAnswer failure_answer(ClientLimit limit) {
           "(access.unknown_per_ip_rate)"};
 }
 
+bool refunds_unknown_token(const RequestFacts& f) {
+  return f.client_limits && f.admitted && !f.widget_known &&
+         f.failure != RequestFacts::Failure::none && !f.upstream_reached;
+}
+
 bool widget_paced(std::uint64_t spent, std::uint64_t bound, std::uint64_t slack) {
   return spent >= bound + slack;
 }

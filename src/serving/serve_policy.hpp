@@ -148,12 +148,13 @@ struct RequestFacts {
   const cache::Entry* proof_widget = nullptr;  // the widget data it comes from
 
   // Before a fetch.
-  bool refusal_checked = false;  // the fetcher's refusal (quota, hold, circuit) was asked
-  bool known_looked = false;     // whether upstream knows the widget was looked up
-  bool widget_known = false;     // it does (allowlisted, a 200 copy in hand, remembered)
-  bool joining = false;          // a fetch of the key is under way here: joining costs nothing
-  bool client_limits = false;    // the client's limits apply (the public listener)
-  bool admitted = false;         // the client's limits let this request go upstream
+  bool refusal_checked = false;   // the fetcher's refusal (quota, hold, circuit) was asked
+  bool known_looked = false;      // whether upstream knows the widget was looked up
+  bool widget_known = false;      // it does (allowlisted, a 200 copy in hand, remembered)
+  bool joining = false;           // a fetch of the key is under way here: joining costs nothing
+  bool client_limits = false;     // the client's limits apply (the public listener)
+  bool admitted = false;          // the client's limits let this request go upstream
+  bool upstream_reached = false;  // this request's own fetch made an upstream exchange
 
   Failure failure = Failure::none;
   bool fallback = false;  // the fetch that failed was allowed to fall back on the own copy
@@ -200,6 +201,12 @@ struct FailureAnswer {
   std::string_view message;  // static; empty: the code's default message
 };
 FailureAnswer failure_answer(const std::error_code& ec);
+
+// Whether the unknown-id token the client's limits took for this request (admitted, the widget
+// not known) goes back: it pays for one upstream lookup of an id, and a request that failed
+// before reaching upstream (quota unavailable with Redis down, the guard, a busy worker) made
+// none.
+bool refunds_unknown_token(const RequestFacts& facts);
 
 // The client's limits' refusals (RequestFacts::client_limits), by the limit that refused.
 enum class ClientLimit : std::uint8_t { upstream_requests, unknown_ids };

@@ -5,6 +5,7 @@
 #include "widget_gateway/common/error.hpp"
 #include "widget_gateway/common/json_writer.hpp"
 #include "widget_gateway/common/log.hpp"
+#include "widget_gateway/common/redact.hpp"
 
 BOOST_AUTO_TEST_CASE(json_strings_are_escaped_as_rfc_8259_requires) {
   BOOST_TEST(wg::json::quote("plain") == "\"plain\"");
@@ -62,6 +63,30 @@ BOOST_AUTO_TEST_CASE(log_fields_render_each_kind) {
   out += ',';
   wg::log::Field("b", true).append_to(out);
   BOOST_TEST(out == R"("s":"x\"y","i":-3,"u":7,"b":true)");
+}
+
+BOOST_AUTO_TEST_CASE(redact_hides_every_url_password_and_keeps_the_rest) {
+  const std::pair<std::string_view, std::string_view> table[] = {
+      {"redis://:pw@h:6379/0", "redis://:***@h:6379/0"},
+      {"redis://app:pw@h:6379/0", "redis://app:***@h:6379/0"},
+      {"rediss://app:p@ss/w:rd@h:6380/1", "rediss://app:***@h:6380/1"},
+      {"http://user:pw@api.example/p", "http://user:***@api.example/p"},
+      {"redis://app@h:6379/0", "redis://app@h:6379/0"},  // a user name is not a secret
+      {"redis://h:6379/0", "redis://h:6379/0"},
+      {"http://h:8080/a@b", "http://h:***@b"},  // ambiguous: hidden, the safe side
+      {"plain text", "plain text"},
+      {"", ""},
+      {"://:pw@h", "://:pw@h"},  // no scheme: not a URL
+      {"bad \"redis://a:pw@h\" and redis://:x@k/0 too",
+       "bad \"redis://a:***@h\" and redis://:***@k/0 too"},
+  };
+  for (const auto& [in, want] : table) BOOST_TEST(wg::redact(in) == want, in);
+}
+
+BOOST_AUTO_TEST_CASE(log_fields_hide_url_passwords) {
+  std::string out;
+  wg::log::Field("redis", "redis://:hunter2@127.0.0.1:6379/0").append_to(out);
+  BOOST_TEST(out == R"("redis":"redis://:***@127.0.0.1:6379/0")");
 }
 
 BOOST_AUTO_TEST_CASE(log_levels_parse_and_filter) {

@@ -707,20 +707,16 @@ BOOST_AUTO_TEST_CASE(check_config_masks_the_url_password) {
   Args env{};
   auto inv = cfg::parse_invocation(argv.argc(), argv.data(), env.data());
   BOOST_TEST((inv.action == cfg::Action::check_config));
-  BOOST_TEST(inv.config.redis.url == "redis://app:***@cache.local:6379/0");
   const std::string printed = cfg::to_toml(inv.config, cfg::Secrets::redact);
   BOOST_TEST(contains(printed, "url = \"redis://app:***@cache.local:6379/0\""));
   BOOST_TEST(!contains(printed, "s3cret"));
 
-  // Running keeps the real URL; a URL without a password is printed as it is.
-  Args run{"gw", "--upstream", "http://127.0.0.1:1", "--redis", "rediss://:pw@h:1/2"};
-  BOOST_TEST(cfg::parse_invocation(run.argc(), run.data(), env.data()).config.redis.url ==
-             "rediss://:pw@h:1/2");
-  Args check_plain{"gw",      "--check-config",   "--upstream", "http://127.0.0.1:1",
-                   "--redis", "redis://app@h:1/2"};
-  BOOST_TEST(
-      cfg::parse_invocation(check_plain.argc(), check_plain.data(), env.data()).config.redis.url ==
-      "redis://app@h:1/2");
+  // Only the printed text is masked: the configuration keeps the real URL, and a URL without
+  // a password is printed as it is.
+  BOOST_TEST(inv.config.redis.url == "redis://app:s3cret@cache.local:6379/0");
+  cfg::Config plain = inv.config;
+  plain.redis.url = "redis://app@h:1/2";
+  BOOST_TEST(contains(cfg::to_toml(plain, cfg::Secrets::redact), "url = \"redis://app@h:1/2\""));
 }
 
 BOOST_AUTO_TEST_CASE(usage_names_the_password_variable) {

@@ -60,6 +60,20 @@ BOOST_AUTO_TEST_CASE(refill_after_advancing_time) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(a_refunded_token_can_be_taken_again_and_never_overfills) {
+  RateLimiter limiter(1.0, 2);
+  auto client = addr("198.51.100.7");
+  BOOST_TEST(allowed_in_a_row(limiter, client, kStart, 5) == 2);
+  limiter.refund(client, kStart);
+  BOOST_TEST(allowed_in_a_row(limiter, client, kStart, 5) == 1);
+  // Refunds past a full bucket give nothing more than the burst.
+  for (int i = 0; i < 5; ++i) limiter.refund(client, kStart);
+  BOOST_TEST(allowed_in_a_row(limiter, client, kStart, 5) == 2);
+  // A client never seen has nothing to get back, and is not tracked for it.
+  limiter.refund(addr("198.51.100.9"), kStart);
+  BOOST_TEST(limiter.tracked() == 1u);
+}
+
 BOOST_AUTO_TEST_CASE(retry_after_values) {
   auto client = addr("198.51.100.7");
   {

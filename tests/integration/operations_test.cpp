@@ -5,9 +5,12 @@
 // traffic sent, readiness that follows Redis, the admin listener's token rules, the access log
 // and events, SIGHUP reloads and SIGTERM draining.
 
+#include <fcntl.h>
 #include <signal.h>
 #include <simdjson.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -126,10 +129,13 @@ double metric(const std::vector<Sample>& samples, const std::string& name,
 
 class GatewayRun {
  public:
+  // `env`: more environment variables; `stdout_path`: where stdout goes instead of a file of
+  // its own (e.g. a FIFO the test reads).
   GatewayRun(const std::string& upstream_url, const std::string& redis_url,
-             const std::string& config_toml, std::vector<std::string> extra_args = {}) {
+             const std::string& config_toml, std::vector<std::string> extra_args = {},
+             std::map<std::string, std::string> env = {}, std::string stdout_path = "") {
     config_path_ = dir_.write("gateway.toml", config_toml);
-    stdout_path_ = dir_.file("stdout.log");
+    stdout_path_ = stdout_path.empty() ? dir_.file("stdout.log") : std::move(stdout_path);
     // Through a shell only to send stdout to its own file; exec keeps signals going to the
     // gateway itself.
     std::vector<std::string> argv{"/bin/sh", "-c", "exec \"$@\" >\"$OPS_TEST_STDOUT\"", "sh"};
@@ -137,7 +143,8 @@ class GatewayRun {
     argv.push_back("--config");
     argv.push_back(config_path_);
     for (auto& a : extra_args) argv.push_back(a);
-    process_.emplace(argv, std::map<std::string, std::string>{{"OPS_TEST_STDOUT", stdout_path_}});
+    env["OPS_TEST_STDOUT"] = stdout_path_;
+    process_.emplace(argv, std::move(env));
     auto port = listening_port(*process_, "public");
     auto admin = listening_port(*process_, "admin");
     if (!port || !admin) throw std::runtime_error("gateway did not start: " + process_->output());
@@ -725,4 +732,238 @@ BOOST_AUTO_TEST_CASE(workers_share_the_port_coalesce_misses_and_all_hear_purges)
   BOOST_TEST(gw.admin(entry, auth).body.find("\"l1\":{\"cached\":false}") != std::string::npos);
   for (int i = 0; i < 8; ++i) BOOST_TEST(gw.get(widget_path(ids[0])).status == 200);
   BOOST_TEST(stub.stats().total == 2u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Faults and secrets.
+
+namespace {
+
+// Runs `argv` to its end and returns what it printed (stdout and stderr).
+std::string output_of(std::vector<std::string> argv, std::map<std::string, std::string> env = {}) {
+  ChildProcess process(std::move(argv), std::move(env));
+  process.wait_exit(20s);
+  return process.output();
+}
+
+// Every line of `text` that carries one of `secrets`.
+std::string lines_with_secrets(const std::string& text, const std::vector<std::string>& secrets) {
+  std::string found;
+  for (const std::string& line : lines_of(text)) {
+    for (const std::string& secret : secrets) {
+      if (line.find(secret) != std::string::npos) found += line + "\n";
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(no_output_of_a_whole_session_carries_a_password_or_token) {
+  const std::string url_password = "UrlPw-9f3a";    // the default user's, in the URL
+  const std::string user_password = "UserPw-71c2";  // ACL user app's, in the URL
+  const std::string env_password = "EnvPw-5e08";    // ACL user env's, by WG_REDIS_PASSWORD
+  const std::string file_password = "FilePw-c44d";  // ACL user file's, by redis.password_file
+  const std::string token = "AdminTok-2b6e";
+  const std::vector<std::string> secrets{url_password, user_password, env_password, file_password,
+                                         token};
+  RedisOptions options;
+  options.requirepass = url_password;
+  options.users = {{"app", "on", ">" + user_password, "~*", "&*", "+@all"},
+                   {"env", "on", ">" + env_password, "~*", "&*", "+@all"},
+                   {"file", "on", ">" + file_password, "~*", "&*", "+@all"}};
+  RedisServer redis(options);
+  Stub stub;
+  auto ids = widget_ids(stub, 2);
+  TempDir dir;
+  const std::string password_file = dir.write("redis-password", file_password + "\n");
+  const std::string host = "127.0.0.1:" + std::to_string(redis.port());
+  const std::string admin_config = "[admin]\ntoken = \"" + token + "\"\n";
+  const std::string file_config = "[redis]\npassword_file = \"" + password_file + "\"\n";
+
+  struct Form {
+    const char* what;
+    std::string redis_url;
+    std::vector<std::string> args;
+    std::map<std::string, std::string> env;
+    std::string config;
+  };
+  const Form forms[] = {
+      {"password in the URL, token by flag",
+       "redis://:" + url_password + "@" + host + "/0",
+       {"--admin-token", token},
+       {},
+       ""},
+      {"user and password in the URL, token in the file",
+       "redis://app:" + user_password + "@" + host + "/0",
+       {},
+       {},
+       admin_config},
+      {"WG_REDIS_PASSWORD, token by WG_ADMIN_TOKEN",
+       "redis://env@" + host + "/0",
+       {},
+       {{"WG_REDIS_PASSWORD", env_password}, {"WG_ADMIN_TOKEN", token}},
+       ""},
+      {"redis.password_file",
+       "redis://file@" + host + "/0",
+       {"--admin-token", token},
+       {},
+       file_config},
+  };
+  const std::map<std::string, std::string> bearer{{"Authorization", "Bearer " + token}};
+  for (const Form& form : forms) {
+    BOOST_TEST_CONTEXT(form.what) {
+      auto env = form.env;
+      env["WG_LOG_LEVEL"] = "debug";
+      std::string seen;  // every answer the gateway gave
+      {
+        GatewayRun gw(stub.base_url(), form.redis_url, form.config + "[log]\nlevel = \"debug\"\n",
+                      form.args, env);
+        BOOST_REQUIRE_MESSAGE(gw.wait_redis_up(), gw.events());
+        auto keep = [&seen](const HttpResponse& r) {
+          seen += std::to_string(r.status) + " " + r.body + "\n";
+          for (const auto& [name, value] : r.headers) seen += name + ": " + value + "\n";
+        };
+        keep(gw.get(widget_path(ids[0])));
+        keep(gw.get(widget_path(ids[0])));
+        keep(gw.get("/nope"));
+        keep(gw.get(reviews_path(ids[1], "limit=bad")));
+        keep(gw.admin("/admin/quota", bearer));
+        keep(gw.admin("/admin/quota", {{"Authorization", "Bearer wrong"}}));
+        keep(gw.admin("/admin/entry?widget=" + ids[0], bearer));
+        keep(http_request(gw.admin_port(), "POST", "/admin/purge?widget=" + ids[0], bearer));
+        keep(gw.admin("/readyz"));
+        gw.process().signal(SIGHUP);
+        BOOST_TEST(gw.wait_for_event("reloaded", 1));
+        // A Redis failure: the errors and reconnections are logged, at every level.
+        redis.stop();
+        BOOST_TEST(gw.wait_for_event("redis_down", 1));
+        keep(gw.get(widget_path(ids[1])));
+        keep(gw.admin("/readyz"));
+        redis.start();
+        BOOST_TEST(gw.wait_redis_up());
+        keep(gw.get(widget_path(ids[1])));
+        keep(gw.admin("/metrics"));
+        BOOST_TEST(exited_cleanly(gw.process().stop(SIGTERM)));
+        seen += gw.events() + gw.access_log();
+      }
+      std::vector<std::string> check = gateway_argv(stub.base_url(), form.redis_url);
+      check.push_back("--check-config");
+      for (const auto& a : form.args) check.push_back(a);
+      if (!form.config.empty()) {
+        check.push_back("--config");
+        check.push_back(dir.write("check.toml", form.config));
+      }
+      seen += output_of(check, form.env);
+      BOOST_TEST(lines_with_secrets(seen, secrets).empty(), lines_with_secrets(seen, secrets));
+    }
+  }
+
+  // Forms the gateway refuses to run with still print no secret: rediss:// (here with no
+  // server behind it), a password in the upstream URL's user info, and malformed URLs.
+  const std::string rediss =
+      "rediss://app:" + user_password + "@127.0.0.1:" + std::to_string(free_port()) + "/0";
+  std::vector<std::vector<std::string>> refused_or_checked{
+      gateway_argv(stub.base_url(), rediss),
+      gateway_argv("http://user:" + token + "@127.0.0.1:" + std::to_string(stub.port()),
+                   redis.url()),
+      gateway_argv("http://user:" + token + "@127.0.0.1:bad port", redis.url()),
+      gateway_argv(stub.base_url(), "redis://:" + url_password + "@127.0.0.1:bad port/0"),
+  };
+  std::string seen;
+  for (auto argv : refused_or_checked) {
+    auto checked = argv;
+    checked.push_back("--check-config");
+    seen += output_of(checked);
+    argv.insert(argv.end(), {"--log-level", "debug"});
+    ChildProcess run(argv);
+    run.wait_for_line("\"event\":\"started\"", 5s);  // or its refusal
+    run.stop(SIGTERM);
+    seen += run.output();
+  }
+  BOOST_TEST(seen.find("***") != std::string::npos);  // the URLs were shown, masked
+  BOOST_TEST(lines_with_secrets(seen, secrets).empty(), lines_with_secrets(seen, secrets));
+}
+
+BOOST_AUTO_TEST_CASE(a_closed_standard_output_never_stops_the_process) {
+  Stub stub;
+  auto ids = widget_ids(stub, 2);
+  TempDir dir;
+  const std::string fifo = dir.file("stdout.fifo");
+  BOOST_REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // The reader first, so that the gateway's open for writing does not block.
+  int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);  // not the child's
+  BOOST_REQUIRE(reader >= 0);
+  GatewayRun gw(stub.base_url(), "redis://127.0.0.1:" + std::to_string(free_port()) + "/0", "", {},
+                {}, fifo);
+  BOOST_TEST(gw.get(widget_path(ids[0])).status == 200);
+  // The access log line arrives through the pipe; then its reader goes away.
+  std::string got;
+  BOOST_TEST(eventually([&] {
+    char buf[4096];
+    const ssize_t n = ::read(reader, buf, sizeof buf);
+    if (n > 0) got.append(buf, static_cast<std::size_t>(n));
+    return got.find('\n') != std::string::npos;
+  }));
+  ::close(reader);
+
+  for (int i = 0; i < 50; ++i) {
+    BOOST_TEST_CONTEXT("request " << i) {
+      BOOST_REQUIRE(gw.get(widget_path(ids[i % 2])).status == 200);
+    }
+  }
+  BOOST_TEST(gw.wait_for_event("access_log_write_failed"));
+  BOOST_TEST(gw.process().running());
+  BOOST_TEST(gw.get("/healthz").status == 200);
+  BOOST_TEST(exited_cleanly(gw.process().stop(SIGTERM)), gw.events());
+}
+
+BOOST_AUTO_TEST_CASE(sighup_racing_sigterm_always_stops_cleanly) {
+  Stub stub;
+  auto ids = widget_ids(stub, 1);
+  RedisServer redis;
+  for (int i = 0; i < 20; ++i) {
+    BOOST_TEST_CONTEXT("round " << i) {
+      GatewayRun gw(stub.base_url(), redis.url(), "[cache]\nl1_max_bytes = 1000000\n");
+      BOOST_TEST(gw.get(widget_path(ids[0])).status == 200);
+      // Reloads queued behind one another, the drain starting while they run.
+      gw.process().signal(SIGHUP);
+      gw.process().signal(SIGHUP);
+      if (i % 2 == 1) gw.process().signal(SIGHUP);
+      gw.process().signal(SIGTERM);
+      gw.process().signal(SIGHUP);
+      const int status = gw.process().wait_exit(30s);
+      BOOST_TEST(exited_cleanly(status), "exit status " << status << "\n" << gw.events());
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(readiness_is_503_while_nothing_can_be_served) {
+  // A quota limit and Redis unreachable from the start: no cache, no lease.
+  Stub stub;
+  auto ids = widget_ids(stub, 1);
+  const std::uint16_t redis_port = free_port();
+  GatewayRun gw(stub.base_url(), "redis://127.0.0.1:" + std::to_string(redis_port) + "/0",
+                "[quota]\nmonthly_limit = 1000\n");
+  for (std::uint16_t port : {gw.port(), gw.admin_port()}) {
+    auto ready = http_get(port, "/readyz");
+    BOOST_TEST(ready.status == 503);
+    BOOST_TEST(ready.body ==
+               R"({"status":"degraded","redis":"down","upstream":"ok","quota":"normal"})");
+  }
+  BOOST_TEST(gw.get(widget_path(ids[0])).status == 503);
+  BOOST_TEST(stub.stats().total == 0u);
+
+  // Redis appears: ready; and once it goes again, the copy in L1 still serves: 200 degraded.
+  RedisServer redis(redis_port);
+  BOOST_REQUIRE(gw.wait_redis_up());
+  BOOST_TEST(gw.admin("/readyz").status == 200);
+  BOOST_TEST(gw.get(widget_path(ids[0])).status == 200);
+  redis.stop();
+  BOOST_REQUIRE(eventually(
+      [&] { return gw.admin("/readyz").body.find("\"redis\":\"down\"") != std::string::npos; }));
+  auto degraded = gw.admin("/readyz");
+  BOOST_TEST(degraded.status == 200);
+  BOOST_TEST(degraded.body.find("\"status\":\"degraded\"") != std::string::npos);
+  BOOST_TEST(exited_cleanly(gw.process().stop(SIGTERM)));
 }

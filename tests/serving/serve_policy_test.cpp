@@ -434,6 +434,38 @@ BOOST_AUTO_TEST_CASE(failures_are_classified_in_one_place) {
              std::string_view::npos);
 }
 
+BOOST_AUTO_TEST_CASE(an_unknown_id_token_goes_back_when_its_request_never_reached_upstream) {
+  const RequestFacts unknown =
+      admitted(with_client_limits(cleared(facts(Shape::widget, Own::l1_and_l2, nullptr))));
+  RequestFacts known = unknown;
+  known.widget_known = true;
+  RequestFacts reached = failed(unknown, Failure::upstream);
+  reached.upstream_reached = true;
+  RequestFacts not_admitted = failed(unknown, Failure::refused);
+  not_admitted.admitted = false;
+  RequestFacts admin = failed(unknown, Failure::upstream);  // the admin listener: no limits
+  admin.client_limits = false;
+  admin.admitted = false;
+  const struct {
+    const char* what;
+    RequestFacts facts;
+    bool refund;
+  } rows[] = {
+      {"failed before upstream (quota unavailable, Redis down)", failed(unknown, Failure::upstream),
+       true},
+      {"quota exhausted at the fetch", failed(unknown, Failure::quota_exhausted), true},
+      {"paced by the guard", failed(unknown, Failure::paced), true},
+      {"upstream answered with an error", reached, false},
+      {"not failed", unknown, false},
+      {"a known widget took no unknown-id token", failed(known, Failure::upstream), false},
+      {"refused by the client's limits: nothing was taken", not_admitted, false},
+      {"no client limits", admin, false},
+  };
+  for (const auto& row : rows) {
+    BOOST_TEST(refunds_unknown_token(row.facts) == row.refund, row.what);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(the_guard_paces_past_the_bound_plus_the_slack) {
   BOOST_TEST(!widget_paced(0, 1, 0));
   BOOST_TEST(widget_paced(1, 1, 0));

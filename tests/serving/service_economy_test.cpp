@@ -51,6 +51,7 @@ struct RefuseAll : Admission {
     retry_after = std::chrono::seconds(7);
     return false;
   }
+  void refund_unknown() override {}
 };
 
 Served serve_refused(ServiceFixture& f, api::ApiRequest request, Admission& admission) {

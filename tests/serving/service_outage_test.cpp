@@ -23,9 +23,36 @@ void open_the_circuit(ServiceFixture& f) {
   BOOST_REQUIRE((f.main().breaker.state() == State::open));
 }
 
+// Admits every client and counts the unknown-id tokens taken and given back.
+struct CountingAdmission : Admission {
+  bool admit(std::chrono::seconds&) override { return true; }
+  bool admit_unknown(std::chrono::seconds&) override {
+    ++unknown_taken;
+    return true;
+  }
+  void refund_unknown() override { ++unknown_refunded; }
+  int unknown_taken = 0;
+  int unknown_refunded = 0;
+};
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(outage)
+
+BOOST_AUTO_TEST_CASE(with_redis_down_a_request_that_never_reached_upstream_costs_no_unknown_token) {
+  // A quota limit and no lease yet: with Redis stopped nothing may go upstream.
+  ServiceFixture f([](config::Config& config) { config.quota.monthly_limit = 100000; });
+  f.redis_server.stop();
+  BOOST_REQUIRE(ServiceFixture::eventually([&] { return !f.main().redis.connected(); }));
+
+  CountingAdmission admission;
+  const api::ApiRequest request = f.widget(3);  // outlives the coroutine that reads it
+  const Served failed = f.run<Served>([&]() { return f.service().serve(request, &admission); });
+  BOOST_TEST(!failed.ok());
+  BOOST_TEST(f.upstream_calls() == 0u);
+  BOOST_TEST(admission.unknown_taken == 1);
+  BOOST_TEST(admission.unknown_refunded == 1);
+}
 
 BOOST_AUTO_TEST_CASE(with_the_circuit_open_stale_copies_cost_no_redis_and_no_refresh) {
   ServiceFixture f;

@@ -52,6 +52,10 @@ class RateLimiter {
   // Takes one token from `client`'s bucket if there is one.
   Decision acquire(const boost::asio::ip::address& client, SteadyTime now);
 
+  // Gives back the token acquire() took for `client`, when what it paid for did not happen. A
+  // client forgotten since gets nothing back: a forgotten bucket is full anyway.
+  void refund(const boost::asio::ip::address& client, SteadyTime now);
+
   // Clients currently remembered (for metrics and tests); takes every shard lock in turn.
   std::size_t tracked() const;
 

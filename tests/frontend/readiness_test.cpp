@@ -1,0 +1,58 @@
+#define BOOST_TEST_MODULE readiness
+#include <boost/test/unit_test.hpp>
+
+#include "frontend/readiness.hpp"
+
+using wg::frontend::readiness_of;
+using wg::frontend::ReadinessFacts;
+
+namespace {
+
+struct Row {
+  const char* what;
+  ReadinessFacts facts;
+  unsigned status;
+  std::string_view word;
+};
+
+ReadinessFacts facts(bool redis_up, bool copies, bool lease, bool circuit_open = false,
+                     bool exhausted = false) {
+  ReadinessFacts f;
+  f.redis_up = redis_up;
+  f.copies_in_l1 = copies;
+  f.lease_left = lease;
+  f.circuit_open = circuit_open;
+  f.quota_exhausted = exhausted;
+  return f;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(ready_degraded_or_unavailable_by_what_can_still_serve) {
+  ReadinessFacts draining = facts(true, true, true);
+  draining.draining = true;
+  const Row rows[] = {
+      {"all well", facts(true, false, true), 200, "ready"},
+      {"Redis up, quota limit without a lease: Redis leases", facts(true, false, false), 200,
+       "ready"},
+      {"Redis up, circuit open: the cache serves", facts(true, false, true, true), 200, "degraded"},
+      {"Redis up, quota exhausted: the cache serves", facts(true, false, false, false, true), 200,
+       "degraded"},
+      {"no Redis, unlimited quota or a lease: upstream serves", facts(false, false, true), 200,
+       "degraded"},
+      {"no Redis, copies in L1", facts(false, true, false), 200, "degraded"},
+      {"no Redis, no copy, no lease: nothing", facts(false, false, false), 503, "degraded"},
+      {"no Redis, no copy, circuit open", facts(false, false, true, true), 503, "degraded"},
+      {"no Redis, no copy, quota exhausted", facts(false, false, true, false, true), 503,
+       "degraded"},
+      {"no Redis, copies in L1, circuit open", facts(false, true, true, true), 200, "degraded"},
+      {"draining", draining, 503, "draining"},
+  };
+  for (const Row& row : rows) {
+    BOOST_TEST_CONTEXT(row.what) {
+      const auto answer = readiness_of(row.facts);
+      BOOST_TEST(answer.status == row.status);
+      BOOST_TEST(answer.word == row.word);
+    }
+  }
+}
