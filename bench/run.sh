@@ -29,6 +29,7 @@ usage() {
   cat <<'EOF'
 usage: bench/run.sh SCENARIO|all [options]
        bench/run.sh compare DIR_A DIR_B [--threshold 10%]
+       bench/run.sh soak [--duration 30m] [options]   (bench/soak.sh --help)
   SCENARIO          a name from bench/scenarios/ (without .toml) or a path to a .toml file
   --compare         also run nginx proxy_cache, Varnish and the constant-response reference
   --systems LIST    comma-separated subset of gateway,nginx,varnish,constant
@@ -242,6 +243,10 @@ AWK
 if [[ ${1:-} == compare ]]; then
   shift
   compare_main "$@"
+fi
+if [[ ${1:-} == soak ]]; then  # bench/soak.sh: a long run under faults, judged on growth
+  shift
+  exec "$BENCH_DIR/soak.sh" "$@"
 fi
 
 # ----------------------------------------------------------------------------- arguments
@@ -461,27 +466,8 @@ fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/wg-bench-run.XXXXXX")
 PIDS=()
 LAST_PID=""
-
-stop_pid() {
-  local pid=$1 i
-  [[ -n $pid ]] || return 0
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 100; i++)); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.05
-    done
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  wait "$pid" 2>/dev/null || true
-  forget_pid "$pid"
-}
-
-forget_pid() {
-  local kept=() p
-  for p in "${PIDS[@]}"; do [[ $p == "$1" ]] || kept+=("$p"); done
-  PIDS=("${kept[@]}")
-}
+# shellcheck source-path=SCRIPTDIR source=lib/processes.sh
+source "$BENCH_DIR/lib/processes.sh"
 
 cleanup() {
   local status=$?
@@ -493,72 +479,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'log "failed: line $LINENO: $BASH_COMMAND"' ERR
 trap 'exit 130' INT TERM
-
-# start_bg LOGFILE COMMAND...: starts in the background, sets LAST_PID.
-start_bg() {
-  local logfile=$1
-  shift
-  # Truncated here, not by the child's redirection: that runs after the fork, and a reader
-  # started right away could still see the previous process's lines (its port).
-  : >"$logfile"
-  "$@" >>"$logfile" 2>&1 &
-  LAST_PID=$!
-  PIDS+=("$LAST_PID")
-}
-
-# The port of a "listening" line (the gateway's, the stub's and wg-bench's format).
-listen_port() {
-  local file=$1 listener=$2 pid=$3 line i
-  for ((i = 0; i < 300; i++)); do
-    line=$(grep -o "\"listener\":\"$listener\",\"address\":\"[^\"]*\"" "$file" 2>/dev/null | head -n 1 || true)
-    if [[ -n $line ]]; then
-      line=${line%\"}
-      echo "${line##*:}"
-      return 0
-    fi
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.05
-  done
-  log "no listening line for $listener in $file:"
-  tail -n 20 "$file" >&2 || true
-  return 1
-}
-
-wait_port() {
-  local port=$1 i
-  for ((i = 0; i < 300; i++)); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
-    sleep 0.05
-  done
-  return 1
-}
-
-# A loopback port nobody listens on right now (for servers that cannot bind port 0 and report),
-# below the kernel's ephemeral range so that no outgoing connection can be holding it.
-EPHEMERAL_LOW=$(awk '{ print $1 }' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
-((EPHEMERAL_LOW > 12000)) || EPHEMERAL_LOW=32768
-free_port() {
-  local port i
-  for ((i = 0; i < 200; i++)); do
-    port=$((10000 + RANDOM % (EPHEMERAL_LOW - 10000)))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-      echo "$port"
-      return 0
-    fi
-  done
-  return 1
-}
-
-http() { curl -s --noproxy '*' --max-time 10 "$@"; }
-
-peak_rss_kb() {
-  local total=0 p v
-  for p in "$1" $(pgrep -P "$1" 2>/dev/null || true); do
-    v=$(awk '/^VmHWM:/ {print $2}' "/proc/$p/status" 2>/dev/null || true)
-    total=$((total + ${v:-0}))
-  done
-  echo "$total"
-}
 
 # --- redis-server
 REDIS_PID=""

@@ -64,6 +64,27 @@ void append_series(std::string& out, const ReportContext& c, const LoadResult& r
   out += series.size() ? "\n  ]},\n" : "]},\n";
 }
 
+// The same series a minute at a time, each minute's histogram merged from its seconds: exact
+// percentiles per minute for long runs (the soak plots them), where seconds are too noisy.
+void append_minutes(std::string& out, const TimeSeries& series) {
+  constexpr std::size_t kSecondsPerMinute = 60;
+  out += "  \"minutes\": [";
+  for (std::size_t first = 0; first < series.size(); first += kSecondsPerMinute) {
+    SecondStats minute;
+    const std::size_t last = std::min(series.size(), first + kSecondsPerMinute);
+    for (std::size_t i = first; i < last; ++i) minute.merge(series.second(i));
+    out += first ? ",\n    " : "\n    ";
+    out += "{\"minute\": " + std::to_string(first / kSecondsPerMinute) +
+           ", \"seconds\": " + std::to_string(last - first) +
+           ", \"responses\": " + std::to_string(minute.responses) +
+           ", \"errors\": " + std::to_string(minute.errors) +
+           ", \"p50_us\": " + micros(minute.latency.value_at(0.5)) +
+           ", \"p99_us\": " + micros(minute.latency.value_at(0.99)) +
+           ", \"max_us\": " + micros(minute.latency.max()) + "}";
+  }
+  out += series.size() ? "\n  ],\n" : "],\n";
+}
+
 // Every non-empty bucket as [lowest, highest, count], nanoseconds.
 void append_histogram(std::string& out, const Histogram& h) {
   out += "  \"histogram\": {\"unit\": \"ns\", \"sub_bucket_bits\": " +
@@ -187,6 +208,7 @@ std::string to_json(const ReportContext& c, const LoadResult& r, const RunFigure
          ", \"max_lateness_us\": " + micros(s.max_lateness_ns) + "},\n";
   append_roles(out, s);
   append_series(out, c, r);
+  append_minutes(out, r.stats.series);
   append_histogram(out, s.latency);
   out += "}\n";
   return out;

@@ -269,6 +269,12 @@ reviews = 0
   BOOST_TEST(seconds.size() >= 4u);
   BOOST_TEST(answered == u64(r, "/whole_run/responses"));
   BOOST_TEST(offered_total == 40u);
+  // A minute at a time: the same answers (a run this short is one minute).
+  simdjson::dom::array minutes;
+  BOOST_TEST_REQUIRE(r.at_pointer("/minutes").get_array().get(minutes) == simdjson::SUCCESS);
+  BOOST_TEST(minutes.size() == 1u);
+  BOOST_TEST(u64(r, "/minutes/0/responses") == answered);
+  BOOST_TEST(u64(r, "/minutes/0/seconds") == seconds.size());
   // The full histogram: its buckets hold every measured answer; the .hgrm ends at 100 %.
   std::uint64_t in_buckets = 0;
   simdjson::dom::array buckets;

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -281,6 +282,61 @@ BOOST_AUTO_TEST_CASE(writes_one_folder_and_leaves_tracked_files_alone) {
 
   // The folder compares with itself: same figures, no regression.
   BOOST_TEST(run_script({"compare", out, out}).exit_code == 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// Two minutes of the soak (bench/run.sh soak) with every fault compressed into them: two Redis
+// SIGKILLs, an upstream outage, SIGHUPs. The soak judges itself (growth, canaries, the quota
+// counter against the stub's count) and exits 0 only when all held; this checks it ran the whole
+// schedule and wrote its figures. Its own ctest test, skipped (77) when a tool is absent.
+BOOST_AUTO_TEST_SUITE(soak)
+
+BOOST_AUTO_TEST_CASE(two_minutes_under_every_fault_pass_and_leave_figures) {
+  for (const char* tool : {"redis-server", "redis-cli", "curl"}) {
+    if (!on_path(tool)) {
+      std::cout << "skipped: " << tool << " is not installed (deploy/install-deps.sh)" << std::endl;
+      std::_Exit(77);
+    }
+  }
+  TempDir dir;
+  const std::string out = dir.file("soak");
+  const std::string build_dir = fs::path(WG_BIN_DIR).parent_path().string();
+  // A sanitizer build's quarantine would count as growth: keep it small for this run.
+  std::map<std::string, std::string> env;
+  if (const char* asan = std::getenv("ASAN_OPTIONS")) {
+    env["ASAN_OPTIONS"] = std::string(asan) + ":quarantine_size_mb=16";
+  }
+  ChildProcess child({"bash", kRunScript, "soak", "--duration", "2m", "--rate", "200", "--settle",
+                      "30s", "--redis-every", "40s", "--redis-down-for", "5s", "--outage-every",
+                      "50s", "--outage-for", "10s", "--sighup-every", "15s", "--sample-every", "5s",
+                      "--quiet", "20s", "--no-build", "--no-install", "--build-dir", build_dir,
+                      "--out", out},
+                     env);
+  const int status = child.wait_exit(300s);
+  BOOST_TEST_MESSAGE(child.output());
+  BOOST_TEST_REQUIRE((status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0),
+                     "the soak failed:\n" << child.output());
+
+  const std::string summary = read_file(out + "/summary.md");
+  BOOST_TEST(summary.find("## Verdict: passed") != std::string::npos);
+  const std::string faults = read_file(out + "/faults.tsv");
+  for (const char* fault : {"redis-server SIGKILLed", "redis-server restarted",
+                            "upstream outage", "upstream back", "SIGHUP to both gateways"}) {
+    BOOST_TEST(faults.find(fault) != std::string::npos, fault);
+  }
+  // Minutes 0 and 1 (and perhaps a last partial one), each with both instances' figures.
+  const auto minutes = lines_of(read_file(out + "/minutes.tsv"));
+  BOOST_TEST_REQUIRE(minutes.size() >= 3u);
+  for (std::size_t i = 1; i < minutes.size(); ++i) {
+    const auto fields = fields_of(minutes[i]);
+    BOOST_TEST_REQUIRE(fields.size() == 10u);
+    BOOST_TEST(std::atof(fields[1].c_str()) > 0.0, "RSS less cache, minute " << fields[0]);
+    BOOST_TEST(std::atoi(fields[3].c_str()) > 0, "fds, minute " << fields[0]);
+  }
+  // Canaries were asked on both instances all along.
+  const auto canaries = lines_of(read_file(out + "/canaries.tsv"));
+  BOOST_TEST(canaries.size() > 100u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
