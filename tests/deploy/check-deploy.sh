@@ -8,7 +8,7 @@
 set -euo pipefail
 
 if (($# < 2)); then
-  echo "usage: $0 yamllint|k8s|shellcheck|systemd|references|runtime-libs|healthcheck ROOT" \
+  echo "usage: $0 yamllint|k8s|shellcheck|systemd|references|runtime-libs|healthcheck|quickstart ROOT" \
     "[BINARY...]" >&2
   exit 2
 fi
@@ -218,6 +218,78 @@ check_healthcheck() {
   ((failed == 0))
 }
 
+# deploy/quickstart.sh as a user runs it, stopped with Ctrl-C: SIGINT to its whole process
+# group, as a terminal sends it. The gateway must drain and give its lease back to a Redis that
+# is still there (no warning at all), and every process must be gone afterwards.
+check_quickstart() {
+  local build_dir=${1:-}
+  if [[ ! -x $build_dir/bin/widget-gateway || ! -x $build_dir/bin/widget-upstream-stub ]]; then
+    echo "FAIL: the gateway and the stub are not built in ${build_dir:-(none given)}" >&2
+    exit 1
+  fi
+  need redis-server redis-server
+  # A base port whose four ports (base, +1, +999, +1010) nobody listens on.
+  local base="" candidate offset busy
+  for _ in $(seq 50); do
+    candidate=$((20000 + RANDOM % 9000))
+    busy=0
+    for offset in 0 1 999 1010; do
+      if (exec 3<>"/dev/tcp/127.0.0.1/$((candidate + offset))") 2>/dev/null; then busy=1; fi
+    done
+    if ((busy == 0)); then base=$candidate; break; fi
+  done
+  [[ -n $base ]] || { echo "FAIL: no free base port" >&2; exit 1; }
+  local work pid
+  work=$(mktemp -d)
+  # Its own session and process group, with SIGINT at its default (a job started from a
+  # script inherits SIGINT ignored, and bash could not trap it).
+  setsid python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])' bash "$root/deploy/quickstart.sh" --port "$base" \
+    --no-build --build-dir "$build_dir" >"$work/out" 2>&1 &
+  pid=$!
+  # shellcheck disable=SC2064  # expand now: both are local to this function
+  trap "kill -KILL -- -$pid 2>/dev/null || true; pkill -KILL -f -- '--port $base' || true; rm -rf '$work'" EXIT
+  local url="" i
+  for ((i = 0; i < 300; i++)); do
+    url=$(sed -nE 's/^ *widget data +(http:[^ ]+).*/\1/p' "$work/out")
+    [[ -n $url ]] && (exec 3<>"/dev/tcp/127.0.0.1/$base") 2>/dev/null && break
+    url=""
+    sleep 0.1
+  done
+  if [[ -z $url ]]; then
+    echo "FAIL: quickstart did not come up: $(cat "$work/out")" >&2
+    exit 1
+  fi
+  local failed=0 code
+  code=$(curl -s --noproxy '*' --max-time 10 -o /dev/null -w '%{http_code}' "$url" || true)
+  [[ $code == 200 ]] || { echo "FAIL: the widget data answered $code" >&2; failed=1; }
+  kill -INT -- "-$pid"
+  for ((i = 0; i < 400; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "FAIL: quickstart still runs 40 s after Ctrl-C" >&2
+    failed=1
+  fi
+  wait "$pid" || { echo "FAIL: quickstart exited $? on Ctrl-C" >&2; failed=1; }
+  grep -q '"event":"stopped"' "$work/out" || { echo "FAIL: the gateway never logged stopped" >&2; failed=1; }
+  if grep -E '"level":"(warn|error)"' "$work/out" >&2; then
+    echo "FAIL: warnings or errors while stopping (above)" >&2
+    failed=1
+  fi
+  local offset
+  for offset in 0 1 999 1010; do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$((base + offset))") 2>/dev/null; then
+      echo "FAIL: port $((base + offset)) still listens after Ctrl-C" >&2
+      failed=1
+    fi
+  done
+  ((failed == 0)) || { cat "$work/out" >&2; exit 1; }
+  echo "quickstart: Ctrl-C stopped the gateway, then the stub and Redis, without a warning"
+}
+
 case "$mode" in
   yamllint) check_yamllint ;;
   k8s) run_python_check k8s ;;
@@ -226,6 +298,7 @@ case "$mode" in
   systemd) check_systemd ;;
   runtime-libs) check_runtime_libs "$@" ;;
   healthcheck) check_healthcheck "$@" ;;
+  quickstart) check_quickstart "$@" ;;
   *)
     echo "unknown mode $mode" >&2
     exit 2
