@@ -111,9 +111,13 @@ void Worker::record_answer(const Attempt& attempt, SteadyTime done, unsigned sta
   ++stats.requests;
   ++stats.responses;
   stats.bytes_received += bytes_received;
-  ++stats.status[std::min<std::size_t>(status, stats.status.size() - 1)];
+  const std::size_t code = std::min<std::size_t>(status, stats.status.size() - 1);
+  ++stats.status[code];
   const bool expected = status_expected(*attempt.request, status);
-  if (!expected) ++stats.unexpected_status;
+  if (!expected) {
+    ++stats.unexpected_status;
+    ++stats.unexpected_by_status[code];
+  }
   stats.latency.record(latency);
   RoleStats& role = stats.roles[static_cast<std::size_t>(attempt.request->role)];
   ++role.requests;

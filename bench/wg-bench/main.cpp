@@ -362,7 +362,10 @@ int run(const Args& args) {
     usage_error("--cacert and --tls-server-name apply to https:// targets only");
   }
 
-  const auto requests = build_requests(scenario, widgets_for(args, scenario), target->host_header);
+  const auto widgets = widgets_for(args, scenario);
+  const std::string short_ids =
+      args.ids_file ? short_id_list_warning(widgets.size(), scenario) : std::string();
+  const auto requests = build_requests(scenario, widgets, target->host_header);
   LoadOptions options;
   options.target = *target;
   options.protocol = args.http2 ? Protocol::h2 : Protocol::http1;
@@ -398,6 +401,7 @@ int run(const Args& args) {
     const Assessment assessment = assess(figures, result.stats);
     verdict.status = assessment.status;
     verdict.warnings = assessment.warnings;
+    if (!short_ids.empty()) verdict.warnings.insert(verdict.warnings.begin(), short_ids);
     verdict.crossed = crossed(conditions, figures);
     if (!verdict.crossed.empty() && verdict.status == ExitStatus::ok) {
       verdict.status = ExitStatus::threshold_crossed;

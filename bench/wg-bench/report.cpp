@@ -190,6 +190,15 @@ std::string to_json(const ReportContext& c, const LoadResult& r, const RunFigure
     first = false;
   }
   out += "},\n  \"unexpected_status\": " + std::to_string(s.unexpected_status) + ",\n";
+  out += "  \"unexpected_by_status\": {";
+  bool first_code = true;
+  for (std::size_t code = 0; code < s.unexpected_by_status.size(); ++code) {
+    if (s.unexpected_by_status[code] == 0) continue;
+    out += (first_code ? "\"" : ", \"") + std::to_string(code) +
+           "\": " + std::to_string(s.unexpected_by_status[code]);
+    first_code = false;
+  }
+  out += "},\n";
   out += "  \"errors\": {";
   for (std::size_t k = 0; k < kErrorKinds; ++k) {
     out += k == 0 ? "\"" : ", \"";
@@ -258,8 +267,11 @@ std::string human_summary(const ReportContext& c, const LoadResult& r, const Run
   for (const auto& p : kPercentiles)
     out += " " + std::string(p.name) + "=" + micros(s.latency.value_at(p.q));
   out += " max=" + micros(s.latency.max());
-  out += "; errors " + std::to_string(s.error_total()) + ", unexpected status " +
-         std::to_string(s.unexpected_status) + "\n";
+  // "errors" as --fail-if counts them: requests without an expected answer.
+  out += "; errors " + std::to_string(f.failed) + " (no answer " +
+         std::to_string(f.transport_errors) + ", unexpected status " + std::to_string(f.unexpected);
+  if (f.unexpected > 0) out += ": " + status_counts(s.unexpected_by_status);
+  out += ")\n";
   if (s.roles[static_cast<std::size_t>(Role::walker)].requests > 0) {
     for (std::size_t i = 0; i < s.roles.size(); ++i) {
       const RoleStats& role = s.roles[i];
@@ -268,8 +280,9 @@ std::string human_summary(const ReportContext& c, const LoadResult& r, const Run
       for (const auto& p : kPercentiles)
         out += " " + std::string(p.name) + "=" + role_micros(role, p.q);
       out += " max=" + (role.responses ? micros(role.latency.max()) : "-") + "; errors " +
+             std::to_string(role.errors + role.unexpected_status) + " (no answer " +
              std::to_string(role.errors) + ", unexpected status " +
-             std::to_string(role.unexpected_status) + "\n";
+             std::to_string(role.unexpected_status) + ")\n";
     }
   }
   for (const auto& w : v.warnings) out += "wg-bench: warning: " + w + "\n";

@@ -259,4 +259,11 @@ std::vector<BenchRequest> build_requests(const Scenario& scenario,
   return out;
 }
 
+std::string short_id_list_warning(std::size_t ids, const Scenario& scenario) {
+  if (ids >= scenario.keys.widgets) return {};
+  return "--ids holds " + std::to_string(ids) + " widget ids and the scenario spreads over " +
+         std::to_string(scenario.keys.widgets) + " (keys.widgets): every request goes to those " +
+         std::to_string(ids) + ", more often each, so more of them hit than the scenario means";
+}
+
 }  // namespace wg::bench

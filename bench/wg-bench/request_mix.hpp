@@ -54,6 +54,11 @@ std::vector<BenchRequest> build_requests(const Scenario& scenario,
                                          const std::vector<WidgetInfo>& widgets,
                                          std::string_view host_header);
 
+// The warning for a list of `ids` shorter than the keys.widgets the scenario spreads over
+// (the requests then fall on fewer widgets, each more often: more hits than the scenario
+// means); empty when the list is long enough.
+std::string short_id_list_warning(std::size_t ids, const Scenario& scenario);
+
 // The walker's request target of step `step` (0, 1, ...): widgets innermost (step mod
 // min(walker.widgets, widgets.size())), then the nine platform codes, then skip (0, skip_step,
 // ... skip_max), so that even a short run walks every type and goes past the end of every list;

@@ -22,20 +22,21 @@ double share(std::uint64_t part, std::uint64_t whole) {
 }
 
 // "404 x 120, 400 x 3": the statuses answered, most frequent first (at most 4).
-std::string status_list(const RunStats& stats) {
+}  // namespace
+
+std::string status_counts(const std::array<std::uint64_t, 600>& by_status, std::size_t most) {
   std::vector<std::pair<std::uint64_t, std::size_t>> seen;
-  for (std::size_t code = 0; code < stats.status.size(); ++code) {
-    if (stats.status[code] != 0) seen.emplace_back(stats.status[code], code);
+  for (std::size_t code = 0; code < by_status.size(); ++code) {
+    if (by_status[code] != 0) seen.emplace_back(by_status[code], code);
   }
   std::sort(seen.rbegin(), seen.rend());
   std::string out;
-  for (std::size_t i = 0; i < seen.size() && i < 4; ++i) {
+  for (std::size_t i = 0; i < seen.size() && i < most; ++i) {
     out += (i ? ", " : "") + std::to_string(seen[i].second) + " x " + std::to_string(seen[i].first);
   }
+  if (seen.size() > most) out += ", ...";
   return out;
 }
-
-}  // namespace
 
 RunFigures figures_of(const LoadResult& result, LoadMode mode) {
   const RunStats& s = result.stats;
@@ -85,7 +86,8 @@ Assessment assess(const RunFigures& f, const RunStats& stats) {
   } else if (f.expected_answers == 0) {
     std::string why = "no measured request got an answer it expected";
     if (f.responses > 0) {
-      why += " (statuses: " + status_list(stats) + "; are the widget ids right? see --ids)";
+      why +=
+          " (statuses: " + status_counts(stats.status) + "; are the widget ids right? see --ids)";
     }
     a.warnings.push_back(why);
     worst(ExitStatus::no_valid_answer);
@@ -118,8 +120,9 @@ Assessment assess(const RunFigures& f, const RunStats& stats) {
                static_cast<unsigned long long>(other_errors)));
   }
   if (f.unexpected > 0 && f.expected_answers > 0) {
-    a.warnings.push_back(format("%llu answers had a status the request did not expect",
-                                static_cast<unsigned long long>(f.unexpected)));
+    a.warnings.push_back(format("%llu answers had a status the request did not expect (%s)",
+                                static_cast<unsigned long long>(f.unexpected),
+                                status_counts(stats.unexpected_by_status).c_str()));
   }
   if (stats.series.truncated()) {
     a.warnings.push_back(

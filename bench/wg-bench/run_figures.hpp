@@ -4,6 +4,7 @@
 // expected. The report prints them, --fail-if conditions test them (thresholds.hpp), and
 // assess() turns them into warnings and wg-bench's exit status.
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -45,6 +46,10 @@ struct RunFigures {
 };
 
 RunFigures figures_of(const LoadResult& result, LoadMode mode);
+
+// "429 x 20, 503 x 3": the `most` most frequent status codes of a count by code, most frequent
+// first ("..." when there are more).
+std::string status_counts(const std::array<std::uint64_t, 600>& by_status, std::size_t most = 4);
 
 struct Assessment {
   ExitStatus status = ExitStatus::ok;

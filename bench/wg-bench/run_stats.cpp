@@ -47,6 +47,9 @@ void RunStats::merge(const RunStats& o) {
   for (std::size_t i = 0; i < status.size(); ++i) status[i] += o.status[i];
   for (std::size_t i = 0; i < errors.size(); ++i) errors[i] += o.errors[i];
   unexpected_status += o.unexpected_status;
+  for (std::size_t i = 0; i < unexpected_by_status.size(); ++i) {
+    unexpected_by_status[i] += o.unexpected_by_status[i];
+  }
   bytes_sent += o.bytes_sent;
   bytes_received += o.bytes_received;
   all_requests += o.all_requests;

@@ -48,6 +48,7 @@ struct RunStats {
   std::array<std::uint64_t, 600> status{};  // by status code
   std::array<std::uint64_t, kErrorKinds> errors{};
   std::uint64_t unexpected_status = 0;
+  std::array<std::uint64_t, 600> unexpected_by_status{};  // of those, by status code
   std::uint64_t bytes_sent = 0;
   std::uint64_t bytes_received = 0;
   // Whole run, warm-up and drain included: what a server and its upstream actually saw.

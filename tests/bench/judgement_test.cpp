@@ -83,6 +83,7 @@ LoadResult result_with(std::uint64_t responses, std::uint64_t unexpected, double
   r.stats.status[200] = responses - unexpected;
   r.stats.status[404] = unexpected;
   r.stats.unexpected_status = unexpected;
+  r.stats.unexpected_by_status[404] = unexpected;
   r.stats.latency.record(1'000'000, responses);
   r.stats.sends = responses;
   r.measured_seconds = seconds;
@@ -198,6 +199,43 @@ BOOST_AUTO_TEST_CASE(conditions_hold_against_the_figures) {
   BOOST_TEST_REQUIRE(messages.size() == 2u);
   BOOST_TEST(messages[0] == "p99>0.5ms (measured 1.000 ms)");
   BOOST_TEST(messages[1].find("rate<0.95 (measured 0.500)") == 0u);
+}
+
+// What the summary calls errors is what --fail-if errors counts: both transport errors and
+// unexpected statuses, the latter broken down by code.
+BOOST_AUTO_TEST_CASE(the_summary_counts_errors_as_fail_if_does_and_names_the_codes) {
+  LoadResult r = result_with(1000, 30, 1);
+  r.stats.unexpected_by_status[404] = 20;
+  r.stats.unexpected_by_status[429] = 10;
+  r.stats.record_error(ErrorKind::timeout, true, 5);
+  const RunFigures f = figures_of(r, LoadMode::closed);
+  BOOST_TEST(holds(parse_fail_if("errors>34")[0], f));
+  BOOST_TEST(!holds(parse_fail_if("errors>35")[0], f));
+  ReportContext context;
+  context.label = "gateway";
+  const std::string summary = human_summary(context, r, f, Verdict{});
+  BOOST_TEST(summary.find("; errors 35 (no answer 5, unexpected status 30: 404 x 20, 429 x 10)") !=
+                 std::string::npos,
+             summary);
+  const Assessment a = assess(f, r.stats);
+  bool named = false;
+  for (const auto& w : a.warnings) {
+    named = named || w == "30 answers had a status the request did not expect (404 x 20, 429 x 10)";
+  }
+  BOOST_TEST(named);
+  const std::string json = to_json(context, r, f, Verdict{});
+  BOOST_TEST(json.find("\"unexpected_by_status\": {\"404\": 20, \"429\": 10}") !=
+             std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(status_counts_lists_the_most_frequent_codes_first) {
+  std::array<std::uint64_t, 600> counts{};
+  BOOST_TEST(status_counts(counts).empty());
+  counts[200] = 5;
+  counts[503] = 9;
+  counts[429] = 1;
+  BOOST_TEST(status_counts(counts) == "503 x 9, 200 x 5, 429 x 1");
+  BOOST_TEST(status_counts(counts, 2) == "503 x 9, 200 x 5, ...");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

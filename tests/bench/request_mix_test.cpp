@@ -324,3 +324,14 @@ BOOST_AUTO_TEST_CASE(anything_else_is_refused) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// A shorter --ids list than the scenario's keys.widgets is said, with both figures.
+BOOST_AUTO_TEST_CASE(a_short_id_list_is_warned_about) {
+  wg::bench::Scenario scenario;
+  scenario.keys.widgets = 10000;
+  BOOST_TEST(wg::bench::short_id_list_warning(10000, scenario).empty());
+  BOOST_TEST(wg::bench::short_id_list_warning(20000, scenario).empty());
+  const std::string warning = wg::bench::short_id_list_warning(100, scenario);
+  BOOST_TEST(warning.find("--ids holds 100 widget ids") == 0u);
+  BOOST_TEST(warning.find("spreads over 10000 (keys.widgets)") != std::string::npos);
+}
