@@ -33,6 +33,7 @@
 #include "widget_gateway/quota/lease_file.hpp"
 #include "widget_gateway/quota/quota_counter.hpp"
 #include "widget_gateway/redis/client.hpp"
+#include "widget_gateway/redis/sentinel_watcher.hpp"
 #include "widget_gateway/redis/subscriber.hpp"
 #include "widget_gateway/upstream/circuit_breaker.hpp"
 #include "worker.hpp"
@@ -127,9 +128,10 @@ std::string instance_name(RandomSource& random) {
 //
 // Threads (docs/threading.md): N io workers, each with its own io_context, public socket and
 // serving objects; and the control thread (the one calling run()), which runs the admin
-// listener, signals, the purge subscriber and a Redis connection of its own for admin work.
-// Process-wide state shared by the workers (quota, circuit breaker, purge generations,
-// metrics, access log, per-IP limiter, readiness) is thread-safe and off the hit path.
+// listener, signals, the purge subscriber, the sentinel watcher (sentinel mode) and a Redis
+// connection of its own for admin work. Process-wide state shared by the workers (quota, circuit
+// breaker, purge generations, metrics, access log, per-IP limiter, readiness) is thread-safe and
+// off the hit path.
 class Gateway final : private Workers, private SiblingCaches {
  public:
   explicit Gateway(const config::Invocation& invocation)
@@ -143,6 +145,7 @@ class Gateway final : private Workers, private SiblingCaches {
         store_(control_redis_, generations_, keys_),
         purges_(control_.get_executor(), redis_settings_, {keys_.purge_channel()},
                 [this](std::string_view, std::string_view message) { this->on_purge(message); }),
+        sentinel_watcher_(make_sentinel_watcher()),
         quota_(SystemClock::instance(), config_.quota, instance_name(DefaultRandom::instance()),
                keys_),
         breaker_(
@@ -228,6 +231,7 @@ class Gateway final : private Workers, private SiblingCaches {
     admin_server_.set_max_body_bytes(64 * 1024);
     control_redis_.start();
     purges_.start();
+    if (sentinel_watcher_) sentinel_watcher_->start();
     admin_server_.start();
     for (auto& worker : workers_) worker->start();
     asio::co_spawn(control_, report_quota(), asio::detached);
@@ -279,6 +283,7 @@ class Gateway final : private Workers, private SiblingCaches {
     co_await release_quota_lease();
     control_redis_.stop();
     purges_.stop();
+    if (sentinel_watcher_) sentinel_watcher_->stop();
     control_.stop();
   }
 
@@ -436,6 +441,22 @@ class Gateway final : private Workers, private SiblingCaches {
     note(fresh.log.access_log != config_.log.access_log, "log.access_log");
     if (!restart_needed.empty()) log::warn("reload_needs_restart", {{"sections", restart_needed}});
     log::info("reloaded", {{"file", fresh.config_file}});
+  }
+
+  // Sentinel mode: one watcher for the process, on the control thread.
+  std::unique_ptr<redis::SentinelWatcher> make_sentinel_watcher() {
+    if (!redis_settings_.sentinel) return nullptr;
+    return std::make_unique<redis::SentinelWatcher>(
+        control_.get_executor(), redis_settings_,
+        [this](const redis::PrimarySwitch& to) { use_redis_primary(to.to_host, to.to_port); });
+  }
+
+  // On the control thread (the watcher's): every Redis connection of the process follows the
+  // announced primary, each on its own thread.
+  void use_redis_primary(const std::string& host, std::uint16_t port) {
+    control_redis_.use_primary(host, port);
+    purges_.use_primary(host, port);
+    for (auto& worker : workers_) worker->use_redis_primary(host, port);
   }
 
   // On the control thread (the subscriber's).
@@ -606,6 +627,8 @@ class Gateway final : private Workers, private SiblingCaches {
   redis::Client control_redis_;
   cache::RedisStore store_;
   redis::Subscriber purges_;
+  // Sentinel mode only: hears +switch-master and moves every connection (docs/redis-client.md).
+  std::unique_ptr<redis::SentinelWatcher> sentinel_watcher_;
   quota::QuotaCounter quota_;
   upstream::CircuitBreaker breaker_;
   serving::UpstreamHold hold_;

@@ -71,4 +71,10 @@ void Worker::apply(const config::Config& config, frontend::ClientLimiters limite
   });
 }
 
+void Worker::use_redis_primary(std::string host, std::uint16_t port) {
+  asio::post(ioc_, [this, host = std::move(host), port]() mutable {
+    core_.redis.use_primary(std::move(host), port);
+  });
+}
+
 }  // namespace wg::gateway

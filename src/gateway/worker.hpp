@@ -45,6 +45,9 @@ class Worker {
   void stop(std::chrono::steady_clock::duration timeout, std::function<void()> done);
   // From any thread: applies reloadable settings on the worker's thread.
   void apply(const config::Config& config, frontend::ClientLimiters limiters);
+  // From any thread: the sentinels announced a new Redis primary; the worker's connection
+  // follows it (redis::Client::use_primary, on the worker's thread).
+  void use_redis_primary(std::string host, std::uint16_t port);
 
   boost::asio::any_io_executor executor() { return ioc_.get_executor(); }
   // Worker thread only (post to executor() from elsewhere).

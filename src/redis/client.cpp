@@ -230,6 +230,9 @@ void Client::on_state_change(std::function<void(bool)> listener) {
 void Client::on_error(std::function<void(ErrorKind)> listener) {
   impl_->on_error(std::move(listener));
 }
+void Client::use_primary(std::string host, std::uint16_t port) {
+  impl_->use_primary(std::move(host), port);
+}
 
 namespace {
 

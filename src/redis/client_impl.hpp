@@ -41,6 +41,9 @@ class ClientImpl final : public Link, public Backend {
     Link::on_error(std::move(listener));
   }
   void detach_callbacks() override { Link::detach_callbacks(); }
+  void use_primary(std::string host, std::uint16_t port) override {
+    Link::use_primary(std::move(host), port);
+  }
   // "host:port" as configured, for the cluster's map.
   const Endpoint& endpoint() const { return settings().endpoint; }
 

@@ -8,6 +8,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <cstdlib>
+#include <utility>
 
 #include "redis/tls_context.hpp"
 #include "widget_gateway/common/log.hpp"
@@ -31,15 +32,21 @@ struct SetupCall {
 
 }  // namespace
 
-Link::Link(asio::any_io_executor ex, Settings settings, std::string role, RandomSource& random)
+Link::Link(asio::any_io_executor ex, Settings settings, std::string role, RandomSource& random,
+           Peer peer)
     : strand_(asio::make_strand(ex)),
       settings_(std::move(settings)),
       role_(std::move(role)),
-      endpoint_text_(settings_.endpoint.to_string()),
+      // A sentinel has no database.
+      endpoint_text_(peer == Peer::sentinel
+                         ? settings_.endpoint.host + ":" + std::to_string(settings_.endpoint.port) +
+                               " (sentinel)"
+                         : settings_.endpoint.to_string()),
       server_name_(settings_.tls.server_name.empty() ? settings_.endpoint.host
                                                      : settings_.tls.server_name),
       tls_context_(settings_.endpoint.tls ? make_tls_context(settings_.tls) : nullptr),
       random_(random),
+      peer_(peer),
       wake_(strand_),
       resolver_(strand_) {}
 
@@ -67,6 +74,22 @@ void Link::on_state_change(std::function<void(bool)> listener) {
 void Link::on_error(std::function<void(ErrorKind)> listener) {
   std::lock_guard lock(callback_mutex_);
   if (!callbacks_detached_) error_listeners_.push_back(std::move(listener));
+}
+
+void Link::use_primary(std::string host, std::uint16_t port) {
+  asio::post(strand_, [self = shared_from_this(), primary = Address(std::move(host), port)] {
+    self->follow(primary);
+  });
+}
+
+void Link::follow(Address primary) {
+  if (!settings_.sentinel || stopping_) return;
+  if (usable_connection() != nullptr && target_ == primary) return;  // there already
+  announced_ = std::move(primary);
+  // The old primary may stay writable for seconds (a manual failover): what is written there
+  // now is lost. Commands in flight on it complete as redis_down.
+  if (usable_connection() != nullptr) drop_connection("the sentinels announced another primary");
+  notify();  // ends a pause between attempts
 }
 
 void Link::detach_callbacks() {
@@ -223,7 +246,6 @@ awaitable<bool> Link::open_transport(const std::string& host, std::uint16_t port
 awaitable<std::optional<std::pair<std::string, std::uint16_t>>> Link::locate_primary(
     std::string& reason, SteadyTime deadline) {
   const SentinelSettings& sentinel = *settings_.sentinel;  // settings_ never changes
-  const Endpoint& endpoint = settings_.endpoint;
   for (std::size_t i = 0; i < sentinel.sentinels.size() && !stopping_; ++i) {
     // Copies, not references: GCC 12 mishandles references that live across a co_await in a
     // loop.
@@ -237,14 +259,7 @@ awaitable<std::optional<std::pair<std::string, std::uint16_t>>> Link::locate_pri
       reason = "sentinel " + host + ":" + std::to_string(port) + ": " + why;
       continue;
     }
-    if (!endpoint.password.empty()) {
-      // Sentinels often share the data nodes' credentials; one without a password refuses
-      // AUTH with an error, which is no reason not to ask it.
-      std::vector<std::string> auth{std::string("AUTH")};
-      if (!endpoint.user.empty()) auth.push_back(endpoint.user);
-      auth.push_back(endpoint.password);
-      co_await exec_setup(std::move(auth), deadline);
-    }
+    co_await offer_credentials(deadline);
     std::vector<std::string> ask{std::string("SENTINEL"), std::string("GET-MASTER-ADDR-BY-NAME"),
                                  sentinel.master};
     auto reply = co_await exec_setup(std::move(ask), deadline);
@@ -279,8 +294,12 @@ awaitable<bool> Link::connect_once(std::string& reason) {
     endpoint_text_ = host + ":" + std::to_string(port) + " (cluster)";
   }
   if (settings_.sentinel) {
-    auto primary = co_await locate_primary(reason, deadline);
+    // A primary the sentinels announced is taken as announced (once: should it fail, the next
+    // attempt asks them again); otherwise they are asked, before every connect.
+    std::optional<Address> primary = std::exchange(announced_, std::nullopt);
+    if (!primary) primary = co_await locate_primary(reason, deadline);
     if (!primary || stopping_) co_return false;
+    target_ = *primary;
     host = primary->first;
     port = primary->second;
     if (settings_.tls.server_name.empty()) name = host;
@@ -303,6 +322,11 @@ awaitable<bool> Link::connect_once(std::string& reason) {
     if (stopping_) co_return false;
     if (!ok) reason = conn_->is_open() ? "session setup failed" : conn_->error();
   }
+  if (announced_ && *announced_ == target_) announced_.reset();  // heard again meanwhile
+  if (ok && announced_) {
+    ok = false;  // the next attempt, at once, goes there
+    reason = "the sentinels announced another primary";
+  }
   if (!ok || !conn_->is_open()) {
     if (ok) reason = conn_->error();
     conn_->close();
@@ -317,6 +341,11 @@ awaitable<bool> Link::connect_once(std::string& reason) {
 // whether the server wants credentials (NOAUTH) before the connection counts as up.
 awaitable<bool> Link::open_session(std::string& reason, SteadyTime deadline) {
   const Endpoint& endpoint = settings_.endpoint;
+  if (peer_ == Peer::sentinel) {
+    co_await offer_credentials(deadline);
+    std::vector<std::string> ping{std::string("PING")};  // NOAUTH if it wanted other credentials
+    co_return co_await setup_command(std::move(ping), "PING", reason, deadline);
+  }
   if (!endpoint.password.empty()) {
     std::vector<std::string> auth{std::string("AUTH")};
     if (!endpoint.user.empty()) auth.push_back(endpoint.user);
@@ -332,6 +361,15 @@ awaitable<bool> Link::open_session(std::string& reason, SteadyTime deadline) {
     co_return co_await setup_command(std::move(ping), "PING", reason, deadline);
   }
   co_return true;
+}
+
+awaitable<void> Link::offer_credentials(SteadyTime deadline) {
+  const Endpoint& endpoint = settings_.endpoint;
+  if (endpoint.password.empty()) co_return;
+  std::vector<std::string> auth{std::string("AUTH")};
+  if (!endpoint.user.empty()) auth.push_back(endpoint.user);
+  auth.push_back(endpoint.password);
+  co_await exec_setup(std::move(auth), deadline);
 }
 
 awaitable<bool> Link::setup_command(std::vector<std::string> args, std::string_view name,
@@ -380,8 +418,10 @@ awaitable<void> Link::run() {
     }
     if (stopping_) break;
     auto delay = next_delay(backoff);
-    Predicate stopped = [this] { return stopping_; };
-    co_await wait_until(stopped, timer_now() + delay);
+    // An announced primary is worth trying at once: the old one may be taking writes that will
+    // be lost.
+    Predicate pause_over = [this] { return stopping_ || announced_.has_value(); };
+    co_await wait_until(pause_over, timer_now() + delay);
   }
   conn_.reset();
   set_state(false, "stopped");

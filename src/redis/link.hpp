@@ -37,10 +37,16 @@ inline SteadyTime timer_now() {
   return SystemClock::instance().steady_now();
 }
 
+// What a link connects to: a data node (the configured server, the primary the sentinels name,
+// a cluster node), or one sentinel itself (settings.endpoint names it), to hear what it
+// announces.
+enum class Peer { data, sentinel };
+
 class Link : public std::enable_shared_from_this<Link>, private ConnectionEvents {
  public:
   // Throws std::invalid_argument when a TLS file cannot be used.
-  Link(boost::asio::any_io_executor ex, Settings settings, std::string role, RandomSource& random);
+  Link(boost::asio::any_io_executor ex, Settings settings, std::string role, RandomSource& random,
+       Peer peer = Peer::data);
   virtual ~Link();
   Link(const Link&) = delete;
   Link& operator=(const Link&) = delete;
@@ -51,6 +57,10 @@ class Link : public std::enable_shared_from_this<Link>, private ConnectionEvents
   bool connected() const noexcept { return up_.load(std::memory_order_acquire); }
   void on_state_change(std::function<void(bool)> listener);
   void on_error(std::function<void(ErrorKind)> listener);
+  // Sentinel mode (ignored otherwise), thread-safe: the sentinels announced `host:port` as the
+  // primary. A connection up on another server is dropped now, and the next connection goes
+  // there, without a pause.
+  void use_primary(std::string host, std::uint16_t port);
   // From the handle's destructor, any thread: no listener runs after this returns.
   void detach_callbacks();
 
@@ -122,6 +132,12 @@ class Link : public std::enable_shared_from_this<Link>, private ConnectionEvents
                                                                           std::uint16_t port,
                                                                           std::string& reason,
                                                                           SteadyTime deadline);
+  using Address = std::pair<std::string, std::uint16_t>;
+
+  // Sentinels often share the data nodes' credentials; one without a password refuses AUTH
+  // with an error, which is no reason not to use it: what it answers next tells.
+  boost::asio::awaitable<void> offer_credentials(SteadyTime deadline);
+  void follow(Address primary);
   void do_stop();
   void set_state(bool up, std::string_view reason);
   void first_attempt_done();
@@ -137,6 +153,7 @@ class Link : public std::enable_shared_from_this<Link>, private ConnectionEvents
   std::string server_name_;                                 // checked in the TLS certificate
   std::unique_ptr<boost::asio::ssl::context> tls_context_;  // rediss:// only
   RandomSource& random_;
+  const Peer peer_;
 
   std::atomic<bool> up_{false};
   bool started_ = false;
@@ -150,6 +167,10 @@ class Link : public std::enable_shared_from_this<Link>, private ConnectionEvents
   std::size_t address_turn_ = 0;   // which resolved address to try next
   std::size_t sentinel_turn_ = 0;  // which sentinel to ask first
   std::size_t seed_turn_ = 0;      // cluster mode (subscriber): which seed to connect to
+  // Sentinel mode: the primary conn_ is (being) connected to, and one the sentinels announced
+  // since (+switch-master) that the next attempt connects to instead of asking them.
+  Address target_;
+  std::optional<Address> announced_;
   std::string down_reason_;
   boost::asio::steady_timer wake_;
   boost::asio::ip::tcp::resolver resolver_;

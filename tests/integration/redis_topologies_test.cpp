@@ -151,6 +151,84 @@ BOOST_AUTO_TEST_CASE(a_sentinel_failover_under_traffic_fails_no_cached_request) 
              std::to_string(stub.stats().total));
 }
 
+BOOST_AUTO_TEST_CASE(a_switch_master_moves_every_connection_while_the_old_primary_stays_writable) {
+  // The old primary refuses to become a replica: it stays a writable primary, as a manual
+  // failover leaves it for seconds, so only the sentinels' announcement moves the gateway.
+  RedisSentinels topology("wgprimary", RedisSentinels::OldPrimary::stays_writable);
+  Stub stub({}, 40);
+  const auto widgets = stub.widgets();
+  std::string nodes = "[";
+  for (const auto& s : topology.sentinels()) nodes += "\"" + s + "\",";
+  nodes.back() = ']';
+  const std::string config =
+      "[redis]\nmode = \"sentinel\"\nnodes = " + nodes + "\nsentinel_master = \"" +
+      topology.name() + "\"\n[quota]\nmonthly_limit = 1000\n[access]\nunknown_per_ip_rate = 0\n";
+  auto gateway =
+      std::make_unique<Gateway>(stub.base_url(), "redis://127.0.0.1:1/0",
+                                std::vector<std::string>{"--admin-token", "s3cret"}, config);
+  BOOST_REQUIRE(eventually([&] { return redis_up(*gateway); }));
+  const auto old_primary = topology.primary_port();
+  RedisNode& old_node = topology.node_on(old_primary);
+  // Two workers' connections, the control thread's and the purge subscriber's.
+  constexpr std::size_t kConnections = 4;
+  BOOST_REQUIRE(eventually([&] { return old_node.clients() == kConnections; }));
+  std::vector<std::string> cached;
+  for (std::size_t i = 0; i < 10; ++i) {
+    cached.push_back(widget_path(widgets[i].id));
+    BOOST_REQUIRE_EQUAL(gateway->get(cached.back()).status, 200);
+  }
+
+  std::uint16_t new_primary = 0;
+  {
+    Traffic traffic(gateway->port(), cached);
+    new_primary = topology.switch_primary();
+    const auto named = std::chrono::steady_clock::now();
+    RedisNode& new_node = topology.node_on(new_primary);
+    // Every connection leaves the old primary, which still takes writes.
+    BOOST_TEST(
+        eventually([&] { return new_node.clients() == kConnections && old_node.clients() == 0; }));
+    BOOST_TEST_MESSAGE("every connection on the new primary "
+                       << std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now() - named)
+                              .count()
+                       << " ms after the sentinels named it");
+    BOOST_TEST(old_node.command({"ROLE"}).rfind("master", 0) == 0);
+    // New misses, on whichever worker takes them, are stored in the new primary.
+    std::vector<std::string> missing;
+    for (std::size_t i = 10; i < 30; ++i) {
+      BOOST_TEST(gateway->get(widget_path(widgets[i].id)).status == 200);
+      missing.push_back(widgets[i].id);
+    }
+    BOOST_TEST(eventually([&] {
+                 std::erase_if(missing, [&](const std::string& id) {
+                   return !new_node.command({"KEYS", "wg:{" + id + "}:g*.*:w"}).empty();
+                 });
+                 return missing.empty();
+               }),
+               "not on the new primary: " << missing.size() << " of 20 entries");
+    traffic.stop();
+    BOOST_TEST_MESSAGE("requests during the switch: " << traffic.sent());
+    BOOST_TEST(traffic.failed() == 0, "first failure: " << traffic.first_failure());
+  }
+  BOOST_TEST(topology.node_on(old_primary).command({"SET", "wg-test:still", "1"}) == "OK");
+  // The purge subscriber listens on the new primary: another instance's purge published there
+  // reaches it and drops the entry from L1.
+  auto is_hit = [&](const std::string& target) {
+    return gateway->get(target).header("cache-status").find("hit") != std::string::npos;
+  };
+  BOOST_REQUIRE(eventually([&] { return is_hit(cached[0]); }));
+  RedisNode& new_node = topology.node_on(new_primary);
+  const std::string generation = new_node.command({"INCR", "wg:{" + widgets[0].id + "}:gen"});
+  BOOST_TEST(new_node.command({"PUBLISH", "wg:purge", "w " + generation + " " + widgets[0].id}) ==
+             "1");
+  BOOST_TEST(eventually([&] { return !is_hit(cached[0]); }));
+
+  // Stopped, the gateway gives its lease back to the new primary: the count is exact.
+  BOOST_TEST(gateway->process().stop() == 0);
+  BOOST_TEST(topology.node_on(new_primary).command({"GET", current_quota_key()}) ==
+             std::to_string(stub.stats().total));
+}
+
 BOOST_AUTO_TEST_CASE(two_gateways_on_a_redis_cluster_share_cache_quota_and_purges) {
   RedisCluster cluster(3);
   Stub stub({}, 30);

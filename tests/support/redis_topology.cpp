@@ -83,6 +83,33 @@ std::string RedisNode::command(const std::vector<std::string>& args) const {
   return redis_cli(port_, args);
 }
 
+std::size_t RedisNode::clients() const {
+  const std::string list = command({"CLIENT", "LIST"});
+  std::size_t count = 0;
+  std::size_t start = 0;
+  while (start < list.size()) {
+    auto end = list.find('\n', start);
+    if (end == std::string::npos) end = list.size();
+    const std::string line = " " + list.substr(start, end - start) + " ";
+    start = end + 1;
+    auto field = [&line](const std::string& name) {
+      const auto at = line.find(" " + name + "=");
+      if (at == std::string::npos) return std::string();
+      const auto from = at + name.size() + 2;
+      return line.substr(from, line.find(' ', from) - from);
+    };
+    if (field("id").empty()) continue;
+    const std::string flags = field("flags");
+    const bool replication =
+        flags.find('S') != std::string::npos || flags.find('M') != std::string::npos;
+    if (field("name").rfind("sentinel-", 0) == 0 || replication || field("cmd") == "client|list") {
+      continue;
+    }
+    ++count;
+  }
+  return count;
+}
+
 RedisCluster::RedisCluster(int primaries, int replicas) {
   std::vector<std::string> create{"--cluster", "create"};
   for (int i = 0; i < primaries * (1 + replicas); ++i) {
@@ -179,8 +206,12 @@ bool RedisCluster::wait_served_elsewhere(const std::string& key, std::uint16_t n
   });
 }
 
-RedisSentinels::RedisSentinels(std::string name) : name_(std::move(name)) {
-  data_.push_back(std::make_unique<RedisNode>(std::vector<std::string>{}));
+RedisSentinels::RedisSentinels(std::string name, OldPrimary old_primary) : name_(std::move(name)) {
+  std::vector<std::string> first;
+  if (old_primary == OldPrimary::stays_writable) {
+    first = {"--rename-command", "REPLICAOF", "", "--rename-command", "SLAVEOF", ""};
+  }
+  data_.push_back(std::make_unique<RedisNode>(first));
   data_.push_back(std::make_unique<RedisNode>(
       std::vector<std::string>{"--replicaof", "127.0.0.1", std::to_string(data_[0]->port())}));
   for (int i = 0; i < 3; ++i) {
@@ -234,14 +265,23 @@ RedisNode& RedisSentinels::node_on(std::uint16_t port) {
 
 std::uint16_t RedisSentinels::failover() {
   const std::uint16_t before = primary_port();
+  const std::uint16_t after = switch_primary();
+  if (!poll_until([&] { return node_on(before).command({"ROLE"}).rfind("slave", 0) == 0; })) {
+    throw std::runtime_error("the old primary did not become a replica");
+  }
+  return after;
+}
+
+std::uint16_t RedisSentinels::switch_primary() {
+  const std::uint16_t before = primary_port();
+  // The sentinel asked runs the failover itself (no election), so it names the new primary
+  // first.
   const std::string answer = sentinels_.front()->command({"SENTINEL", "FAILOVER", name_});
   if (answer != "OK") throw std::runtime_error("SENTINEL FAILOVER: " + answer);
   std::uint16_t after = before;
   const bool ok = poll_until([&] {
     after = primary_port();
-    // Done when the new primary takes writes and the old one has become its replica.
     return after != before && node_on(after).command({"ROLE"}).rfind("master", 0) == 0 &&
-           node_on(before).command({"ROLE"}).rfind("slave", 0) == 0 &&
            node_on(after).command({"SET", "wg-test:failover-probe", "1"}) == "OK";
   });
   if (!ok) throw std::runtime_error("the failover did not complete");

@@ -20,6 +20,9 @@ class RedisNode {
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   // One command over a short blocking connection, as RedisServer::command.
   std::string command(const std::vector<std::string>& args) const;
+  // Connections of the clients under test: every client but the sentinels, replication links
+  // and the connection asking.
+  std::size_t clients() const;
   ChildProcess& process() { return *process_; }
 
  private:
@@ -60,7 +63,14 @@ class RedisCluster {
 // primary noticed after 1 s).
 class RedisSentinels {
  public:
-  explicit RedisSentinels(std::string name = "wgprimary");
+  // What becomes of the first primary after a failover: a replica of the new one, as Redis
+  // makes it, or it refuses to become one (REPLICAOF and SLAVEOF renamed away) and stays a
+  // writable primary, as a manual failover leaves the old primary for seconds: then only
+  // clients that follow the sentinels' announcement leave it.
+  enum class OldPrimary { demoted, stays_writable };
+
+  explicit RedisSentinels(std::string name = "wgprimary",
+                          OldPrimary old_primary = OldPrimary::demoted);
   const std::string& name() const { return name_; }
   std::vector<std::string> sentinels() const;  // "127.0.0.1:PORT" of each sentinel
   // The primary's port as the sentinels name it now.
@@ -68,6 +78,9 @@ class RedisSentinels {
   // SENTINEL FAILOVER, then waits until the sentinels name the other node, it accepts writes
   // and the old primary has become its replica. Returns the new primary's port.
   std::uint16_t failover();
+  // SENTINEL FAILOVER, then waits only until the sentinels name the other node and it accepts
+  // writes (the old primary may still be one). Returns the new primary's port.
+  std::uint16_t switch_primary();
   // A command on the node currently named primary.
   std::string primary_command(const std::vector<std::string>& args);
   RedisNode& node_on(std::uint16_t port);

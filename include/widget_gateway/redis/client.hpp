@@ -64,7 +64,8 @@ struct TlsSettings {
 
 // Sentinel mode: the primary is whatever the sentinels name for `master`, asked before every
 // (re)connect; a server that no longer is the primary (READONLY, or ROLE says replica) is left
-// and the sentinels are asked again.
+// and the sentinels are asked again. A primary they announce (SentinelWatcher, use_primary) is
+// followed at once.
 struct SentinelSettings {
   std::vector<std::pair<std::string, std::uint16_t>> sentinels;  // host, port
   std::string master;
@@ -156,6 +157,12 @@ class Client {
   // SELECT while connecting) and each redis_down, redis_timeout or redis_overloaded result.
   // Not for shutting_down, nor for a MOVED or ASK that cluster mode followed.
   void on_error(std::function<void(ErrorKind kind)> listener);
+  // Sentinel mode (ignored otherwise): the sentinels announced `host:port` as the primary
+  // (+switch-master, heard by a SentinelWatcher). A connection to another server is dropped at
+  // once, even if that server still takes writes (commands in flight on it complete with
+  // redis_down), and the next connection goes to `host:port`, checked with ROLE, without a
+  // backoff pause. Posts to the client's strand.
+  void use_primary(std::string host, std::uint16_t port);
 
  private:
   std::shared_ptr<detail::Backend> impl_;

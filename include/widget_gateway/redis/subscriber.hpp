@@ -32,6 +32,9 @@ class Subscriber {
   bool connected() const noexcept;
   // Called on the subscriber's strand whenever it goes up (true) or down (false).
   void on_state_change(std::function<void(bool connected)> listener);
+  // Sentinel mode: as Client::use_primary (messages published meanwhile are lost, as across
+  // any reconnect).
+  void use_primary(std::string host, std::uint16_t port);
 
  private:
   std::shared_ptr<detail::SubscriberImpl> impl_;
