@@ -3,6 +3,7 @@
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 #include <simdjson.h>
+#include <algorithm>
 
 #include "error_response.hpp"
 #include "public_handler.hpp"
@@ -250,6 +251,14 @@ asio::awaitable<http::Response> AdminHandler::warm(const http::Request& request)
       return served.outcome.source == Outcome::Source::cache ? "cached" : "fetched";
     };
     body += ",\"widget\":\"" + outcome(widget) + "\",\"reviews\":\"" + outcome(reviews) + "\"}";
+    // A warm-up is no client's request and has no access-log line: the event says what it cost.
+    const int calls = (widget.upstream_ms >= 0) + (reviews.upstream_ms >= 0);
+    log::info("warmed", {{"widget", id},
+                         {"widget_data", outcome(widget)},
+                         {"reviews", outcome(reviews)},
+                         {"upstream_calls", calls},
+                         {"upstream_ms",
+                          std::max(0.0, widget.upstream_ms) + std::max(0.0, reviews.upstream_ms)}});
   }
   body += "]}";
   co_return local_json(200, std::move(body));

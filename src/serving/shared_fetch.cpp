@@ -55,8 +55,19 @@ void SharedFetch::refresh_in_background(const api::ApiRequest& request, const st
     Coalescer::Fetch fetch_once = [this, request, key, settings, known_stored_at, widget_known]() {
       return this->fetch_once(request, key, settings, known_stored_at, widget_known, true);
     };
-    co_await coalescer_.run(key, fetch_once, settings->wait_timeout);
+    const Coalescer::Result refreshed =
+        co_await coalescer_.run(key, fetch_once, settings->wait_timeout);
     refreshes_in_flight_.fetch_sub(1);
+    // No client request carries this exchange, so no access-log line does: the event is where
+    // an operator finds what the refresh cost.
+    if (!refreshed.collapsed && refreshed.outcome.upstream_ms >= 0) {
+      log::info("background_refresh",
+                {{"widget", request.widget_id},
+                 {"target", api::upstream_target(request)},
+                 {"result", refreshed.outcome.entry ? std::string("stored")
+                                                    : refreshed.outcome.error.message()},
+                 {"upstream_ms", refreshed.outcome.upstream_ms}});
+    }
   };
   asio::co_spawn(background_, refresh, asio::detached);
 }

@@ -330,7 +330,7 @@ asio::awaitable<Result> Client::Impl::get(std::string path_and_query) {
   }
   if (found_closed) ++retries_;
   result.elapsed =
-      std::chrono::duration_cast<std::chrono::milliseconds>(clock_.steady_now() - start);
+      std::chrono::duration_cast<std::chrono::microseconds>(clock_.steady_now() - start);
   co_return result;
 }
 

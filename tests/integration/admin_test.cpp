@@ -78,6 +78,15 @@ BOOST_AUTO_TEST_CASE(warm_fetches_widget_data_and_the_first_window) {
   // Widget data and the first window for the two valid ids, except the window of widget 1,
   // which has no reviews: its widget data proves the window empty.
   BOOST_TEST(stub.stats().total == 3u);
+  // No client request carries a warm-up, so no access-log line: an event per widget says what
+  // it cost, with the time in microseconds (a loopback fetch takes well under a millisecond).
+  const std::string log = gateway.process().output();
+  const std::string first = "\"event\":\"warmed\",\"widget\":\"" + ids[0].id + "\"";
+  BOOST_TEST(log.find(first + ",\"widget_data\":\"fetched\",\"reviews\":\"fetched\","
+                              "\"upstream_calls\":2,\"upstream_ms\":") != std::string::npos,
+             log);
+  BOOST_TEST(log.find("\"event\":\"warmed\",\"widget\":\"" + ids[1].id + "\"") !=
+             std::string::npos);
 
   // Now pages of the warmed widgets cost nothing upstream.
   BOOST_TEST(is_hit(gateway.get(widget_path(ids[0].id))));

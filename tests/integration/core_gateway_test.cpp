@@ -310,3 +310,23 @@ BOOST_AUTO_TEST_CASE(health_endpoints) {
   BOOST_TEST(http_get(s.gateway.admin_port(), "/readyz").status == 200);
   BOOST_TEST(s.stub.stats().total == 0u);
 }
+
+// A background refresh is no client's request and has no access-log line of its own: an event
+// names the widget, what was fetched and how long upstream took, so that the log accounts for
+// every upstream call.
+BOOST_AUTO_TEST_CASE(a_background_refresh_leaves_an_event_with_its_upstream_time) {
+  RedisServer redis;
+  Stub stub;
+  const auto ids = stub.widgets(1);
+  Gateway gateway(stub.base_url(), redis.url(), {},
+                  "[cache]\nmax_ttl = \"1s\"\njitter = \"0s\"\nstale_while_revalidate = \"1h\"\n");
+  BOOST_TEST(gateway.get(widget_path(ids[0].id)).status == 200);
+  // Reads near or past the copy's expiry refresh it in the background.
+  const std::string event = "\"event\":\"background_refresh\",\"widget\":\"" + ids[0].id +
+                            "\",\"target\":\"/api/v1/widgets/widget/" + ids[0].id +
+                            "/remote\",\"result\":\"stored\",\"upstream_ms\":";
+  BOOST_TEST(eventually([&] {
+    gateway.get(widget_path(ids[0].id));
+    return gateway.process().output().find(event) != std::string::npos;
+  }));
+}

@@ -323,6 +323,21 @@ BOOST_AUTO_TEST_CASE(elapsed_comes_from_the_injected_clock) {
   BOOST_TEST(result.elapsed.count() == 0);  // the manual clock did not move
 }
 
+// The exchange's time keeps its microseconds: the access log's upstream_ms and the duration
+// histogram would otherwise read 0.000 on a fast upstream.
+BOOST_AUTO_TEST_CASE(elapsed_keeps_microseconds) {
+  TestServer server([this](const wg::test::ReceivedRequest&) {
+    clock.advance(std::chrono::microseconds(1250));  // the exchange takes 1.25 ms
+    return ok();
+  });
+  Client client(ioc.get_executor(), config_for(http_url(server)), clock);
+  const Result result = fetch(ioc, client);
+  BOOST_TEST(!result.ec);
+  BOOST_TEST(result.elapsed.count() == 1250);
+  const double ms = std::chrono::duration<double, std::milli>(result.elapsed).count();
+  BOOST_TEST(ms == 1.25);
+}
+
 BOOST_AUTO_TEST_CASE(bad_configuration_throws_at_construction) {
   BOOST_CHECK_THROW(Client(ioc.get_executor(), config_for("ftp://127.0.0.1/"), clock),
                     std::invalid_argument);

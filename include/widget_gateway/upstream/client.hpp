@@ -32,7 +32,7 @@ struct Result {
   std::error_code ec;
   Response response;
   bool reused_connection = false;  // the answering attempt ran on a pooled connection
-  std::chrono::milliseconds elapsed{0};
+  std::chrono::microseconds elapsed{0};  // the whole exchange, connect included
 };
 
 class Client {
