@@ -186,6 +186,7 @@ http::Response AdminHandler::quota_status() const {
 asio::awaitable<http::Response> AdminHandler::purge(const http::Request& request, bool everything) {
   std::error_code ec;
   std::string body;
+  std::string scope = "all";  // what the events name: "all", or the widget id
   if (everything) {
     ec = co_await deps_.store.purge_all();
     co_await deps_.workers.erase_from_l1("");
@@ -193,6 +194,7 @@ asio::awaitable<http::Response> AdminHandler::purge(const http::Request& request
   } else {
     auto widget = query_param(request.target, "widget");
     if (!widget || widget->empty()) co_return bad_request("purge needs one widget parameter");
+    scope = *widget;
     ec = co_await deps_.store.purge_widget(*widget);
     co_await deps_.workers.erase_from_l1(api::widget_key_prefix(*widget));
     body = "{\"purged\":";
@@ -201,12 +203,16 @@ asio::awaitable<http::Response> AdminHandler::purge(const http::Request& request
   }
   if (ec) {
     // L1 here is clean, but other instances and Redis were not reached.
-    log::warn("purge_failed", {{"error", ec.message()}});
+    log::warn("purge_failed", {{"widget", scope},
+                               {"error", ec.message()},
+                               {"effect",
+                                "this instance's L1 only; Redis and the other "
+                                "instances keep their copies until a purge succeeds"}});
     co_return local_json(503,
                          "{\"error\":{\"status\":503,\"code\":\"service_unavailable\","
                          "\"message\":\"redis is unavailable: purged this instance only\"}}");
   }
-  log::info("purged", {{"what", everything ? std::string("all") : body}});
+  log::info("purged", {{"widget", scope}});
   co_return local_json(200, std::move(body));
 }
 

@@ -156,7 +156,9 @@ class Gateway final : private Workers, private SiblingCaches {
               const bool open = to != upstream::CircuitBreaker::State::closed;
               readiness_.set_circuit_open(open);
               metrics_.circuit_state(open);
-              log::warn("circuit", {{"state", upstream::to_string(to)}});
+              // Opening is news an operator acts on; closing again is the all-clear.
+              log::event(open ? log::Level::warn : log::Level::info, "circuit",
+                         {{"state", upstream::to_string(to)}});
             },
             kFirstCircuitPause),
         known_widgets_(keys_),

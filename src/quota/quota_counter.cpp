@@ -411,10 +411,12 @@ std::optional<QuotaCounter::ModeChange> QuotaCounter::note_mode_locked() {
 void QuotaCounter::log_mode_change(const std::optional<ModeChange>& change) const {
   if (!change) return;
   const Snapshot s = snapshot();
-  log::info("quota_mode", {{"from", to_string(change->from)},
-                           {"to", to_string(change->to)},
-                           {"used", s.used},
-                           {"limit", s.limit}});
+  // Exhausted means misses without a stale copy are refused: an operator must hear of it.
+  log::event(change->to == Mode::exhausted ? log::Level::warn : log::Level::info, "quota_mode",
+             {{"from", to_string(change->from)},
+              {"to", to_string(change->to)},
+              {"used", s.used},
+              {"limit", s.limit}});
 }
 
 Snapshot QuotaCounter::snapshot_locked() const {

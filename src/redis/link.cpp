@@ -438,17 +438,28 @@ void Link::set_state(bool up, std::string_view reason) {
   up_.store(up, std::memory_order_release);
   bool was = reported_up_;
   reported_up_ = up;
-  // Every change is logged once: up/down, and while down a new reason (refused, then WRONGPASS).
-  if (logged_up_ != up || (!up && reason != logged_reason_)) {
+  // One redis_down per outage (and one redis_up when it ends); a new reason while down (refused,
+  // then WRONGPASS) is a debug line, so an outage reads as one line per connection.
+  const std::string& owner = settings_.owner;
+  if (logged_up_ != up) {
     logged_up_ = up;
     logged_reason_ = up ? std::string() : std::string(reason);
     if (up) {
-      log::info("redis_up", {{"endpoint", endpoint_text_}, {"role", role_}});
+      log::info("redis_up", {{"endpoint", endpoint_text_}, {"role", role_}, {"owner", owner}});
     } else if (stopping_) {
-      log::info("redis_down", {{"endpoint", endpoint_text_}, {"role", role_}, {"reason", reason}});
+      log::info(
+          "redis_down",
+          {{"endpoint", endpoint_text_}, {"role", role_}, {"owner", owner}, {"reason", reason}});
     } else {
-      log::warn("redis_down", {{"endpoint", endpoint_text_}, {"role", role_}, {"reason", reason}});
+      log::warn(
+          "redis_down",
+          {{"endpoint", endpoint_text_}, {"role", role_}, {"owner", owner}, {"reason", reason}});
     }
+  } else if (!up && reason != logged_reason_) {
+    logged_reason_ = std::string(reason);
+    log::debug(
+        "redis_still_down",
+        {{"endpoint", endpoint_text_}, {"role", role_}, {"owner", owner}, {"reason", reason}});
   }
   if (was == up) return;
   std::lock_guard lock(callback_mutex_);

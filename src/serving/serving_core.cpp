@@ -6,12 +6,22 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "widget_gateway/common/log.hpp"
 #include "widget_gateway/metrics/gateway_metrics.hpp"
 #include "widget_gateway/quota/quota_counter.hpp"
 #include "widget_gateway/redis/settings_from.hpp"
 
 namespace wg::serving {
 namespace asio = boost::asio;
+
+namespace {
+
+redis::Settings owned_by(redis::Settings settings, std::string owner) {
+  settings.owner = std::move(owner);
+  return settings;
+}
+
+}  // namespace
 
 redis::Settings redis_settings(const config::Config& config) {
   // Read at start only (the workers' connections, the control connection and the subscriber):
@@ -24,7 +34,7 @@ redis::Settings redis_settings(const config::Config& config) {
 ServingCore::ServingCore(asio::any_io_executor ex, const config::Config& config,
                          const redis::Settings& redis_settings, std::size_t l1_bytes,
                          ProcessParts parts, unsigned index)
-    : redis(ex, redis_settings, parts.random),
+    : redis(ex, owned_by(redis_settings, "worker " + std::to_string(index)), parts.random),
       upstream(ex, config.upstream, parts.clock),
       store(redis, parts.generations, cache::KeySpace(config.redis.key_prefix)),
       // One shard: the worker is its only user, so shards would only split its budget.
@@ -43,7 +53,8 @@ ServingCore::ServingCore(asio::any_io_executor ex, const config::Config& config,
               config),
       executor_(ex),
       quota_(parts.quota),
-      metrics_(parts.metrics) {}
+      metrics_(parts.metrics),
+      index_(index) {}
 
 ServingCore::~ServingCore() {
   redis.stop();
@@ -62,7 +73,7 @@ void ServingCore::start() {
     asio::co_spawn(executor_, quota_.report(redis), asio::detached);
     if (clear_l1_when_up_) {
       clear_l1_when_up_ = false;
-      l1.clear();
+      drop_l1();
     }
   });
   redis.start();
@@ -70,10 +81,20 @@ void ServingCore::start() {
 
 void ServingCore::clear_l1_when_redis_up() {
   if (redis.connected()) {
-    l1.clear();
+    drop_l1();
   } else {
     clear_l1_when_up_ = true;
   }
+}
+
+void ServingCore::drop_l1() {
+  // Purges may have been missed while Redis was away: every copy here is suspect. Said, because
+  // the misses that follow cost upstream calls.
+  log::info("l1_dropped", {{"worker", index_},
+                           {"entries", static_cast<unsigned long long>(l1.entries())},
+                           {"bytes", static_cast<unsigned long long>(l1.bytes())},
+                           {"reason", "purges may have been missed while Redis was away"}});
+  l1.clear();
 }
 
 void ServingCore::apply(const config::Config& config, std::size_t l1_bytes) {

@@ -78,7 +78,10 @@ class ServingCore {
   boost::asio::any_io_executor executor_;
   quota::QuotaCounter& quota_;
   metrics::GatewayMetrics* metrics_;
+  unsigned index_;
   bool clear_l1_when_up_ = false;
+
+  void drop_l1();  // logged: l1_dropped
 };
 
 }  // namespace wg::serving

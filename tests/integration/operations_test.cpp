@@ -407,6 +407,78 @@ BOOST_AUTO_TEST_CASE(readiness_and_events_follow_redis_down_and_up) {
   BOOST_TEST(exited_cleanly(gw.process().stop(SIGTERM)));
 }
 
+// Events an operator can act on: a Redis outage is one redis_down per connection, each naming
+// whose connection it is; the L1 dropped at reconnection is said; a purge names its widget,
+// and a failed one says what it did not reach; the circuit's opening is a warning and its
+// closing the all-clear at info.
+BOOST_AUTO_TEST_CASE(events_of_an_outage_a_purge_and_the_circuit_are_actionable) {
+  RedisServer redis;
+  Stub stub;
+  const auto ids = stub.widgets(1);
+  GatewayRun gw(stub.base_url(), redis.url(),
+                "[upstream]\ncircuit_failures = 2\ncircuit_open_for = \"1s\"\n",
+                {"--admin-token", "s3cret"});
+  BOOST_REQUIRE(gw.wait_redis_up());
+  BOOST_TEST(gw.get(widget_path(ids[0].id)).status == 200);
+
+  const std::map<std::string, std::string> auth{{"Authorization", "Bearer s3cret"}};
+  auto purge = [&] {
+    return http_request(gw.admin_port(), "POST", "/admin/purge?widget=" + ids[0].id, auth);
+  };
+  BOOST_TEST(purge().status == 200);
+  BOOST_TEST(gw.wait_for_event("purged"));
+  BOOST_TEST(count_of(gw.events(), "\"event\":\"purged\",\"widget\":\"" + ids[0].id + "\"}") == 1u,
+             gw.events());
+
+  // An outage long enough for several reconnect attempts (refused each time).
+  BOOST_TEST(gw.get(widget_path(ids[0].id)).status == 200);
+  redis.stop();
+  BOOST_TEST(eventually(
+      [&] { return gw.admin("/readyz").body.find("\"redis\":\"down\"") != std::string::npos; }));
+  BOOST_TEST(purge().status == 503);
+  BOOST_TEST(gw.wait_for_event("purge_failed"));
+  BOOST_TEST(gw.events().find("\"event\":\"purge_failed\",\"widget\":\"" + ids[0].id + "\"") !=
+             std::string::npos);
+  std::this_thread::sleep_for(1500ms);  // reconnect attempts pile up (not a timing assertion)
+  redis.start();
+  BOOST_TEST(gw.wait_redis_up());
+  BOOST_TEST(gw.wait_for_event("l1_dropped", 2));  // each worker's L1, once its connection is back
+
+  // One redis_down per connection: (role, owner) pairs are distinct, and the workers are named.
+  std::map<std::string, int> downs;
+  for (const std::string& line : lines_of(gw.events())) {
+    if (line.find(event_needle("redis_down")) == std::string::npos) continue;
+    const auto field = [&](const std::string& name) {
+      const std::string key = "\"" + name + "\":\"";
+      const auto at = line.find(key);
+      if (at == std::string::npos) return std::string();
+      const auto from = at + key.size();
+      return line.substr(from, line.find('"', from) - from);
+    };
+    ++downs[field("role") + " / " + field("owner")];
+  }
+  BOOST_TEST(downs["client / worker 0"] == 1, gw.events());
+  BOOST_TEST(downs["client / worker 1"] == 1);
+  BOOST_TEST(downs["subscriber / control"] == 1);
+  for (const auto& [who, count] : downs) BOOST_TEST(count == 1, who);
+
+  // The circuit: opened by two failures (warn), closed by the next success (info).
+  http_request(stub.port(), "POST", "/__stub/fault?mode=status500");
+  const auto ids2 = stub.widgets(3);
+  gw.get(widget_path(ids2[1].id));
+  gw.get(widget_path(ids2[2].id));
+  BOOST_TEST(gw.wait_for_event("circuit"));
+  http_request(stub.port(), "POST", "/__stub/fault?mode=none");
+  BOOST_TEST(eventually([&] {
+    gw.get(widget_path(ids2[1].id));
+    return gw.events().find("\"level\":\"info\",\"event\":\"circuit\",\"state\":\"closed\"") !=
+           std::string::npos;
+  }));
+  BOOST_TEST(gw.events().find("\"level\":\"warn\",\"event\":\"circuit\",\"state\":\"open\"") !=
+             std::string::npos);
+  BOOST_TEST(exited_cleanly(gw.process().stop(SIGTERM)));
+}
+
 BOOST_AUTO_TEST_CASE(admin_api_requires_the_token_and_stays_off_the_public_listener) {
   RedisServer redis;
   Stub stub;

@@ -101,6 +101,9 @@ struct Settings {
   // After an error reply that says the server cannot serve this client (auth, readonly, oom,
   // ...: is_server_condition), healthy() stays false at least this long.
   std::chrono::milliseconds unhealthy_hold{10000};
+  // Who uses this connection ("worker 0", "control"), named in its log events, so that an
+  // operator can tell one worker's lost connection from another's.
+  std::string owner = "control";
 };
 
 namespace detail {
