@@ -30,6 +30,7 @@
 #include "widget_gateway/http/tls_server_context.hpp"
 #include "widget_gateway/metrics/gateway_metrics.hpp"
 #include "widget_gateway/metrics/registry.hpp"
+#include "widget_gateway/quota/eviction_policy.hpp"
 #include "widget_gateway/quota/lease_file.hpp"
 #include "widget_gateway/quota/quota_counter.hpp"
 #include "widget_gateway/redis/client.hpp"
@@ -290,13 +291,16 @@ class Gateway final : private Workers, private SiblingCaches {
   }
 
   // The quota's spending reaches Redis about once a second (and its leases go back when idle),
-  // and so do the widgets upstream confirmed since.
+  // and so do the widgets upstream confirmed since. Until Redis has answered it once, each
+  // tick also asks whether its eviction policy could take the quota keys.
   asio::awaitable<void> report_quota() {
     asio::steady_timer tick(control_);
+    bool policy_checked = false;
     while (!stopping_) {
       tick.expires_after(kQuotaReportEvery);
       co_await tick.async_wait(asio::as_tuple(asio::use_awaitable));
       if (stopping_) break;
+      if (!policy_checked) policy_checked = co_await quota::warn_if_quota_evictable(control_redis_);
       co_await quota_.report(control_redis_);
       co_await known_widgets_.flush(control_redis_);
     }

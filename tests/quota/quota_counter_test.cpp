@@ -12,6 +12,7 @@
 
 #include "../redis/redis_test_util.hpp"
 #include "support/process.hpp"
+#include "widget_gateway/quota/eviction_policy.hpp"
 #include "widget_gateway/quota/lease_file.hpp"
 #include "widget_gateway/quota/quota_counter.hpp"
 
@@ -408,4 +409,18 @@ BOOST_AUTO_TEST_CASE(past_months_keys_carry_no_ttl_and_are_deleted_a_week_after_
   h.report(b, h.up);
   BOOST_TEST(h.release(b, h.up));
   for (const auto& key : keys) BOOST_TEST(h.server.integer({"EXISTS", key}) == 0, key);
+}
+
+BOOST_AUTO_TEST_CASE(an_eviction_policy_that_could_take_the_quota_keys_is_recognised) {
+  for (const char* policy : {"allkeys-lru", "allkeys-lfu", "allkeys-random", "ALLKEYS-LRU"}) {
+    BOOST_TEST(policy_evicts_quota_keys(policy), policy);
+  }
+  for (const char* policy : {"noeviction", "volatile-ttl", "volatile-lru", "volatile-lfu",
+                             "volatile-random", "", "allkeys-"}) {
+    BOOST_TEST(!policy_evicts_quota_keys(policy), policy);
+  }
+  Harness h;
+  BOOST_REQUIRE_EQUAL(h.server.command({"CONFIG", "SET", "maxmemory-policy", "allkeys-lru"}), "OK");
+  BOOST_TEST(*redis::test::run(h.ioc, warn_if_quota_evictable(h.up)));     // answered (and warned)
+  BOOST_TEST(!*redis::test::run(h.ioc, warn_if_quota_evictable(h.down)));  // ask again later
 }
