@@ -316,16 +316,22 @@ class Gateway final : private Workers, private SiblingCaches {
     }
   }
 
-  // Gives the unspent lease back; what Redis could not take goes to quota.state_file (a small
-  // blocking write, after every worker has stopped serving).
+  // Gives the unspent lease back, then writes quota.state_file (a small blocking write, after
+  // every worker has stopped serving): what Redis could not take, and in any case the fleet's
+  // spending as last seen, which the next start sends as its high-water mark.
   asio::awaitable<void> release_quota_lease() {
-    if (co_await quota_.release(control_redis_)) co_return;
+    const bool settled = co_await quota_.release(control_redis_);
     const quota::LeaseState state = quota_.lease_state();
+    const bool saved = !config_.quota.state_file.empty() &&
+                       quota::save_lease_state(config_.quota.state_file, state);
+    if (settled) {
+      if (saved) log::info("quota_state_saved", {{"path", config_.quota.state_file}});
+      co_return;
+    }
     std::uint64_t unspent = 0;
     for (const auto& [month, ledger] : state.ledgers) unspent += ledger.left();
     const bool unreported = quota_.snapshot().unreported;
-    if (!config_.quota.state_file.empty() &&
-        quota::save_lease_state(config_.quota.state_file, state)) {
+    if (saved) {
       log::warn("quota_lease_saved", {{"path", config_.quota.state_file}, {"unspent", unspent}});
     } else {
       // Never over the limit: what is unreported stays counted as leased in Redis.
