@@ -35,7 +35,7 @@ struct Result {
   // handshake failed, or the write failed having sent nothing. Such a request never counts
   // against the quota.
   bool nothing_sent = false;
-  bool reused_connection = false;  // the answering attempt ran on a pooled connection
+  bool reused_connection = false;        // the answering attempt ran on a pooled connection
   std::chrono::microseconds elapsed{0};  // the whole exchange, connect included
 };
 
