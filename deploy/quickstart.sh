@@ -60,7 +60,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo; echo "quickstart: stopping the gateway (drain), then the stub and Redis"; exit 0' INT TERM
 
-setsid redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no \
+# As the quota needs Redis (deploy/README.md): AOF fsynced every second, and no policy that
+# could evict the quota keys (noeviction, the default). The run directory goes with Ctrl-C.
+setsid redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly yes \
+  --appendfsync everysec --maxmemory-policy noeviction \
   --dir "$run_dir" --logfile "$run_dir/redis.log" &
 redis_pid=$!
 setsid "$bin/widget-upstream-stub" --listen "127.0.0.1:$stub_port" --widgets 100 --seed 1 \

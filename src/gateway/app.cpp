@@ -30,6 +30,7 @@
 #include "widget_gateway/http/tls_server_context.hpp"
 #include "widget_gateway/metrics/gateway_metrics.hpp"
 #include "widget_gateway/metrics/registry.hpp"
+#include "widget_gateway/quota/eviction_policy.hpp"
 #include "widget_gateway/quota/lease_file.hpp"
 #include "widget_gateway/quota/quota_counter.hpp"
 #include "widget_gateway/redis/client.hpp"
@@ -290,13 +291,16 @@ class Gateway final : private Workers, private SiblingCaches {
   }
 
   // The quota's spending reaches Redis about once a second (and its leases go back when idle),
-  // and so do the widgets upstream confirmed since.
+  // and so do the widgets upstream confirmed since. Until Redis has answered it once, each
+  // tick also asks whether its eviction policy could take the quota keys.
   asio::awaitable<void> report_quota() {
     asio::steady_timer tick(control_);
+    bool policy_checked = false;
     while (!stopping_) {
       tick.expires_after(kQuotaReportEvery);
       co_await tick.async_wait(asio::as_tuple(asio::use_awaitable));
       if (stopping_) break;
+      if (!policy_checked) policy_checked = co_await quota::warn_if_quota_evictable(control_redis_);
       co_await quota_.report(control_redis_);
       co_await known_widgets_.flush(control_redis_);
     }
@@ -312,16 +316,22 @@ class Gateway final : private Workers, private SiblingCaches {
     }
   }
 
-  // Gives the unspent lease back; what Redis could not take goes to quota.state_file (a small
-  // blocking write, after every worker has stopped serving).
+  // Gives the unspent lease back, then writes quota.state_file (a small blocking write, after
+  // every worker has stopped serving): what Redis could not take, and in any case the fleet's
+  // spending as last seen, which the next start sends as its high-water mark.
   asio::awaitable<void> release_quota_lease() {
-    if (co_await quota_.release(control_redis_)) co_return;
+    const bool settled = co_await quota_.release(control_redis_);
     const quota::LeaseState state = quota_.lease_state();
+    const bool saved = !config_.quota.state_file.empty() &&
+                       quota::save_lease_state(config_.quota.state_file, state);
+    if (settled) {
+      if (saved) log::info("quota_state_saved", {{"path", config_.quota.state_file}});
+      co_return;
+    }
     std::uint64_t unspent = 0;
     for (const auto& [month, ledger] : state.ledgers) unspent += ledger.left();
     const bool unreported = quota_.snapshot().unreported;
-    if (!config_.quota.state_file.empty() &&
-        quota::save_lease_state(config_.quota.state_file, state)) {
+    if (saved) {
       log::warn("quota_lease_saved", {{"path", config_.quota.state_file}, {"unspent", unspent}});
     } else {
       // Never over the limit: what is unreported stays counted as leased in Redis.

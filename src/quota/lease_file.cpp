@@ -21,7 +21,7 @@ constexpr std::string_view kTemporarySuffix = ".tmp";
 constexpr std::size_t kMaxFileBytes = 64 * 1024;
 
 constexpr std::string_view kHeader =
-    "# widget-gateway quota lease, left by an instance that stopped without reaching Redis.\n"
+    "# widget-gateway quota lease, left by an instance that stopped.\n"
     "# The next start with this file reports it to Redis under the same instance name.\n";
 
 bool parse_count(std::string_view text, std::string_view name, std::uint64_t& out) {
@@ -81,13 +81,20 @@ bool refuse(const std::string& path, std::string_view why, int error) {
 
 }  // namespace
 
+// A month's line: "YYYY-MM granted=G spent=S returned=R", then optionally (files of earlier
+// versions have neither) "unsent=U" when not 0 and "seen=N" when known.
 std::string format_lease_state(const LeaseState& state) {
   std::string out(kHeader);
   out += "instance=" + state.instance + "\n";
   for (const auto& [month, ledger] : state.ledgers) {
     out += month + " granted=" + std::to_string(ledger.granted) +
            " spent=" + std::to_string(ledger.spent) +
-           " returned=" + std::to_string(ledger.returned) + "\n";
+           " returned=" + std::to_string(ledger.returned);
+    if (ledger.unsent > 0) out += " unsent=" + std::to_string(ledger.unsent);
+    if (auto seen = state.seen.find(month); seen != state.seen.end()) {
+      out += " seen=" + std::to_string(seen->second);
+    }
+    out += "\n";
   }
   return out;
 }
@@ -103,16 +110,34 @@ std::optional<LeaseState> parse_lease_state(std::string_view text) {
       continue;
     }
     std::istringstream words(line);
-    std::string month, granted, spent, returned, extra;
+    std::string month, granted, spent, returned;
     words >> month >> granted >> spent >> returned;
     Ledger ledger;
-    if (!period_of_month(month, std::chrono::minutes(0)) || (words >> extra) ||
+    if (!period_of_month(month, std::chrono::minutes(0)) ||
         !parse_count(granted, "granted", ledger.granted) ||
         !parse_count(spent, "spent", ledger.spent) ||
         !parse_count(returned, "returned", ledger.returned)) {
       return std::nullopt;
     }
+    std::optional<std::uint64_t> unsent, seen;
+    for (std::string word; words >> word;) {
+      std::uint64_t value = 0;
+      if (!unsent && parse_count(word, "unsent", value)) {
+        unsent = value;
+      } else if (!seen && parse_count(word, "seen", value)) {
+        seen = value;
+      } else {
+        return std::nullopt;
+      }
+    }
+    ledger.unsent = unsent.value_or(0);
+    if (ledger.unsent > ledger.spent) return std::nullopt;
     state.ledgers[month] = ledger;
+    if (seen) {
+      state.seen[month] = *seen;
+    } else {
+      state.seen.erase(month);
+    }
   }
   if (state.instance.empty() || state.instance.find_first_of(" \t\r") != std::string::npos) {
     return std::nullopt;

@@ -25,42 +25,77 @@ constexpr std::chrono::minutes kIdleReturn{5};
 constexpr std::chrono::seconds kExhaustedRecheck{1};
 
 // KEYS: 1 charged counter, 2 leases hash, 3 unknown counter.
-// ARGV: 1 instance, 2 spent, 3 returned, 4 granted as the instance knows it, 5 wanted,
-//       6 limit (0 = none), 7 expiry (unix seconds).
+// ARGV: 1 instance, 2 spent, 3 unsent, 4 returned, 5 granted as the instance knows it,
+//       6 wanted, 7 limit (0 = none), 8 the fleet's requests sent as the instance knows them
+//       (its high-water mark).
 // The instance's figures are cumulative and applied as maxima, so the script is idempotent.
-// The counter moves by what the instance spent beyond its grants (an unlimited quota counted
-// while Redis was away), minus what it gave back, plus the new grant. `lost` tells the
-// instance that Redis no longer has the grants it knew of (data loss): it then adopts what
-// Redis has rebuilt from its figures.
-// Returns {granted, spent, returned, charged, leased, lost, unknown_used}.
+// Normally the counter moves by what the instance sent beyond its grants (an unlimited quota
+// counted while Redis was away), minus what it gave back, plus the new grant.
+// When Redis lost data, the counter is counted again instead: the counter is missing while the
+// ledger exists (or while the instance knows of others' spending), or the ledger no longer has
+// the grants the instance knew of. It becomes the highest of what it holds, the ledger's sums,
+// and the fleet's sent requests as known (the highest high-water mark reported since the
+// loss, kept as `floor`) plus what is leased; an instance whose ledger is rebuilt adds
+// nothing on top (its history is in the sums or in the marks). `lost` tells the instance to
+// adopt the grant Redis rebuilt from its figures.
+// The keys carry no TTL (PERSIST: earlier versions set one): the gateway deletes them.
+// Returns {granted, spent, unsent, returned, charged, leased, lost, unknown_used, restored,
+//          the counter before (-1: missing)}.
 constexpr std::string_view kLeaseScript = R"lua(
 local id = ARGV[1]
-local f = redis.call('HMGET', KEYS[2], id .. ':g', id .. ':s', id .. ':r', 'leased')
+local f = redis.call('HMGET', KEYS[2], id .. ':g', id .. ':s', id .. ':u', id .. ':r', 'leased')
 local g = tonumber(f[1]) or 0
 local s = tonumber(f[2]) or 0
-local r = tonumber(f[3]) or 0
-local leased = tonumber(f[4]) or 0
-local lost = 0
-if g < tonumber(ARGV[4]) then lost = 1 end
-local before = g - s - r
+local u = tonumber(f[3]) or 0
+local r = tonumber(f[4]) or 0
+local leased = tonumber(f[5]) or 0
+local before = g - (s - u) - r
 local s2 = math.max(s, tonumber(ARGV[2]))
-local r2 = math.max(r, tonumber(ARGV[3]))
-local g2 = math.max(g, s2 + r2)
-local delta = (g2 - g) - (r2 - r)
-local charged = (tonumber(redis.call('GET', KEYS[1])) or 0) + delta
-local grant = tonumber(ARGV[5])
-local limit = tonumber(ARGV[6])
+local u2 = math.max(u, tonumber(ARGV[3]))
+local r2 = math.max(r, tonumber(ARGV[4]))
+local g2 = math.max(g, s2 - u2 + r2)
+local seen = tonumber(ARGV[8])
+local stored = redis.call('GET', KEYS[1])
+local held = tonumber(stored) or 0
+local lost = 0
+if g < tonumber(ARGV[5]) then lost = 1 end
+local recount = lost == 1 or
+  (not stored and (seen > s2 - u2 or redis.call('EXISTS', KEYS[2]) == 1))
+local charged
+local restored = 0
+if recount then
+  redis.call('HSET', KEYS[2], id .. ':g', g2, id .. ':s', s2, id .. ':u', u2, id .. ':r', r2)
+  local sums = {g = 0, s = 0, u = 0, r = 0}
+  local all = redis.call('HGETALL', KEYS[2])
+  for i = 1, #all, 2 do
+    local kind = string.match(all[i], ':([gsur])$')
+    if kind then sums[kind] = sums[kind] + tonumber(all[i + 1]) end
+  end
+  leased = sums.g - (sums.s - sums.u) - sums.r
+  local floor = math.max(tonumber(redis.call('HGET', KEYS[2], 'floor')) or 0, seen)
+  redis.call('HSET', KEYS[2], 'floor', floor)
+  charged = math.max(held, sums.g - sums.r, floor + leased)
+  if not stored or charged > held then restored = 1 end
+else
+  charged = held + (g2 - g) - (r2 - r)
+  leased = leased + (g2 - (s2 - u2) - r2) - before
+end
+local grant = tonumber(ARGV[6])
+local limit = tonumber(ARGV[7])
 if limit > 0 then grant = math.max(0, math.min(grant, limit - charged)) end
 g2 = g2 + grant
-delta = delta + grant
 charged = charged + grant
-leased = leased + (g2 - s2 - r2) - before
-if delta ~= 0 then redis.call('INCRBY', KEYS[1], delta) end
+leased = leased + grant
+if not stored or charged ~= held then redis.call('SET', KEYS[1], charged) end
 local unknown = tonumber(redis.call('GET', KEYS[3])) or 0
-redis.call('HSET', KEYS[2], id .. ':g', g2, id .. ':s', s2, id .. ':r', r2, 'leased', leased)
-redis.call('EXPIREAT', KEYS[1], ARGV[7])
-redis.call('EXPIREAT', KEYS[2], ARGV[7])
-return {g2, s2, r2, charged, leased, lost, unknown}
+redis.call('HSET', KEYS[2], id .. ':g', g2, id .. ':s', s2, id .. ':u', u2, id .. ':r', r2,
+  'leased', leased)
+redis.call('PERSIST', KEYS[1])
+redis.call('PERSIST', KEYS[2])
+redis.call('PERSIST', KEYS[3])
+local previous = -1
+if stored then previous = held end
+return {g2, s2, u2, r2, charged, leased, lost, unknown, restored, previous}
 )lua";
 
 constexpr std::string_view kRefundScript = R"lua(
@@ -69,20 +104,19 @@ if used > 0 then return redis.call('DECR', KEYS[1]) end
 return 0
 )lua";
 
-// KEYS[1] unknown counter; ARGV 1 cap (-1 = none), 2 expiry. Returns {allowed, used}.
+// KEYS[1] unknown counter (no TTL, as every quota key); ARGV 1 cap (-1 = none).
+// Returns {allowed, used}.
 constexpr std::string_view kUnknownScript = R"lua(
 local used = tonumber(redis.call('GET', KEYS[1])) or 0
 local cap = tonumber(ARGV[1])
 if cap >= 0 and used >= cap then return {0, used} end
 used = redis.call('INCR', KEYS[1])
-if used == 1 then redis.call('EXPIREAT', KEYS[1], ARGV[2]) end
 return {1, used}
 )lua";
 
-std::string unix_seconds(WallTime t) {
-  return std::to_string(
-      std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count());
-}
+// Months back from the newest deletable one whose keys a sweep deletes: a fleet that was
+// stopped for less than a year leaves nothing behind.
+constexpr int kMonthsSwept = 12;
 
 std::uint64_t non_negative(long long value) {
   return value > 0 ? static_cast<std::uint64_t>(value) : 0;
@@ -100,6 +134,8 @@ struct QuotaCounter::Reply {
   std::uint64_t leased = 0;
   bool lost = false;
   std::uint64_t unknown_used = 0;
+  bool restored = false;              // the counter was counted again, and went up
+  std::optional<std::uint64_t> held;  // what it held before (nothing: it was missing)
 };
 
 std::string_view to_string(Mode mode) {
@@ -154,6 +190,10 @@ QuotaCounter::Month& QuotaCounter::month_locked(const QuotaPeriod& period) {
   return it->second;
 }
 
+bool QuotaCounter::unreported_locked(const Month& month) {
+  return month.reported_spent != month.ledger.spent || month.reported_unsent != month.ledger.unsent;
+}
+
 void QuotaCounter::note_spend_locked(Month& month) {
   const SteadyTime now = clock_.steady_now();
   if (now - month.window_start >= kBurnWindow) {
@@ -182,13 +222,13 @@ asio::awaitable<std::optional<QuotaCounter::Reply>> QuotaCounter::exchange(redis
                                                                            std::uint64_t give_back,
                                                                            std::uint64_t want) {
   std::vector<std::string> args;
-  std::uint64_t sent_spent;
+  Ledger sent;
   {
     std::lock_guard lock(mutex_);
     Month& month = month_locked(period);
     // Given back here, before the script runs: what is on its way back is never spent.
     month.ledger.returned += std::min(give_back, month.ledger.left());
-    sent_spent = month.ledger.spent;
+    sent = month.ledger;
     args = {"EVAL",
             std::string(kLeaseScript),
             "3",
@@ -196,15 +236,16 @@ asio::awaitable<std::optional<QuotaCounter::Reply>> QuotaCounter::exchange(redis
             leases_key(period, keys_),
             unknown_key(period, keys_),
             instance_,
-            std::to_string(month.ledger.spent),
-            std::to_string(month.ledger.returned),
-            std::to_string(month.ledger.granted),
+            std::to_string(sent.spent),
+            std::to_string(sent.unsent),
+            std::to_string(sent.returned),
+            std::to_string(sent.granted),
             std::to_string(want),
             std::to_string(config_.monthly_limit),
-            unix_seconds(quota_key_expiry(period))};
+            std::to_string(month.others_sent + sent.sent())};
   }
   auto [ec, reply] = co_await redis.command(std::move(args));
-  if (ec || reply.type != redis::Reply::Type::array || reply.elements.size() != 7) {
+  if (ec || reply.type != redis::Reply::Type::array || reply.elements.size() != 10) {
     if (!ec && reply.type == redis::Reply::Type::error) {
       log::warn("quota_redis_error", {{"reply", reply.str}});
     }
@@ -212,35 +253,52 @@ asio::awaitable<std::optional<QuotaCounter::Reply>> QuotaCounter::exchange(redis
   }
   const auto& e = reply.elements;
   Reply out;
-  out.ledger = {non_negative(e[0].integer), non_negative(e[1].integer), non_negative(e[2].integer)};
-  out.charged = non_negative(e[3].integer);
-  out.leased = non_negative(e[4].integer);
-  out.lost = e[5].integer != 0;
-  out.unknown_used = non_negative(e[6].integer);
+  out.ledger = {non_negative(e[0].integer), non_negative(e[1].integer), non_negative(e[3].integer),
+                non_negative(e[2].integer)};
+  out.charged = non_negative(e[4].integer);
+  out.leased = non_negative(e[5].integer);
+  out.lost = e[6].integer != 0;
+  out.unknown_used = non_negative(e[7].integer);
+  out.restored = e[8].integer != 0;
+  if (e[9].integer >= 0) out.held = non_negative(e[9].integer);
+  if (out.restored) {
+    // Redis lost the month's counter (deleted, evicted, a restart without persistence).
+    log::warn("quota_counter_restored",
+              {{"month", period.month},
+               {"held", out.held ? std::to_string(*out.held) : std::string("missing")},
+               {"charged", out.charged},
+               {"leased", out.leased}});
+  }
   std::optional<ModeChange> change;
   {
     std::lock_guard lock(mutex_);
-    adopt_locked(month_locked(period), out, sent_spent);
+    adopt_locked(month_locked(period), out, sent);
     change = note_mode_locked();
   }
   log_mode_change(change);
   co_return out;
 }
 
-void QuotaCounter::adopt_locked(Month& month, const Reply& reply, std::uint64_t sent_spent) {
-  if (reply.lost) {
+void QuotaCounter::adopt_locked(Month& month, const Reply& reply, const Ledger& sent) {
+  // Replies may arrive out of order (each worker has its own connection): grants only grow,
+  // unless Redis lost what this request knew. Then the rebuilt grant is adopted, if no other
+  // reply has changed the grant since the request left: several scripts sent before the loss
+  // was known all say `lost`, and the one that ran first knows the least.
+  if (reply.lost && sent.granted == month.ledger.granted) {
     log::warn("quota_ledger_rebuilt", {{"month", month.period.month},
                                        {"known_granted", month.ledger.granted},
                                        {"granted", reply.ledger.granted}});
     month.ledger.granted = reply.ledger.granted;
   } else {
-    // Replies may arrive out of order (each worker has its own connection): grants only grow.
     month.ledger.granted = std::max(month.ledger.granted, reply.ledger.granted);
   }
-  month.reported_spent = std::max(month.reported_spent, sent_spent);
+  month.reported_spent = std::max(month.reported_spent, sent.spent);
+  month.reported_unsent = std::max(month.reported_unsent, sent.unsent);
   month.charged = reply.charged;
   month.leased = reply.leased;
   month.unknown_used = reply.unknown_used;
+  const std::uint64_t fleet_sent = minus(reply.charged, reply.leased);
+  month.others_sent = std::max(month.others_sent, minus(fleet_sent, reply.ledger.sent()));
 }
 
 asio::awaitable<QuotaCounter::Grant> QuotaCounter::acquire(redis::Client& redis) {
@@ -285,6 +343,20 @@ asio::awaitable<QuotaCounter::Grant> QuotaCounter::acquire(redis::Client& redis)
   co_return grant;
 }
 
+void QuotaCounter::give_back(const Grant& grant) {
+  if (!grant.allowed()) return;
+  std::optional<ModeChange> change;
+  {
+    std::lock_guard lock(mutex_);
+    // A month already settled and forgotten keeps the charge: counted high, the safe side.
+    auto it = months_.find(grant.period.month);
+    if (it == months_.end() || it->second.ledger.sent() == 0) return;
+    ++it->second.ledger.unsent;
+    change = note_mode_locked();
+  }
+  log_mode_change(change);
+}
+
 asio::awaitable<QuotaCounter::Grant> QuotaCounter::acquire_unknown(redis::Client& redis) {
   Grant grant;
   std::optional<std::uint64_t> cap;
@@ -293,12 +365,9 @@ asio::awaitable<QuotaCounter::Grant> QuotaCounter::acquire_unknown(redis::Client
     grant.period = current_period();
     cap = unknown_limit(config_);
   }
-  std::vector<std::string> args{"EVAL",
-                                std::string(kUnknownScript),
-                                "1",
+  std::vector<std::string> args{"EVAL", std::string(kUnknownScript), "1",
                                 unknown_key(grant.period, keys_),
-                                cap ? std::to_string(*cap) : std::string("-1"),
-                                unix_seconds(quota_key_expiry(grant.period))};
+                                cap ? std::to_string(*cap) : std::string("-1")};
   auto [ec, reply] = co_await redis.command(std::move(args));
   if (ec || reply.type != redis::Reply::Type::array || reply.elements.size() != 2) {
     // Without a cap nothing needs Redis; with one, the budget cannot be checked: refuse.
@@ -328,29 +397,68 @@ asio::awaitable<void> QuotaCounter::report(redis::Client& redis) {
     std::uint64_t give_back;
   };
   std::vector<Due> due;
+  std::vector<std::string> dropped;
   {
     std::lock_guard lock(mutex_);
+    const WallTime wall = clock_.wall_now();
     const QuotaPeriod current = current_period();
     month_locked(current);  // the fleet's figures of this month are refreshed even unspent
     const SteadyTime now = clock_.steady_now();
+    // Too late to report a month a week past its reset: its keys are about to be deleted, and
+    // a report would bring them back for good.
+    std::erase_if(months_, [&](const auto& item) {
+      if (item.first == current.month || wall < quota_reports_until(item.second.period)) {
+        return false;
+      }
+      dropped.push_back(item.first);
+      return true;
+    });
     for (auto& [name, month] : months_) {
       const bool past = name != current.month;
       const bool idle = month.ledger.left() > 0 && now - month.last_spend >= kIdleReturn;
       const std::uint64_t give_back = past || idle ? month.ledger.left() : 0;
-      if (!past || give_back > 0 || month.reported_spent != month.ledger.spent) {
+      if (!past || give_back > 0 || unreported_locked(month)) {
         due.push_back({month.period, give_back});
       }
     }
   }
+  for (const std::string& month : dropped) log::warn("quota_month_dropped", {{"month", month}});
   for (const Due& d : due) {
     co_await exchange(redis, d.period, d.give_back, 0);
   }
+  co_await delete_past_months(redis);
   std::lock_guard lock(mutex_);
   const std::string current = current_period().month;
   std::erase_if(months_, [&](const auto& item) {
     const Month& m = item.second;
-    return item.first != current && m.ledger.left() == 0 && m.reported_spent == m.ledger.spent;
+    return item.first != current && m.ledger.left() == 0 && !unreported_locked(m);
   });
+}
+
+asio::awaitable<void> QuotaCounter::delete_past_months(redis::Client& redis) {
+  QuotaPeriod newest;
+  std::chrono::minutes offset;
+  {
+    std::lock_guard lock(mutex_);
+    offset = config_.utc_offset;
+    newest = newest_deletable_period(clock_.wall_now(), offset);
+    if (deleted_through_ == newest.month) co_return;
+  }
+  // One DEL per month: a month's keys share its hash tag (one slot in a cluster).
+  long long deleted = 0;
+  QuotaPeriod period = newest;
+  for (int i = 0; i < kMonthsSwept; ++i, period = previous_period(period, offset)) {
+    std::vector<std::string> args{"DEL", quota_key(period, keys_), leases_key(period, keys_),
+                                  unknown_key(period, keys_)};
+    auto [ec, reply] = co_await redis.command(std::move(args));
+    if (ec || reply.type != redis::Reply::Type::integer) co_return;  // again at the next report
+    deleted += reply.integer;
+  }
+  if (deleted > 0) {
+    log::info("quota_months_deleted", {{"through", newest.month}, {"keys", deleted}});
+  }
+  std::lock_guard lock(mutex_);
+  deleted_through_ = newest.month;
 }
 
 asio::awaitable<bool> QuotaCounter::release(redis::Client& redis) {
@@ -371,16 +479,19 @@ asio::awaitable<bool> QuotaCounter::release(redis::Client& redis) {
   }
   std::lock_guard lock(mutex_);
   for (const auto& [name, month] : months_) {
-    if (month.ledger.left() > 0 || month.reported_spent != month.ledger.spent) settled = false;
+    if (month.ledger.left() > 0 || unreported_locked(month)) settled = false;
   }
   co_return settled;
 }
 
 LeaseState QuotaCounter::lease_state() const {
   std::lock_guard lock(mutex_);
-  LeaseState state{instance_, {}};
+  LeaseState state{instance_, {}, {}};
   for (const auto& [name, month] : months_) {
-    if (month.ledger != Ledger{}) state.ledgers[name] = month.ledger;
+    const std::uint64_t seen = month.others_sent + month.ledger.sent();
+    if (month.ledger == Ledger{} && seen == 0) continue;
+    state.ledgers[name] = month.ledger;
+    if (seen > 0) state.seen[name] = seen;
   }
   return state;
 }
@@ -388,15 +499,19 @@ LeaseState QuotaCounter::lease_state() const {
 void QuotaCounter::restore(const LeaseState& state) {
   std::lock_guard lock(mutex_);
   instance_ = state.instance;
+  const WallTime wall = clock_.wall_now();
   const QuotaPeriod current = current_period();
   for (const auto& [name, ledger] : state.ledgers) {
     std::optional<QuotaPeriod> period = name == current.month
                                             ? std::optional<QuotaPeriod>(current)
                                             : period_of_month(name, config_.utc_offset);
-    if (!period) continue;
+    if (!period || wall >= quota_reports_until(*period)) continue;
     Month& month = month_locked(*period);
     month.ledger = ledger;
     month.last_spend = clock_.steady_now();  // not idle: it may still be spent from
+    if (auto seen = state.seen.find(name); seen != state.seen.end()) {
+      month.others_sent = minus(seen->second, ledger.sent());
+    }
   }
 }
 
@@ -431,9 +546,11 @@ Snapshot QuotaCounter::snapshot_locked() const {
   if (auto it = months_.find(period.month); it != months_.end()) {
     const Month& m = it->second;
     // Our spending since the last report is still "leased" in Redis's figures; spending
-    // beyond the lease (unlimited quota without Redis) is in neither yet.
-    const std::uint64_t unreported = minus(m.ledger.spent, m.reported_spent);
-    const std::uint64_t overdraft = minus(m.ledger.spent + m.ledger.returned, m.ledger.granted);
+    // beyond the lease (unlimited quota without Redis) is in neither yet. (A charge given back
+    // after Redis heard of it stays counted there until the next report.)
+    const std::uint64_t unreported =
+        minus(m.ledger.sent(), minus(m.reported_spent, m.reported_unsent));
+    const std::uint64_t overdraft = minus(m.ledger.sent() + m.ledger.returned, m.ledger.granted);
     s.leased = minus(m.leased, minus(unreported, overdraft));
     s.used = minus(m.charged, m.leased) + unreported;
     charged = m.charged + overdraft;

@@ -51,8 +51,18 @@ std::string unknown_key(const QuotaPeriod& period, const cache::KeySpace& keys) 
   return keys.quota_unknown(period.month);
 }
 
-WallTime quota_key_expiry(const QuotaPeriod& period) {
+WallTime quota_reports_until(const QuotaPeriod& period) {
   return period.resets_at + std::chrono::days(7);
+}
+
+QuotaPeriod previous_period(const QuotaPeriod& period, std::chrono::minutes utc_offset) {
+  return quota_period(period.starts_at - std::chrono::seconds(1), utc_offset);
+}
+
+QuotaPeriod newest_deletable_period(WallTime now, std::chrono::minutes utc_offset) {
+  const QuotaPeriod previous = previous_period(quota_period(now, utc_offset), utc_offset);
+  if (now >= quota_reports_until(previous) + std::chrono::days(1)) return previous;
+  return previous_period(previous, utc_offset);
 }
 
 std::string format_rfc3339(WallTime t, std::chrono::minutes utc_offset) {

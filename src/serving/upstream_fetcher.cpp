@@ -127,6 +127,8 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch(const api::ApiRequest& requ
   std::string target = api::upstream_target(request);
   upstream::Result result = co_await parts_.client.get(std::move(target));
   slot.reset();
+  // Rejected before anything was sent: it never counts, and its unit can be spent again.
+  if (result.nothing_sent) parts_.quota.give_back(grant);
   const WallTime now = parts_.clock.wall_now();
   const SteadyTime steady_now = parts_.clock.steady_now();
   const unsigned status = result.ec ? 0 : result.response.status;

@@ -2,9 +2,9 @@
 // One trip upstream for one API request, with every guard in front of it, in this order:
 // upstream's own request to wait (UpstreamHold), the circuit breaker, the worker's share of
 // upstream.max_in_flight, the unknown-id budget (for ids not known to be valid) and the monthly
-// quota (counted last, right before sending: a grant is never left unsent). A successful
-// answer comes back as a cache entry: body validated, strong ETag, compressed variants made
-// once here.
+// quota (counted last, right before sending: a grant is never left unsent, and one whose
+// request never left, a failed connect, goes back to the lease). A successful answer comes
+// back as a cache entry: body validated, strong ETag, compressed variants made once here.
 
 #include <boost/asio/awaitable.hpp>
 

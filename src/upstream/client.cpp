@@ -239,8 +239,8 @@ asio::awaitable<Client::Impl::Exchange> Client::Impl::exchange(Stream& stream,
     out.ec = map_write_error(write_ec);
     // Only zero bytes proves upstream lacks the request. (TLS counts a failed piece as zero:
     // its record did not get out whole, so upstream cannot decrypt it; pieces sent before it
-    // count.) A deadline is never retried: it bounds the whole get().
-    out.unsent = written == 0 && write_ec != beast::error::timeout;
+    // count.)
+    out.unsent = written == 0;
     co_return out;
   }
 
@@ -305,6 +305,7 @@ asio::awaitable<Result> Client::Impl::get(std::string path_and_query) {
       reused = false;
       if (auto ec = co_await open(*connection)) {
         result.ec = ec;
+        result.nothing_sent = true;
         break;
       }
     }
@@ -315,7 +316,8 @@ asio::awaitable<Result> Client::Impl::get(std::string path_and_query) {
     } else {
       exchanged = co_await exchange(connection->tcp(), *connection, request);
     }
-    if (exchanged.unsent && reused && !found_closed) {
+    // A deadline is never retried: it bounds the whole get().
+    if (exchanged.unsent && exchanged.ec != errc::upstream_timeout && reused && !found_closed) {
       // The pooled connection died while idle and the peek did not see it yet. Not one byte
       // of the request left, so one more try, on a fresh connection.
       found_closed = true;
@@ -323,6 +325,7 @@ asio::awaitable<Result> Client::Impl::get(std::string path_and_query) {
       continue;
     }
     result.ec = exchanged.ec;
+    result.nothing_sent = exchanged.unsent;
     result.response = std::move(exchanged.response);
     result.reused_connection = reused;
     if (!exchanged.ec && exchanged.keep_alive) put_idle(std::move(connection));

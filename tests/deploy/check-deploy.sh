@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks of the deployment files under deploy/ that need no container engine or cluster.
-#   tests/deploy/check-deploy.sh yamllint|k8s|shellcheck|systemd|references ROOT
+#   tests/deploy/check-deploy.sh yamllint|k8s|shellcheck|systemd|references|redis ROOT
 #   tests/deploy/check-deploy.sh runtime-libs ROOT BINARY...
 #   tests/deploy/check-deploy.sh healthcheck ROOT STUB_BINARY
 # Exit 0 = passed, 1 = failed, 77 = skipped (systemd not installed; ctest shows it as skipped).
@@ -8,8 +8,8 @@
 set -euo pipefail
 
 if (($# < 2)); then
-  echo "usage: $0 yamllint|k8s|shellcheck|systemd|references|runtime-libs|healthcheck|quickstart ROOT" \
-    "[BINARY...]" >&2
+  echo "usage: $0 yamllint|k8s|shellcheck|systemd|references|redis|runtime-libs|healthcheck|quickstart" \
+    "ROOT [BINARY...]" >&2
   exit 2
 fi
 mode=$1
@@ -294,6 +294,7 @@ case "$mode" in
   yamllint) check_yamllint ;;
   k8s) run_python_check k8s ;;
   references) run_python_check references ;;
+  redis) run_python_check redis ;;
   shellcheck) check_shellcheck ;;
   systemd) check_systemd ;;
   runtime-libs) check_runtime_libs "$@" ;;

@@ -2,6 +2,7 @@
 
     check_deploy.py k8s ROOT          Kubernetes manifests and the kustomization under deploy/k8s
     check_deploy.py references ROOT   Dockerfile, compose file and systemd units against the repo
+    check_deploy.py redis ROOT        every Redis a recipe starts runs as the quota needs it
 
 Prints one line per failed check and "N passed, N failed"; exits 1 when anything failed.
 Needs PyYAML (Debian: python3-yaml) and Python 3.11+ (tomllib).
@@ -27,6 +28,7 @@ KNOWN_KINDS = {
     ("v1", "Service"),
     ("v1", "ConfigMap"),
     ("v1", "Secret"),
+    ("v1", "PersistentVolumeClaim"),
     ("autoscaling/v2", "HorizontalPodAutoscaler"),
     ("policy/v1", "PodDisruptionBudget"),
     ("networking.k8s.io/v1", "NetworkPolicy"),
@@ -558,13 +560,110 @@ def check_references(root, c):
         c.check((root / doc).is_file(), f"{doc} missing")
 
 
+# ---------------------------------------------------------------------------------------------
+# Redis as the quota needs it (docs/quota.md): the quota keys carry no TTL, so only an
+# allkeys-* policy could evict them; and AOF, fsynced every second, on storage that outlives the
+# container.
+
+# Every recipe that starts a Redis, and how its invocations are found.
+REDIS_RECIPES = {
+    "deploy/docker-compose.yml": "compose",
+    "deploy/docker-compose.cluster.yml": "compose",
+    "deploy/k8s/dev-redis.yaml": "k8s",
+    "deploy/quickstart.sh": "script",
+}
+
+
+def redis_options(words):
+    """{option: value} of a redis-server command line ("--name value" pairs)."""
+    options = {}
+    for i, word in enumerate(words):
+        if word.startswith("--"):
+            value = words[i + 1] if i + 1 < len(words) and not words[i + 1].startswith("--") else ""
+            options[word[2:]] = value
+    return options
+
+
+def check_redis_options(where, options, c):
+    policy = options.get("maxmemory-policy", "noeviction")
+    c.check(policy == "noeviction" or policy.startswith("volatile-"),
+            f"{where}: maxmemory-policy {policy} may evict the quota keys "
+            "(noeviction or volatile-* only)")
+    c.check(options.get("appendonly") == "yes", f"{where}: --appendonly yes expected (the quota)")
+    c.check(options.get("appendfsync") == "everysec", f"{where}: --appendfsync everysec expected")
+
+
+def compose_redis(path):
+    """(where, words, volume of /data) of every redis-server a compose file starts."""
+    found = []
+    for name, svc in load_yaml_docs(path)[0].get("services", {}).items():
+        command = svc.get("command", "")
+        words = shlex.split(command) if isinstance(command, str) else [str(w) for w in command]
+        if "redis-server" not in words:
+            continue
+        data = [str(v).split(":", 1)[0] for v in svc.get("volumes", [])
+                if isinstance(v, str) and v.split(":")[1:2] == ["/data"]]
+        found.append((f"{path.name} {name}", words, data[0] if data else None))
+    return found
+
+
+def check_redis(root, c):
+    for recipe, kind in REDIS_RECIPES.items():
+        path = root / recipe
+        if not c.check(path.is_file(), f"{recipe} missing"):
+            continue
+        count = 0
+        if kind == "compose":
+            named = load_yaml_docs(path)[0].get("volumes") or {}
+            for where, words, volume in compose_redis(path):
+                count += 1
+                check_redis_options(where, redis_options(words), c)
+                c.check(volume is not None and volume in named,
+                        f"{where}: /data must be a named volume (the AOF outlives the container)")
+        elif kind == "k8s":
+            docs = load_yaml_docs(path)
+            claims = {d["metadata"]["name"] for d in docs
+                      if d.get("kind") == "PersistentVolumeClaim"}
+            for d in docs:
+                if d.get("kind") not in ("Deployment", "StatefulSet"):
+                    continue
+                pod = d["spec"]["template"]["spec"]
+                volumes = {v["name"]: v for v in pod.get("volumes", [])}
+                for container in pod.get("containers", []):
+                    if "redis" not in str(container.get("image", "")):
+                        continue
+                    count += 1
+                    where = f"{path.name} {d['metadata']['name']}/{container['name']}"
+                    words = [str(w) for w in
+                             container.get("command", []) + container.get("args", [])]
+                    check_redis_options(where, redis_options(words), c)
+                    mounts = [m["name"] for m in container.get("volumeMounts", [])
+                              if m.get("mountPath") == "/data"]
+                    volume = volumes.get(mounts[0], {}) if mounts else {}
+                    claim = volume.get("persistentVolumeClaim", {})
+                    c.check(claim.get("claimName") in claims,
+                            f"{where}: /data must be a PersistentVolumeClaim of the file")
+        else:
+            # Shell: each redis-server command (perhaps after setsid or exec), continuation
+            # lines joined.
+            text = path.read_text(encoding="utf-8").replace("\\\n", " ")
+            for line in text.splitlines():
+                words = shlex.split(line, comments=True)
+                if "redis-server" in words[:2]:
+                    count += 1
+                    words = words[words.index("redis-server"):]
+                    check_redis_options(f"{path.name}", redis_options(words), c)
+        c.check(count > 0, f"{recipe}: no redis-server found (the check would miss it)")
+
+
 def main(argv):
-    if len(argv) != 3 or argv[1] not in ("k8s", "references"):
+    checks = {"k8s": check_k8s, "references": check_references, "redis": check_redis}
+    if len(argv) != 3 or argv[1] not in checks:
         print(__doc__, file=sys.stderr)
         return 2
     root = pathlib.Path(argv[2]).resolve()
     c = Checker()
-    {"k8s": check_k8s, "references": check_references}[argv[1]](root, c)
+    checks[argv[1]](root, c)
     return c.finish()
 
 

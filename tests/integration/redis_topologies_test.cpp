@@ -274,8 +274,8 @@ BOOST_AUTO_TEST_CASE(two_gateways_on_a_redis_cluster_share_cache_quota_and_purge
 
 BOOST_AUTO_TEST_CASE(under_memory_pressure_volatile_ttl_evicts_cache_entries_never_the_quota) {
   // The policy deploy/README.md recommends: evictions take the keys closest to expiring.
-  // Cache entries expire within days, the quota keys a week after the month's reset, and the
-  // generations and the known-widget set never (so no volatile-* policy takes them).
+  // Cache entries expire within days; the quota keys, the generations and the known-widget set
+  // never (so no volatile-* policy takes them).
   RedisServer redis;
   BOOST_REQUIRE_EQUAL(redis.command({"CONFIG", "SET", "maxmemory-policy", "volatile-ttl"}), "OK");
   Stub stub({}, 20);

@@ -42,6 +42,27 @@ BOOST_AUTO_TEST_CASE(lease_files_round_trip_and_bad_ones_are_refused) {
   BOOST_TEST(!parse_lease_state("instance=x\n2026-11 granted=1 spent=0\n"));
 }
 
+BOOST_AUTO_TEST_CASE(unsent_charges_and_high_water_marks_round_trip_and_old_files_still_load) {
+  const LeaseState state{"host-1a2b",
+                         {{"2026-11", {40, 13, 2, 3}}, {"2026-12", {0, 0, 0}}},
+                         {{"2026-11", 5000}, {"2026-12", 7}}};
+  BOOST_TEST((parse_lease_state(format_lease_state(state)) == state));
+  BOOST_TEST(format_lease_state(state).find("2026-11 granted=40 spent=13 returned=2 unsent=3 "
+                                            "seen=5000\n") != std::string::npos);
+  // A file an earlier version wrote: no unsent, no seen.
+  const auto old = parse_lease_state("instance=x\n2026-11 granted=4 spent=1 returned=0\n");
+  BOOST_REQUIRE(old.has_value());
+  BOOST_TEST((old->ledgers.at("2026-11") == Ledger{4, 1, 0, 0}));
+  BOOST_TEST(old->seen.empty());
+  // Either may come first; neither twice, nothing unknown, no more given back than charged.
+  BOOST_TEST(parse_lease_state("instance=x\n2026-11 granted=4 spent=1 returned=0 seen=9 unsent=1\n")
+                 .has_value());
+  BOOST_TEST(
+      !parse_lease_state("instance=x\n2026-11 granted=4 spent=1 returned=0 seen=9 seen=9\n"));
+  BOOST_TEST(!parse_lease_state("instance=x\n2026-11 granted=4 spent=1 returned=0 other=1\n"));
+  BOOST_TEST(!parse_lease_state("instance=x\n2026-11 granted=4 spent=1 returned=0 unsent=2\n"));
+}
+
 BOOST_AUTO_TEST_CASE(a_save_replaces_the_file_with_a_new_owner_only_one) {
   TempDir dir;
   const std::string path = dir.write("quota.state", "old content\n");

@@ -1,7 +1,9 @@
 #define BOOST_TEST_MODULE quota_counter_test
 // The lease ledger against a real redis-server: the limit holds for racing instances and
 // through outages, repeated or lost replies count nothing twice, a crash leaves only its
-// unspent lease, and a stop without Redis hands its ledger to the next start.
+// unspent lease, a stop without Redis hands its ledger to the next start, a charge whose
+// request was never sent goes back to the lease, the month survives Redis losing its counter,
+// and past months' keys (which carry no TTL) are deleted a week after their reset.
 #include <boost/test/unit_test.hpp>
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -10,6 +12,7 @@
 
 #include "../redis/redis_test_util.hpp"
 #include "support/process.hpp"
+#include "widget_gateway/quota/eviction_policy.hpp"
 #include "widget_gateway/quota/lease_file.hpp"
 #include "widget_gateway/quota/quota_counter.hpp"
 
@@ -51,7 +54,7 @@ struct Harness {
   asio::io_context ioc;
   redis::Client up{ioc.get_executor(), settings_for(server.port())};
   redis::Client down{ioc.get_executor(), settings_for(server.port())};
-  // Real time: Redis expires the month's keys by its own clock.
+  // Real time by default (tests of month boundaries set it).
   ManualClock clock{
       WallTime(std::chrono::time_point_cast<WallTime::duration>(std::chrono::system_clock::now()))};
 
@@ -68,10 +71,14 @@ struct Harness {
   std::string key() const { return quota_key(quota_period(clock.wall_now(), 0min)); }
   long long charged() { return server.integer({"GET", key()}); }
   long long leased() { return server.integer({"HGET", key() + ":leases", "leased"}); }
-
-  Verdict acquire(QuotaCounter& q, redis::Client& via) {
-    return redis::test::run(ioc, q.acquire(via))->verdict;
+  long long field(const std::string& name) {
+    return server.integer({"HGET", key() + ":leases", name});
   }
+
+  QuotaCounter::Grant grant(QuotaCounter& q, redis::Client& via) {
+    return *redis::test::run(ioc, q.acquire(via));
+  }
+  Verdict acquire(QuotaCounter& q, redis::Client& via) { return grant(q, via).verdict; }
   // Acquires until refused; returns how many were allowed.
   int spend_all(QuotaCounter& q, redis::Client& via, int at_most = 100000) {
     int allowed = 0;
@@ -254,4 +261,166 @@ BOOST_AUTO_TEST_CASE(unknown_ids_have_a_budget_of_their_own) {
   BOOST_TEST(!unlimited.snapshot().unknown_limit.has_value());
   BOOST_TEST(
       (redis::test::run(h.ioc, unlimited.acquire_unknown(h.down))->verdict == Verdict::allowed));
+}
+
+BOOST_AUTO_TEST_CASE(a_charge_whose_request_was_never_sent_goes_back_to_the_lease) {
+  Harness h;
+  QuotaCounter a(h.clock, limited(1000), "a");
+  std::vector<QuotaCounter::Grant> grants;
+  for (int i = 0; i < 5; ++i) {
+    grants.push_back(h.grant(a, h.up));
+    BOOST_REQUIRE(grants.back().allowed());
+  }
+  const std::uint64_t lease = a.snapshot().own_lease;
+  // Given back after a report counted it as sent: the next report takes it back.
+  h.report(a, h.up);
+  BOOST_TEST(a.snapshot().used == 5u);
+  a.give_back(grants[4]);
+  BOOST_TEST(a.snapshot().own_lease == lease + 1);
+  h.report(a, h.up);
+  BOOST_TEST(a.snapshot().used == 4u);
+  BOOST_TEST(h.field("a:u") == 1);
+  BOOST_TEST(h.leased() == static_cast<long long>(lease + 1));
+  // Given back before any report heard of it.
+  grants.push_back(h.grant(a, h.up));
+  a.give_back(grants.back());
+  BOOST_TEST(a.snapshot().own_lease == lease + 1);
+  // The unit is spent again, from the lease, without Redis.
+  BOOST_TEST(h.acquire(a, h.down) == Verdict::allowed);
+  BOOST_TEST(a.snapshot().own_lease == lease);
+  h.report(a, h.up);
+  BOOST_TEST(h.field("a:s") == 7);
+  BOOST_TEST(h.field("a:u") == 2);
+  // Repeated reports change nothing; the stop gives the rest back: 5 sent, exactly.
+  h.report(a, h.up);
+  BOOST_TEST(h.release(a, h.up));
+  BOOST_TEST(h.charged() == 5);
+  BOOST_TEST(h.leased() == 0);
+  BOOST_TEST(a.snapshot().used == 5u);
+  // A refusal has nothing to give back.
+  a.give_back(QuotaCounter::Grant{});
+  BOOST_TEST(a.snapshot().used == 5u);
+}
+
+BOOST_AUTO_TEST_CASE(a_deleted_counter_is_counted_again_from_the_ledger) {
+  Harness h;
+  QuotaCounter a(h.clock, limited(1000), "a");
+  QuotaCounter b(h.clock, limited(1000), "b");
+  for (int i = 0; i < 10; ++i) BOOST_REQUIRE(h.acquire(a, h.up) == Verdict::allowed);
+  for (int i = 0; i < 4; ++i) BOOST_REQUIRE(h.acquire(b, h.up) == Verdict::allowed);
+  BOOST_TEST(h.release(b, h.up));  // b stopped: only its ledger remembers its 4
+  h.report(a, h.up);
+  const long long charged = h.charged();
+  BOOST_TEST(a.snapshot().used == 14u);
+
+  BOOST_REQUIRE_EQUAL(h.server.command({"DEL", h.key()}), "1");
+  h.report(a, h.up);
+  BOOST_TEST(h.charged() == charged);
+  BOOST_TEST(a.snapshot().used == 14u);
+  BOOST_TEST(h.release(a, h.up));
+  BOOST_TEST(h.charged() == 14);
+  BOOST_TEST(h.leased() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(an_emptied_redis_gets_the_month_back_from_the_high_water_marks) {
+  Harness h;
+  // a and b spend and stop; c and d live on, and have seen everyone's spending.
+  QuotaCounter a(h.clock, limited(100000), "a"), b(h.clock, limited(100000), "b");
+  QuotaCounter c(h.clock, limited(100000), "c"), d(h.clock, limited(100000), "d");
+  const int spends[] = {30, 20, 7, 5};
+  QuotaCounter* all[] = {&a, &b, &c, &d};
+  for (int i = 0; i < 4; ++i) {
+    for (int n = 0; n < spends[i]; ++n) BOOST_REQUIRE(h.acquire(*all[i], h.up) == Verdict::allowed);
+  }
+  BOOST_TEST(h.release(a, h.up));
+  BOOST_TEST(h.release(b, h.up));
+  h.report(c, h.up);
+  h.report(d, h.up);
+  h.report(c, h.up);
+  BOOST_TEST(c.snapshot().used == 62u);
+
+  // Redis comes back empty (a restart without persistence).
+  BOOST_REQUIRE_EQUAL(h.server.command({"FLUSHALL"}), "OK");
+  h.report(c, h.up);
+  BOOST_TEST(h.charged() >= 62);
+  BOOST_TEST(c.snapshot().used == 62u);
+  // d's ledger is rebuilt too; its spending is already in the mark: not counted twice.
+  h.report(d, h.up);
+  BOOST_TEST(d.snapshot().used == 62u);
+  // Both spend on and stop: the counter is exact again.
+  for (int n = 0; n < 3; ++n) BOOST_REQUIRE(h.acquire(c, h.up) == Verdict::allowed);
+  BOOST_TEST(h.release(c, h.up));
+  BOOST_TEST(h.release(d, h.up));
+  BOOST_TEST(h.charged() == 65);
+  BOOST_TEST(h.leased() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(the_state_file_keeps_the_high_water_mark_for_the_next_start) {
+  Harness h;
+  wg::test::TempDir dir;
+  const std::string file = dir.path() + "/quota-lease";
+  {
+    QuotaCounter a(h.clock, limited(1000), "a");
+    QuotaCounter e(h.clock, limited(1000), "e");
+    for (int i = 0; i < 9; ++i) BOOST_REQUIRE(h.acquire(a, h.up) == Verdict::allowed);
+    for (int i = 0; i < 2; ++i) BOOST_REQUIRE(h.acquire(e, h.up) == Verdict::allowed);
+    BOOST_TEST(h.release(a, h.up));
+    BOOST_TEST(h.release(e, h.up));  // settled, and it saw a's 9
+    BOOST_REQUIRE(save_lease_state(file, e.lease_state()));
+  }
+  BOOST_REQUIRE_EQUAL(h.server.command({"FLUSHALL"}), "OK");
+  std::optional<LeaseState> state = take_lease_state(file);
+  BOOST_REQUIRE(state.has_value());
+  BOOST_TEST(state->seen.at(quota_period(h.clock.wall_now(), 0min).month) == 11u);
+  QuotaCounter next(h.clock, limited(1000), "next");
+  next.restore(*state);
+  h.report(next, h.up);
+  BOOST_TEST(h.charged() == 11);
+  BOOST_TEST(next.snapshot().used == 11u);
+}
+
+BOOST_AUTO_TEST_CASE(past_months_keys_carry_no_ttl_and_are_deleted_a_week_after_the_reset) {
+  Harness h;
+  using namespace std::chrono;
+  h.clock.set_wall(WallTime(sys_days(year(2031) / March / 20)));
+  const QuotaPeriod march = quota_period(h.clock.wall_now(), 0min);
+  QuotaCounter a(h.clock, limited(1000), "a");
+  for (int i = 0; i < 3; ++i) BOOST_REQUIRE(h.acquire(a, h.up) == Verdict::allowed);
+  BOOST_TEST(redis::test::run(h.ioc, a.acquire_unknown(h.up))->allowed());
+  h.report(a, h.up);
+  const std::vector<std::string> keys{quota_key(march), leases_key(march), unknown_key(march)};
+  for (const auto& key : keys) BOOST_TEST(h.server.integer({"TTL", key}) == -1, key);
+
+  // April: March's lease goes back at the first report; its keys stay for a week and a day.
+  h.clock.set_wall(WallTime(sys_days(year(2031) / April / 1) + seconds(30)));
+  h.report(a, h.up);
+  BOOST_TEST(h.server.command({"GET", keys[0]}) == "3");
+  h.clock.set_wall(WallTime(sys_days(year(2031) / April / 8) + hours(23)));
+  h.report(a, h.up);
+  for (const auto& key : keys) BOOST_TEST(h.server.integer({"EXISTS", key}) == 1, key);
+  h.clock.set_wall(WallTime(sys_days(year(2031) / April / 9)));
+  h.report(a, h.up);
+  for (const auto& key : keys) BOOST_TEST(h.server.integer({"EXISTS", key}) == 0, key);
+
+  // A ledger of March restored this late is dropped, never reported: the keys stay deleted.
+  LeaseState late{"late", {{march.month, {5, 2, 0}}}, {{march.month, 9}}};
+  QuotaCounter b(h.clock, limited(1000), "b");
+  b.restore(late);
+  h.report(b, h.up);
+  BOOST_TEST(h.release(b, h.up));
+  for (const auto& key : keys) BOOST_TEST(h.server.integer({"EXISTS", key}) == 0, key);
+}
+
+BOOST_AUTO_TEST_CASE(an_eviction_policy_that_could_take_the_quota_keys_is_recognised) {
+  for (const char* policy : {"allkeys-lru", "allkeys-lfu", "allkeys-random", "ALLKEYS-LRU"}) {
+    BOOST_TEST(policy_evicts_quota_keys(policy), policy);
+  }
+  for (const char* policy : {"noeviction", "volatile-ttl", "volatile-lru", "volatile-lfu",
+                             "volatile-random", "", "allkeys-"}) {
+    BOOST_TEST(!policy_evicts_quota_keys(policy), policy);
+  }
+  Harness h;
+  BOOST_REQUIRE_EQUAL(h.server.command({"CONFIG", "SET", "maxmemory-policy", "allkeys-lru"}), "OK");
+  BOOST_TEST(*redis::test::run(h.ioc, warn_if_quota_evictable(h.up)));     // answered (and warned)
+  BOOST_TEST(!*redis::test::run(h.ioc, warn_if_quota_evictable(h.down)));  // ask again later
 }

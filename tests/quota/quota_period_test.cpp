@@ -111,22 +111,27 @@ BOOST_AUTO_TEST_CASE(keys_carry_the_fleet_prefix_and_the_month_as_their_tag) {
   BOOST_TEST(unknown_key(p, b) == "fleet-b:quota:{2026-07}:unknown");
 }
 
-BOOST_AUTO_TEST_CASE(key_expiry_bounds) {
-  // Every day of several years, in several offsets: never before the reset, at most 35 days
-  // after it, and the key is alive at any instant of its month (31st included).
+BOOST_AUTO_TEST_CASE(past_months_are_reported_for_a_week_and_deleted_within_35_days) {
+  // Every 7 hours of several years, in several offsets: the newest month a sweep may delete
+  // is reported by nobody any more (a day's margin for clocks), and every month whose reset is
+  // 35 days past is that one or older.
   for (minutes offset : {kUtc, kMsk, kMinus0530, kPlus14}) {
     for (WallTime t = utc(2025, 12, 1); t < utc(2029, 2, 1); t += hours(7)) {
-      QuotaPeriod p = quota_period(t, offset);
-      WallTime expiry = quota_key_expiry(p);
-      BOOST_TEST((expiry >= p.resets_at));
-      BOOST_TEST((expiry <= p.resets_at + days(35)));
-      BOOST_TEST((expiry > t));
+      const QuotaPeriod current = quota_period(t, offset);
+      const QuotaPeriod deletable = newest_deletable_period(t, offset);
+      BOOST_TEST((t >= quota_reports_until(deletable) + days(1)));
+      const QuotaPeriod after = quota_period(deletable.resets_at, offset);
+      BOOST_TEST((after.resets_at + days(35) > t));
+      BOOST_TEST((deletable.resets_at <= current.starts_at));
+      BOOST_TEST((quota_reports_until(current) > t));
     }
   }
-  QuotaPeriod jan = quota_period(utc(2026, 1, 31, 23, 59, 59), kUtc);
+  const QuotaPeriod jan = quota_period(utc(2026, 1, 31, 23, 59, 59), kUtc);
   BOOST_TEST(jan.month == "2026-01");
-  BOOST_TEST((quota_key_expiry(jan) > utc(2026, 1, 31, 23, 59, 59)));
-  BOOST_TEST((quota_key_expiry(jan) == utc(2026, 2, 8)));
+  BOOST_TEST((quota_reports_until(jan) == utc(2026, 2, 8)));
+  BOOST_TEST(previous_period(jan, kUtc).month == "2025-12");
+  BOOST_TEST(newest_deletable_period(utc(2026, 2, 8, 23, 59), kUtc).month == "2025-12");
+  BOOST_TEST(newest_deletable_period(utc(2026, 2, 9), kUtc).month == "2026-01");
 }
 
 BOOST_AUTO_TEST_CASE(rfc3339) {

@@ -100,6 +100,7 @@ BOOST_AUTO_TEST_CASE(sequential_requests_reuse_one_connection) {
   BOOST_TEST(first.response.status == 200u);
   BOOST_TEST(first.response.body == kWidgetBody);
   BOOST_TEST(!first.reused_connection);
+  BOOST_TEST(!first.nothing_sent);
 
   const Result second = fetch(ioc, client);
   BOOST_TEST(!second.ec);
@@ -164,6 +165,7 @@ BOOST_AUTO_TEST_CASE(hanging_upstream_times_out_and_connection_is_not_reused) {
 
   const Result hung = fetch(ioc, client);
   BOOST_TEST((hung.ec == errc::upstream_timeout));
+  BOOST_TEST(!hung.nothing_sent);  // written, never answered: it counts
 
   const Result next = fetch(ioc, client);
   BOOST_TEST(!next.ec);
@@ -177,6 +179,7 @@ BOOST_AUTO_TEST_CASE(refused_connection_is_connect_failed) {
   const Result result = fetch(ioc, client);
   BOOST_TEST((result.ec == errc::upstream_connect_failed));
   BOOST_TEST(client.stats().requests_sent == 0u);
+  BOOST_TEST(result.nothing_sent);  // the quota gives its charge back
 }
 
 BOOST_AUTO_TEST_CASE(close_without_answer_is_closed) {
@@ -184,7 +187,8 @@ BOOST_AUTO_TEST_CASE(close_without_answer_is_closed) {
   Client client(ioc.get_executor(), config_for(http_url(server)), clock);
   const Result result = fetch(ioc, client);
   BOOST_TEST((result.ec == errc::upstream_closed));
-  // The request was written: never retried.
+  // The request was written: never retried, and counted.
+  BOOST_TEST(!result.nothing_sent);
   BOOST_TEST(server.requests().size() == 1u);
   BOOST_TEST(client.stats().retries == 0u);
 }
@@ -271,6 +275,7 @@ BOOST_AUTO_TEST_CASE(write_that_failed_after_sending_bytes_is_not_retried) {
 
   const Result huge = fetch(ioc, client, "/huge?pad=" + std::string(12 << 20, 'x'));
   BOOST_TEST((huge.ec == errc::upstream_closed), huge.ec.message());
+  BOOST_TEST(!huge.nothing_sent);
   BOOST_TEST(huge.reused_connection);
   BOOST_TEST(server.accepted() == 1u);  // no second connection carried it again
   const auto stats = client.stats();
@@ -424,6 +429,7 @@ BOOST_AUTO_TEST_CASE(system_store_alone_rejects_a_private_ca) {
   const Result result = fetch(ioc, client);
   BOOST_TEST((result.ec == errc::upstream_tls), result.ec.message());
   BOOST_TEST(server.requests().empty());
+  BOOST_TEST(result.nothing_sent);
 }
 
 BOOST_AUTO_TEST_CASE(wrong_ca_is_a_tls_error) {

@@ -1,8 +1,9 @@
 #pragma once
-// quota.state_file: where an instance that stops while Redis is unreachable leaves its lease
-// ledgers, so that the next start with the same file reports them under the same name
-// instead of leaving them counted as unspent leases. Small blocking file I/O: called at start
-// and at the end of shutdown only, never on an io thread while it serves.
+// quota.state_file: where an instance leaves its lease ledgers when it stops, so that the next
+// start with the same file reports them under the same name (when this stop could not reach
+// Redis, instead of leaving them counted as unspent leases), and the fleet's spending as it
+// last saw it (its high-water mark, should Redis lose the month's counter). Small blocking file
+// I/O: called at start and at the end of shutdown only, never on an io thread while it serves.
 
 #include <optional>
 #include <string>

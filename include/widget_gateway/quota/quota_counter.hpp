@@ -10,6 +10,10 @@
 //
 // Every figure an instance sends is cumulative (granted, spent, returned for the month), so a
 // script that timed out but ran, or ran twice, changes nothing when the next one arrives.
+//
+// Each instance also sends the fleet's spending as it last saw it (its high-water mark), so
+// that a counter Redis lost (deleted, or a restart without persistence) comes back at least
+// that high, spends of instances that stopped meanwhile included.
 
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
@@ -56,16 +60,25 @@ struct Snapshot {
 // One month of one instance's lease, as cumulative counts.
 struct Ledger {
   std::uint64_t granted = 0;   // reserved for this instance (the highest figure Redis sent)
-  std::uint64_t spent = 0;     // requests sent upstream from it
+  std::uint64_t spent = 0;     // requests charged to it, each right before it was sent
   std::uint64_t returned = 0;  // given back unspent
-  std::uint64_t left() const { return granted > spent + returned ? granted - spent - returned : 0; }
+  // Charged, but no byte of the request left (a failed connect): back in the lease, as if the
+  // charge had not happened. Counted apart so that every figure stays cumulative.
+  std::uint64_t unsent = 0;
+  std::uint64_t sent() const { return spent > unsent ? spent - unsent : 0; }
+  std::uint64_t left() const {
+    return granted > sent() + returned ? granted - sent() - returned : 0;
+  }
   friend bool operator==(const Ledger&, const Ledger&) = default;
 };
 
-// What an instance leaves behind when it stops without reaching Redis (quota.state_file).
+// What an instance leaves behind when it stops (quota.state_file): its ledgers, for the next
+// start to report when this stop could not, and what it knew of the fleet.
 struct LeaseState {
   std::string instance;
   std::map<std::string, Ledger> ledgers;  // by month "YYYY-MM"
+  // By month: the fleet's requests sent, as last seen (the high-water mark).
+  std::map<std::string, std::uint64_t> seen;
   friend bool operator==(const LeaseState&, const LeaseState&) = default;
 };
 
@@ -91,6 +104,9 @@ class QuotaCounter {
   // Counts one upstream request if the lease (or a new one) covers it. With an unlimited
   // quota, a request is allowed and counted even when Redis cannot be asked.
   boost::asio::awaitable<Grant> acquire(redis::Client& redis);
+  // An allowed request of which no byte was sent (the upstream client says so): its charge
+  // goes back to the lease, to be spent again, and never counts.
+  void give_back(const Grant& grant);
 
   // The unknown-id budget: one lookup of an id not known to be valid is reserved before it
   // is sent (refused past the cap, or when Redis cannot be asked), and refunded unless
@@ -99,15 +115,17 @@ class QuotaCounter {
   boost::asio::awaitable<Grant> acquire_unknown(redis::Client& redis);
   boost::asio::awaitable<void> refund_unknown(redis::Client& redis, QuotaPeriod period);
 
-  // Reports spending, returns leases idle for long or of a past month, and refreshes the
-  // fleet's figures. Called about once a second and when a Redis connection comes back.
+  // Reports spending, returns leases idle for long or of a past month, refreshes the fleet's
+  // figures, and deletes the keys of months long past (quota_period.hpp). Called about once a
+  // second and when a Redis connection comes back.
   boost::asio::awaitable<void> report(redis::Client& redis);
   // Shutdown: gives back every unspent lease. False when Redis did not take the report: the
   // caller keeps lease_state() (quota.state_file). No acquire() may follow.
   boost::asio::awaitable<bool> release(redis::Client& redis);
 
   LeaseState lease_state() const;
-  // Takes over a stopped instance's ledgers and name (before any acquire()).
+  // Takes over a stopped instance's ledgers, name and high-water marks (before any acquire()).
+  // Months no longer reported (quota_reports_until) are left out.
   void restore(const LeaseState& state);
   const std::string& instance() const { return instance_; }
 
@@ -118,7 +136,12 @@ class QuotaCounter {
   struct Month {
     QuotaPeriod period;
     Ledger ledger;
-    std::uint64_t reported_spent = 0;  // `spent` as of the last report Redis took
+    // `spent` and `unsent` as of the last report Redis took.
+    std::uint64_t reported_spent = 0;
+    std::uint64_t reported_unsent = 0;
+    // The rest of the fleet's requests sent, the highest figure any reply implied: with our
+    // own, the high-water mark each script run gets.
+    std::uint64_t others_sent = 0;
     // The fleet as of that report.
     std::uint64_t charged = 0;
     std::uint64_t leased = 0;
@@ -134,6 +157,7 @@ class QuotaCounter {
 
   QuotaPeriod current_period() const;
   Month& month_locked(const QuotaPeriod& period);
+  static bool unreported_locked(const Month& month);
   void note_spend_locked(Month& month);
   std::uint64_t lease_size_locked(const Month& month) const;
   // One script run for `period`: reports the ledger, gives back `give_back` more, reserves
@@ -141,7 +165,9 @@ class QuotaCounter {
   boost::asio::awaitable<std::optional<Reply>> exchange(redis::Client& redis, QuotaPeriod period,
                                                         std::uint64_t give_back,
                                                         std::uint64_t want);
-  void adopt_locked(Month& month, const Reply& reply, std::uint64_t sent_spent);
+  void adopt_locked(Month& month, const Reply& reply, const Ledger& sent);
+  // Deletes the keys of the months before `newest_deletable_period`, once per such month.
+  boost::asio::awaitable<void> delete_past_months(redis::Client& redis);
   Snapshot snapshot_locked() const;
 
   Clock& clock_;
@@ -150,6 +176,7 @@ class QuotaCounter {
   mutable std::mutex mutex_;
   config::QuotaConfig config_;
   std::map<std::string, Month> months_;  // by "YYYY-MM"
+  std::string deleted_through_;          // the newest month whose keys this process deleted
   Mode last_mode_ = Mode::normal;        // for the quota_mode event on every change
 
   struct ModeChange {

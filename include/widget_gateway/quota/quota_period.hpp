@@ -32,10 +32,20 @@ std::string leases_key(const QuotaPeriod& period, const cache::KeySpace& keys = 
 // "<prefix>quota:{YYYY-MM}:unknown": lookups of ids upstream did not know (their own budget).
 std::string unknown_key(const QuotaPeriod& period, const cache::KeySpace& keys = cache::KeySpace());
 
-// resets_at + 7 days: the counter outlives its month long enough to be read for reports
-// (and for late increments from an instance whose clock lags), and expires well within the
-// contract's 35 days after the reset.
-WallTime quota_key_expiry(const QuotaPeriod& period);
+// The month's keys carry no TTL, so that no eviction policy (volatile-*) can take them while
+// they count; the gateway deletes them itself, well within the contract's 35 days after the
+// reset. An instance reports a past month's spending (a late report, a lease given back after
+// the reset) until resets_at + 7 days, and drops what it still holds of it after that.
+WallTime quota_reports_until(const QuotaPeriod& period);
+
+// The month before `period`.
+QuotaPeriod previous_period(const QuotaPeriod& period, std::chrono::minutes utc_offset);
+
+// The newest month whose keys may be deleted at `now`: the previous month from the 8th day on
+// (a day after its last report, so that no instance whose clock lags by less recreates them),
+// the one before it until then. Any month whose keys are 35 days past its reset is this one or
+// older.
+QuotaPeriod newest_deletable_period(WallTime now, std::chrono::minutes utc_offset);
 
 // RFC 3339 with the numeric offset, whole seconds (truncated), e.g.
 // "2026-12-01T00:00:00+03:00"; a zero offset is written "+00:00".

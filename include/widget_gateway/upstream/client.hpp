@@ -31,7 +31,11 @@ struct Result {
   // upstream_tls.
   std::error_code ec;
   Response response;
-  bool reused_connection = false;  // the answering attempt ran on a pooled connection
+  // No byte of the request left, so upstream cannot have it: resolve, connect or the TLS
+  // handshake failed, or the write failed having sent nothing. Such a request never counts
+  // against the quota.
+  bool nothing_sent = false;
+  bool reused_connection = false;        // the answering attempt ran on a pooled connection
   std::chrono::microseconds elapsed{0};  // the whole exchange, connect included
 };
 
