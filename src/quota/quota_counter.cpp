@@ -285,9 +285,17 @@ void QuotaCounter::adopt_locked(Month& month, const Reply& reply, const Ledger& 
   // reply has changed the grant since the request left: several scripts sent before the loss
   // was known all say `lost`, and the one that ran first knows the least.
   if (reply.lost && sent.granted == month.ledger.granted) {
-    log::warn("quota_ledger_rebuilt", {{"month", month.period.month},
-                                       {"known_granted", month.ledger.granted},
-                                       {"granted", reply.ledger.granted}});
+    log::warn("quota_ledger_rebuilt",
+              {{"month", month.period.month},
+               {"known_granted", month.ledger.granted},
+               {"granted", reply.ledger.granted},
+               {"what",
+                "Redis no longer had this instance's quota ledger (a restart without "
+                "persistence, a failover that lost writes, or a FLUSH); the count was "
+                "rebuilt from what the instances report"},
+               {"check",
+                "Redis persistence (appendonly yes, appendfsync everysec) and "
+                "maxmemory-policy (noeviction or volatile-*); /admin/quota used"}});
     month.ledger.granted = reply.ledger.granted;
   } else {
     month.ledger.granted = std::max(month.ledger.granted, reply.ledger.granted);

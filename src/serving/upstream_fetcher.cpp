@@ -157,8 +157,14 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch(const api::ApiRequest& requ
   }
   if (result.ec) {
     parts_.breaker.on_failure(steady_now);
-    log::warn("upstream_failed",
-              {{"target", api::upstream_target(request)}, {"error", result.ec.message()}});
+    // The host and the socket's own error (errno for a system error: 111 refused, 104 reset)
+    // tell a dead upstream from a firewall or a TLS mismatch.
+    const bool system_error = result.cause && result.cause.category() == std::system_category();
+    log::warn("upstream_failed", {{"host", parts_.client.authority()},
+                                  {"target", api::upstream_target(request)},
+                                  {"error", result.ec.message()},
+                                  {"cause", result.cause ? result.cause.message() : std::string()},
+                                  {"errno", system_error ? result.cause.value() : 0}});
     outcome.error = result.ec;
     co_return outcome;
   }

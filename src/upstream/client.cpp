@@ -73,6 +73,9 @@ class Client::Impl {
       : ex_(std::move(ex)),
         base_(parse_base_url(config.base_url)),
         port_text_(std::to_string(base_.port)),
+        authority_(
+            (base_.host.find(':') != std::string::npos ? "[" + base_.host + "]" : base_.host) +
+            ":" + port_text_),
         connect_timeout_(config.connect_timeout),
         timeout_(config.timeout),
         pool_size_(config.pool_size),
@@ -102,10 +105,12 @@ class Client::Impl {
   Stats stats() const {
     return {connections_opened_.load(), requests_sent_.load(), reuses_.load(), retries_.load()};
   }
+  const std::string& authority() const { return authority_; }
 
  private:
   struct Exchange {
     std::error_code ec;
+    std::error_code cause;  // Result::cause
     Response response;
     bool unsent = false;      // the write failed having sent nothing: upstream cannot have it
     bool keep_alive = false;  // the connection may carry another request
@@ -124,6 +129,7 @@ class Client::Impl {
   const asio::any_io_executor ex_;
   const BaseUrl base_;
   const std::string port_text_;
+  const std::string authority_;  // host:port ([host]:port for an IPv6 address)
   const std::chrono::milliseconds connect_timeout_;
   const std::chrono::milliseconds timeout_;
   const std::size_t pool_size_;
@@ -200,6 +206,7 @@ asio::awaitable<std::error_code> Client::Impl::open(Connection& connection) {
     // The addresses may be stale: look them up again next time.
     std::lock_guard lock(dns_mutex_);
     dns_cache_.reset();
+    connection.open_failure = connect_ec;
     co_return map_connect_error(connect_ec);
   }
   ++connections_opened_;
@@ -217,6 +224,7 @@ asio::awaitable<std::error_code> Client::Impl::open(Connection& connection) {
     });
     auto [handshake_ec] = co_await tls->async_handshake(ssl::stream_base::client, use_tuple);
     if (handshake_ec) {
+      connection.open_failure = handshake_ec;
       co_return map_handshake_error(handshake_ec, connection.certificate_rejected);
     }
   }
@@ -237,6 +245,7 @@ asio::awaitable<Client::Impl::Exchange> Client::Impl::exchange(Stream& stream,
   auto [write_ec, written] = co_await http::async_write(stream, request, use_tuple);
   if (write_ec) {
     out.ec = map_write_error(write_ec);
+    if (write_ec != beast::error::timeout) out.cause = write_ec;
     // Only zero bytes proves upstream lacks the request. (TLS counts a failed piece as zero:
     // its record did not get out whole, so upstream cannot decrypt it; pieces sent before it
     // count.)
@@ -250,6 +259,9 @@ asio::awaitable<Client::Impl::Exchange> Client::Impl::exchange(Stream& stream,
   auto [read_ec, read] = co_await http::async_read(stream, connection.buffer(), parser, use_tuple);
   if (read_ec) {
     out.ec = map_read_error(read_ec, parser.is_header_done());
+    if (read_ec != beast::error::timeout && read_ec != http::error::end_of_stream) {
+      out.cause = read_ec;
+    }
     co_return out;
   }
   tcp_stream.expires_never();
@@ -305,6 +317,7 @@ asio::awaitable<Result> Client::Impl::get(std::string path_and_query) {
       reused = false;
       if (auto ec = co_await open(*connection)) {
         result.ec = ec;
+        result.cause = connection->open_failure;
         result.nothing_sent = true;
         break;
       }
@@ -325,6 +338,7 @@ asio::awaitable<Result> Client::Impl::get(std::string path_and_query) {
       continue;
     }
     result.ec = exchanged.ec;
+    result.cause = exchanged.cause;
     result.nothing_sent = exchanged.unsent;
     result.response = std::move(exchanged.response);
     result.reused_connection = reused;
@@ -352,6 +366,10 @@ void Client::close_idle() {
 
 Client::Stats Client::stats() const {
   return impl_->stats();
+}
+
+const std::string& Client::authority() const {
+  return impl_->authority();
 }
 
 }  // namespace wg::upstream

@@ -28,6 +28,8 @@ class Connection {
 
   // Set by the certificate verification callback when it rejects the peer.
   bool certificate_rejected = false;
+  // The socket's or TLS's error when opening failed (Result::cause).
+  std::error_code open_failure;
 
   // For an idle pooled connection: true if the peer has closed it, reset it, or sent bytes
   // nobody asked for (all of which make it unusable). A non-blocking peek at the socket,

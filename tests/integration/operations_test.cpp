@@ -479,6 +479,21 @@ BOOST_AUTO_TEST_CASE(events_of_an_outage_a_purge_and_the_circuit_are_actionable)
   BOOST_TEST(exited_cleanly(gw.process().stop(SIGTERM)));
 }
 
+// upstream_failed names the host and the socket's errno: a refused connection is 111.
+BOOST_AUTO_TEST_CASE(upstream_failed_names_the_host_and_the_errno) {
+  RedisServer redis;
+  const std::string port = std::to_string(free_port());  // nothing listens there
+  GatewayRun gw("http://127.0.0.1:" + port, redis.url(), "");
+  BOOST_TEST(gw.get(widget_path("w1")).status == 502);
+  BOOST_TEST(gw.wait_for_event("upstream_failed"));
+  BOOST_TEST(gw.events().find("\"event\":\"upstream_failed\",\"host\":\"127.0.0.1:" + port +
+                              "\",\"target\":\"/api/v1/widgets/widget/w1/remote\","
+                              "\"error\":\"upstream connect failed\",\"cause\":\"Connection "
+                              "refused\",\"errno\":111}") != std::string::npos,
+             gw.events());
+  BOOST_TEST(exited_cleanly(gw.process().stop(SIGTERM)));
+}
+
 BOOST_AUTO_TEST_CASE(admin_api_requires_the_token_and_stays_off_the_public_listener) {
   RedisServer redis;
   Stub stub;

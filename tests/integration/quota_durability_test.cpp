@@ -85,6 +85,17 @@ BOOST_AUTO_TEST_CASE(redis_restarted_empty_gets_the_month_back_from_a_live_insta
            c->process().output().find("quota_counter_restored") != std::string::npos;
   }));
   BOOST_TEST(used_of(*c) >= before);
+  // c's own ledger was gone too: it says so, and what an operator should check.
+  const std::string events = c->process().output();
+  const auto rebuilt = events.find("\"event\":\"quota_ledger_rebuilt\"");
+  BOOST_TEST(rebuilt != std::string::npos, events);
+  if (rebuilt != std::string::npos) {
+    const std::string line = events.substr(rebuilt, events.find('\n', rebuilt) - rebuilt);
+    BOOST_TEST(line.find("\"what\":\"Redis no longer had this instance's quota ledger") !=
+                   std::string::npos,
+               line);
+    BOOST_TEST(line.find("\"check\":\"Redis persistence (appendonly yes") != std::string::npos);
+  }
 
   // Counting goes on; after the last stop the count is exact.
   BOOST_TEST(fetch_widgets(*c, widgets, next, 5) == 5);

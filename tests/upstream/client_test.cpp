@@ -174,10 +174,14 @@ BOOST_AUTO_TEST_CASE(hanging_upstream_times_out_and_connection_is_not_reused) {
 }
 
 BOOST_AUTO_TEST_CASE(refused_connection_is_connect_failed) {
-  Client client(ioc.get_executor(),
-                config_for("http://127.0.0.1:" + std::to_string(wg::test::unused_port())), clock);
+  const std::string port = std::to_string(wg::test::unused_port());
+  Client client(ioc.get_executor(), config_for("http://127.0.0.1:" + port), clock);
   const Result result = fetch(ioc, client);
   BOOST_TEST((result.ec == errc::upstream_connect_failed));
+  // What the upstream_failed event names: the host, and the socket's own error.
+  BOOST_TEST(client.authority() == "127.0.0.1:" + port);
+  BOOST_TEST((result.cause.category() == std::system_category()));
+  BOOST_TEST(result.cause.value() == ECONNREFUSED);
   BOOST_TEST(client.stats().requests_sent == 0u);
   BOOST_TEST(result.nothing_sent);  // the quota gives its charge back
 }

@@ -30,6 +30,10 @@ struct Result {
   // upstream_connect_failed, upstream_timeout, upstream_closed, upstream_invalid_body,
   // upstream_tls.
   std::error_code ec;
+  // The socket's or TLS's own error under `ec`, when there is one (connection refused, reset
+  // by peer, a certificate verify failure): what an operator needs to tell one failure from
+  // another. Empty for a timeout, a failed name lookup or a bad body.
+  std::error_code cause;
   Response response;
   // No byte of the request left, so upstream cannot have it: resolve, connect or the TLS
   // handshake failed, or the write failed having sent nothing. Such a request never counts
@@ -71,6 +75,8 @@ class Client {
     std::uint64_t retries = 0;  // gets that fell back after finding a pooled connection closed
   };
   Stats stats() const;
+  // "host:port" of upstream, as the events name it.
+  const std::string& authority() const;
 
  private:
   class Impl;
