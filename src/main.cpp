@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
       std::cout << "widget-gateway " << WG_VERSION << "\n";
       return 0;
     case wg::config::Action::check_config:
+      wg::log::set_level(invocation.config.log.level);
+      wg::gateway::warn_ignored_environment(invocation);
       std::cout << wg::config::to_toml(invocation.config, wg::config::Secrets::redact);
       return 0;
     case wg::config::Action::run:

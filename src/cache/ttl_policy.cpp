@@ -54,4 +54,17 @@ Freshness TtlPolicy::for_negative(WallTime now) const {
   return {fresh, fresh};
 }
 
+Freshness TtlPolicy::latest_for(WallTime stored_at, std::uint16_t status) const {
+  return status == 200 ? for_success(stored_at, 1.0) : for_negative(stored_at);
+}
+
+std::optional<Freshness> TtlPolicy::held_to(const Entry& entry) const {
+  const Freshness latest = latest_for(entry.stored_at, entry.status);
+  if (entry.fresh_until <= latest.fresh_until && entry.stale_until <= latest.stale_until) {
+    return std::nullopt;
+  }
+  return Freshness{std::min(entry.fresh_until, latest.fresh_until),
+                   std::min(entry.stale_until, latest.stale_until)};
+}
+
 }  // namespace wg::cache

@@ -77,6 +77,15 @@ void Field::append_to(std::string& out) const {
       break;
     }
     case Kind::boolean: out += b_ ? "true" : "false"; break;
+    case Kind::strings: {
+      out.push_back('[');
+      for (std::size_t i = 0; i < list_->size(); ++i) {
+        if (i != 0) out.push_back(',');
+        json::append_string(out, redact((*list_)[i]));
+      }
+      out.push_back(']');
+      break;
+    }
   }
 }
 

@@ -40,6 +40,9 @@ constexpr Option kOptions[] = {
 
 constexpr std::string_view kConfigFlag = "--config";
 constexpr std::string_view kConfigEnv = "WG_CONFIG";
+// Read by the Redis client's settings (redis::kPasswordEnv), not a config key: the password
+// stays out of the process list and of every printed config.
+constexpr std::string_view kRedisPasswordEnv = "WG_REDIS_PASSWORD";
 // A config file is a few KiB; anything this large is a wrong path (a log, a binary).
 constexpr std::size_t kMaxConfigFileBytes = 1024 * 1024;
 
@@ -93,12 +96,43 @@ bool takes_no_value(std::string_view flag) {
   return flag == "--help" || flag == "-h" || flag == "--version" || flag == "--check-config";
 }
 
+bool sets(const std::vector<std::pair<std::string, std::string>>& values, std::string_view key) {
+  for (const auto& [set_key, raw] : values) {
+    if (set_key == key) return true;
+  }
+  return false;
+}
+
+// The flag or variable whose value `key` has, when one overrides the file (a flag beats a
+// variable); empty when neither does.
+std::string_view overridden_by(const Sources& sources, std::string_view key) {
+  const Option* option = option_for_key(key);
+  if (option == nullptr) return {};
+  if (sets(sources.flag_values, key)) return option->flag;
+  if (sets(sources.env_values, key)) return option->env;
+  return {};
+}
+
+// " (from --flag)", " (from WG_VARIABLE)", " (FILE:LINE:COLUMN)" for the value `key` has, or ""
+// for a default.
+std::string where_set(const Sources& sources, const std::vector<KeyPosition>& in_file,
+                      std::string_view key) {
+  if (auto by = overridden_by(sources, key); !by.empty()) return " (from " + std::string(by) + ")";
+  for (const auto& position : in_file) {
+    if (position.key == key) return " (" + position.where + ")";
+  }
+  return {};
+}
+
 }  // namespace
 
-Config build_config(const Sources& sources) {
-  Config config;
+BuiltConfig build_config(const Sources& sources) {
+  BuiltConfig built;
+  Config& config = built.config;
+  std::vector<KeyPosition> in_file;
   if (sources.config_file) {
-    config = parse_toml(read_config_file(*sources.config_file), *sources.config_file, config);
+    config =
+        parse_toml(read_config_file(*sources.config_file), *sources.config_file, config, &in_file);
     config.config_file = *sources.config_file;
   }
   for (const auto& [key, raw] : sources.env_values) {
@@ -109,8 +143,25 @@ Config build_config(const Sources& sources) {
     const Option* option = option_for_key(key);
     apply_from(config, key, raw, option ? option->flag : "command line");
   }
-  validate(config);
-  return config;
+  try {
+    validate(config);
+  } catch (const ConfigError& e) {
+    if (e.key().empty()) throw;
+    throw ConfigError(e.key(), e.what() + where_set(sources, in_file, e.key()));
+  }
+  for (const auto& position : in_file) {
+    if (auto by = overridden_by(sources, position.key); !by.empty()) {
+      built.overridden.push_back(position.key + " (set by " + std::string(by) + ")");
+    }
+  }
+  return built;
+}
+
+std::vector<std::string> known_environment() {
+  std::vector<std::string> names{std::string(kConfigEnv)};
+  for (const auto& option : kOptions) names.emplace_back(option.env);
+  names.emplace_back(kRedisPasswordEnv);
+  return names;
 }
 
 Invocation parse_invocation(int argc, const char* const* argv, const char* const* envp) {
@@ -181,11 +232,13 @@ Invocation parse_invocation(int argc, const char* const* argv, const char* const
       if (!raw.empty()) config_env = std::string(raw);
     } else if (const Option* option = option_for_env(name)) {
       sources.env_values.emplace_back(std::string(option->key), std::string(raw));
+    } else if (name != kRedisPasswordEnv) {
+      invocation.unknown_environment.emplace_back(name);
     }
   }
   sources.config_file = config_flag ? config_flag : config_env;
 
-  invocation.config = build_config(sources);
+  invocation.config = build_config(sources).config;
   return invocation;
 }
 
@@ -227,7 +280,8 @@ std::string usage() {
       "                            password in redis.url (neither shows in the process list)\n"
       "\n"
       "Flags take their value as \"--flag value\" or \"--flag=value\". Other WG_* variables are\n"
-      "ignored. SIGHUP reloads the file (the environment and flags given at start still apply).\n";
+      "ignored, with a warning at start. SIGHUP reloads the file (the environment and flags given\n"
+      "at start still apply, and the \"reloaded\" event names the file's keys they override).\n";
   return out;
 }
 

@@ -414,6 +414,17 @@ void apply_value(Config& config, std::string_view key, std::string_view raw) {
   spec->from_raw(config, raw, key);
 }
 
+std::vector<std::string> changed_keys(const Config& before, const Config& after) {
+  // Compared as printed: one comparison for every kind of value, and what the file would show.
+  std::vector<std::string> changed;
+  for (const auto& spec : detail::keys()) {
+    if (spec.to_toml(before) != spec.to_toml(after)) {
+      changed.push_back(std::string(spec.section) + "." + std::string(spec.name));
+    }
+  }
+  return changed;
+}
+
 std::string to_toml(const Config& config, Secrets secrets) {
   std::string out = "# widget-gateway effective configuration\n";
   if (!config.config_file.empty()) {

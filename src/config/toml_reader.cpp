@@ -2,17 +2,23 @@
 // calls on the key table.
 #include <toml++/toml.h>
 
+#include <algorithm>
+
 #include "config/keys.hpp"
 #include "widget_gateway/config/loader.hpp"
 
 namespace wg::config {
 namespace {
 
-std::string where(std::string_view origin, const toml::source_region& source) {
-  std::string out = " (";
-  out += origin.empty() ? "config" : origin;
-  out += ':' + std::to_string(source.begin.line) + ':' + std::to_string(source.begin.column) + ')';
+// "FILE:LINE:COLUMN".
+std::string place(std::string_view origin, const toml::source_region& source) {
+  std::string out(origin.empty() ? "config" : origin);
+  out += ':' + std::to_string(source.begin.line) + ':' + std::to_string(source.begin.column);
   return out;
+}
+
+std::string where(std::string_view origin, const toml::source_region& source) {
+  return " (" + place(origin, source) + ")";
 }
 
 detail::Value to_value(const toml::node& node) {
@@ -48,7 +54,8 @@ detail::Value to_value(const toml::node& node) {
 
 }  // namespace
 
-Config parse_toml(std::string_view text, std::string_view origin, Config base) {
+Config parse_toml(std::string_view text, std::string_view origin, Config base,
+                  std::vector<KeyPosition>* positions) {
   toml::table root;
   try {
     root = toml::parse(text, origin);
@@ -56,6 +63,8 @@ Config parse_toml(std::string_view text, std::string_view origin, Config base) {
     throw ConfigError(std::string(e.description()) + where(origin, e.source()));
   }
   bool min_ttl_set = false;
+  bool jitter_set = false;
+  std::vector<std::pair<toml::source_position, KeyPosition>> placed;  // toml++ sorts by name
   for (const auto& [section_key, section_node] : root) {
     std::string section(section_key.str());
     if (!detail::is_section(section)) {
@@ -80,12 +89,23 @@ Config parse_toml(std::string_view text, std::string_view origin, Config base) {
         throw ConfigError(e.what() + where(origin, node.source()));
       }
       if (key == "cache.min_ttl") min_ttl_set = true;
+      if (key == "cache.jitter") jitter_set = true;
+      if (positions) placed.push_back({node.source().begin, {key, place(origin, node.source())}});
     }
   }
-  // A file that lowers max_ttl alone below the min_ttl it did not set (the default 1m) means
-  // "keep entries at most this long": the floor follows the ceiling down.
+  if (positions) {
+    std::sort(placed.begin(), placed.end(), [](const auto& a, const auto& b) {
+      return std::pair(a.first.line, a.first.column) < std::pair(b.first.line, b.first.column);
+    });
+    for (auto& [source, position] : placed) positions->push_back(std::move(position));
+  }
+  // A file that lowers max_ttl alone below the min_ttl or jitter it did not set (the defaults
+  // 1m and 5m) means "keep entries at most this long": they follow the ceiling down.
   if (!min_ttl_set && base.cache.min_ttl > base.cache.max_ttl) {
     base.cache.min_ttl = base.cache.max_ttl;
+  }
+  if (!jitter_set && base.cache.jitter > base.cache.max_ttl) {
+    base.cache.jitter = base.cache.max_ttl;
   }
   return base;
 }

@@ -16,7 +16,7 @@ namespace {
 using namespace std::chrono_literals;
 
 [[noreturn]] void fail(std::string_view key, std::string_view why) {
-  throw ConfigError(std::string(key) + ": " + std::string(why));
+  throw ConfigError(std::string(key), std::string(key) + ": " + std::string(why));
 }
 
 void check_range(std::string_view key, Duration value, Duration min, Duration max) {
@@ -281,10 +281,17 @@ void validate(const Config& c) {
   check_range("cache.max_ttl", cache.max_ttl, Duration(std::chrono::seconds(1)), kMaxTtl);
   check_range("cache.min_ttl", cache.min_ttl, Duration::zero(), kMaxTtl);
   if (cache.min_ttl > cache.max_ttl) {
-    throw ConfigError("cache.min_ttl (" + format_duration(cache.min_ttl) +
-                      ") must not exceed cache.max_ttl (" + format_duration(cache.max_ttl) + ")");
+    throw ConfigError("cache.min_ttl", "cache.min_ttl (" + format_duration(cache.min_ttl) +
+                                           ") must not exceed cache.max_ttl (" +
+                                           format_duration(cache.max_ttl) + ")");
   }
   check_range("cache.jitter", cache.jitter, Duration::zero(), kMaxTtl);
+  // Jitter is added before the max_ttl cap: more than max_ttl of it could never show.
+  if (cache.jitter > cache.max_ttl) {
+    throw ConfigError("cache.jitter", "cache.jitter (" + format_duration(cache.jitter) +
+                                          ") must not be longer than cache.max_ttl (" +
+                                          format_duration(cache.max_ttl) + ")");
+  }
   check_range("cache.stale_while_revalidate", cache.stale_while_revalidate, Duration::zero(),
               kMaxTtl);
   check_range("cache.stale_if_error", cache.stale_if_error, Duration::zero(), kMaxTtl);

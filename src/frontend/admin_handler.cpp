@@ -13,6 +13,7 @@
 #include "widget_gateway/cache/redis_store.hpp"
 #include "widget_gateway/common/json_writer.hpp"
 #include "widget_gateway/common/log.hpp"
+#include "widget_gateway/config/loader.hpp"
 #include "widget_gateway/metrics/registry.hpp"
 #include "widget_gateway/quota/pacing.hpp"
 #include "widget_gateway/quota/quota_counter.hpp"
@@ -99,6 +100,12 @@ void AdminHandler::set_token(std::string token) {
   token_.store(std::make_shared<const std::string>(std::move(token)));
 }
 
+void AdminHandler::show_config(const config::Config& running) {
+  // Printed once per reload, not per request; the same text --check-config prints.
+  config_toml_.store(
+      std::make_shared<const std::string>(config::to_toml(running, config::Secrets::redact)));
+}
+
 asio::awaitable<http::Response> AdminHandler::handle(const http::Request& request) {
   std::string_view path = request.target.substr(0, request.target.find('?'));
   const bool get_or_head = request.method == verb::get || request.method == verb::head;
@@ -151,6 +158,16 @@ asio::awaitable<http::Response> AdminHandler::admin(const http::Request& request
   const bool get = request.method == verb::get || request.method == verb::head;
   const bool post = request.method == verb::post;
   if (path == "/admin/quota") co_return get ? quota_status() : method_not_allowed("GET, HEAD");
+  if (path == "/admin/config") {
+    if (!get) co_return method_not_allowed("GET, HEAD");
+    http::Response response;
+    response.status = 200;
+    response.add_header("Content-Type", "application/toml; charset=utf-8");
+    response.add_header("Cache-Control", "no-store");
+    const auto text = config_toml_.load();
+    response.set_body(text ? *text : std::string());
+    co_return response;
+  }
   if (path == "/admin/entry") {
     if (!get) co_return method_not_allowed("GET, HEAD");
     co_return co_await entry(request);

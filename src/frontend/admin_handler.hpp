@@ -9,6 +9,7 @@
 //   POST /admin/warm                       body: JSON array of widget ids; fetches widget data
 //                                          and the first reviews window of each (quota applies)
 //   GET  /admin/entry?widget=ID[&limit=&skip=&type=]   where and how long one key is cached
+//   GET  /admin/config                     the running configuration as TOML, secrets redacted
 
 #include <atomic>
 #include <memory>
@@ -17,6 +18,7 @@
 #include "frontend/response_builder.hpp"
 #include "readiness.hpp"
 #include "serving/gateway_service.hpp"
+#include "widget_gateway/config/config.hpp"
 #include "widget_gateway/http/request_handler.hpp"
 
 namespace wg::metrics {
@@ -67,6 +69,8 @@ class AdminHandler final : public http::RequestHandler {
   // What the sessions refuse, as JSON errors that name no API endpoint.
   http::Response refuse(http::Refusal why) override;
   void set_token(std::string token);
+  // What /admin/config shows: the configuration the process runs with. Any thread.
+  void show_config(const config::Config& running);
 
  private:
   boost::asio::awaitable<http::Response> admin(const http::Request& request, std::string_view path);
@@ -77,6 +81,7 @@ class AdminHandler final : public http::RequestHandler {
 
   AdminDependencies deps_;
   std::atomic<std::shared_ptr<const std::string>> token_;
+  std::atomic<std::shared_ptr<const std::string>> config_toml_;  // redacted already
 };
 
 // Compares a presented bearer token with the configured one in time independent of where

@@ -82,6 +82,25 @@ void erase_in(serving::ServingCore& core, const std::string& prefix) {
   }
 }
 
+// What the process runs with once a reload built `fresh`: its reloadable parts, and the start-up
+// values of what is bound to sockets, pools or threads made at start ([server], [upstream],
+// [redis], admin.listen, log.access_log), which wait for a restart. TLS certificate files are
+// the exception: `tls_files_read` says the reload read them (renewals keep the listener).
+config::Config running_after_reload(const config::Config& started, const config::Config& fresh,
+                                    bool tls_files_read) {
+  config::Config running = fresh;
+  running.server = started.server;
+  if (tls_files_read) {
+    running.server.tls_cert_file = fresh.server.tls_cert_file;
+    running.server.tls_key_file = fresh.server.tls_key_file;
+  }
+  running.upstream = started.upstream;
+  running.redis = started.redis;
+  running.admin.listen = started.admin.listen;
+  running.log.access_log = started.log.access_log;
+  return running;
+}
+
 // One per-client limiter every worker shares; kept across reloads that leave its shape alone,
 // so a reload does not refill every client's bucket.
 class SharedLimiter {
@@ -138,6 +157,7 @@ class Gateway final : private Workers, private SiblingCaches {
   explicit Gateway(const config::Invocation& invocation)
       : invocation_(invocation),
         config_(invocation.config),
+        loaded_(invocation.config),
         threads_(thread_count(config_)),
         keys_(config_.redis.key_prefix),
         redis_settings_(serving::redis_settings(config_)),
@@ -184,6 +204,7 @@ class Gateway final : private Workers, private SiblingCaches {
                              threads_ > 1 ? static_cast<SiblingCaches*>(this) : nullptr,
                              threads_,
                              &list_ends_};
+    admin_handler_.show_config(config_);
     restore_quota_lease();
     control_redis_.on_error(
         [this](redis::ErrorKind kind) { metrics_.redis_error(redis::to_string(kind)); });
@@ -347,23 +368,17 @@ class Gateway final : private Workers, private SiblingCaches {
 
   // The certificate and key are read again on every reload (certificates are renewed under
   // the same names): new connections get them, open ones keep theirs. Turning TLS on or off
-  // takes a restart.
-  void reload_tls(const config::ServerConfig& fresh) {
-    if (!tls_ || fresh.tls_cert_file.empty()) return;
+  // takes a restart. Returns whether the files were read.
+  bool reload_tls(const config::ServerConfig& fresh) {
+    if (!tls_ || fresh.tls_cert_file.empty()) return false;
     try {
       tls_->reload(fresh.tls_cert_file, fresh.tls_key_file);
       log::info("tls_reloaded", {{"cert_file", fresh.tls_cert_file}});
+      return true;
     } catch (const std::exception& e) {
       log::error("tls_reload_rejected", {{"error", e.what()}});
+      return false;
     }
-  }
-
-  static bool same_except_tls_files(config::ServerConfig a, config::ServerConfig b) {
-    if (!a.tls_cert_file.empty() && !b.tls_cert_file.empty()) {
-      a.tls_cert_file = b.tls_cert_file;
-      a.tls_key_file = b.tls_key_file;
-    }
-    return a == b;
   }
 
   // The file is read and applied on a helper thread: no blocking I/O on an io thread. One
@@ -408,51 +423,56 @@ class Gateway final : private Workers, private SiblingCaches {
   }
 
   void reload_once() {
-    config::Config fresh;
+    config::BuiltConfig built;
     try {
-      fresh = config::build_config(invocation_.sources);
+      built = config::build_config(invocation_.sources);
     } catch (const std::exception& e) {
       log::error("reload_rejected", {{"error", e.what()}});
       return;
     }
-    apply(fresh);
+    apply(built);
   }
 
   // Reloadable: [cache] (TTL policy, stale windows, derivation, L1 size), [quota], [cors],
   // [access], admin.token, log.level, log.sample (and a reopen of a log.access_log file). The
-  // rest is bound to sockets, pools or threads made at start; a change there is reported and
-  // waits for a restart. config_ keeps the start-up values those parts still run with.
-  // Workers apply their part on their own threads.
-  void apply(const config::Config& fresh) {
-    log::set_level(fresh.log.level);
-    access_log_.set_sample(fresh.log.sample);
+  // rest keeps its start-up value until a restart (running_after_reload). Workers apply their
+  // part on their own threads. On the reload thread.
+  void apply(const config::BuiltConfig& built) {
+    const config::Config& fresh = built.config;
+    const config::Config running = running_after_reload(config_, fresh, reload_tls(fresh.server));
+    log::set_level(running.log.level);
+    access_log_.set_sample(running.log.sample);
     access_log_.reopen();
-    auto limiter = limiter_.for_config(fresh);
-    for (auto& worker : workers_) worker->apply(fresh, limiter);
-    widget_policy_.store(std::make_shared<const api::WidgetPolicy>(fresh.access.widget_pattern,
-                                                                   fresh.access.widgets));
+    auto limiter = limiter_.for_config(running);
+    for (auto& worker : workers_) worker->apply(running, limiter);
+    widget_policy_.store(std::make_shared<const api::WidgetPolicy>(running.access.widget_pattern,
+                                                                   running.access.widgets));
     const quota::Mode mode_before = quota_.snapshot().mode;
-    quota_.set_config(fresh.quota);
+    quota_.set_config(running.quota);
     const quota::Mode mode_after = quota_.snapshot().mode;
     if (mode_after != mode_before) {
       log::warn("quota_mode", {{"mode", quota::to_string(mode_after)}, {"cause", "reload"}});
     }
-    admin_handler_.set_token(fresh.admin.token);
+    admin_handler_.set_token(running.admin.token);
+    admin_handler_.show_config(running);
+    log_reload(built, running);
+  }
 
-    std::string restart_needed;
-    auto note = [&restart_needed](bool changed, std::string_view what) {
-      if (!changed) return;
-      if (!restart_needed.empty()) restart_needed += ",";
-      restart_needed += what;
-    };
-    reload_tls(fresh.server);
-    note(!same_except_tls_files(fresh.server, config_.server), "server");
-    note(!(fresh.upstream == config_.upstream), "upstream");
-    note(!(fresh.redis == config_.redis), "redis");
-    note(!(fresh.admin.listen == config_.admin.listen), "admin.listen");
-    note(fresh.log.access_log != config_.log.access_log, "log.access_log");
-    if (!restart_needed.empty()) log::warn("reload_needs_restart", {{"sections", restart_needed}});
-    log::info("reloaded", {{"file", fresh.config_file}});
+  // Names the keys the reload changed (since the last accepted file), those waiting for a
+  // restart, and those of the file a flag or WG_* variable overrides: editing them does nothing,
+  // which an operator must hear about (warn).
+  void log_reload(const config::BuiltConfig& built, const config::Config& running) {
+    const config::Config& fresh = built.config;
+    const std::vector<std::string> restart = config::changed_keys(running, fresh);
+    if (!restart.empty()) log::warn("reload_needs_restart", {{"keys", restart}});
+    const std::vector<std::string> changed = config::changed_keys(loaded_, fresh);
+    loaded_ = fresh;
+    if (built.overridden.empty()) {
+      log::info("reloaded", {{"file", fresh.config_file}, {"changed", changed}});
+    } else {
+      log::warn("reloaded",
+                {{"file", fresh.config_file}, {"changed", changed}, {"ignored", built.overridden}});
+    }
   }
 
   // Sentinel mode: one watcher for the process, on the control thread.
@@ -628,7 +648,8 @@ class Gateway final : private Workers, private SiblingCaches {
   };
 
   const config::Invocation& invocation_;
-  config::Config config_;
+  config::Config config_;  // as started: what the parts bound at start run with
+  config::Config loaded_;  // the last configuration built (reload thread once running)
   unsigned threads_;
   const cache::KeySpace keys_;  // redis.key_prefix: every key and the purge channel
   // Every connection's settings, built once: the password file is read at start only.
@@ -675,8 +696,17 @@ int run_gateway(const config::Invocation& invocation) {
   // Sockets are unaffected (Asio sends with MSG_NOSIGNAL).
   std::signal(SIGPIPE, SIG_IGN);
   log::set_level(invocation.config.log.level);
+  warn_ignored_environment(invocation);
   Gateway gateway(invocation);
   return gateway.run();
+}
+
+void warn_ignored_environment(const config::Invocation& invocation) {
+  // Ignored, as the contract says; but a misspelt name (WG_REDIS_URL for WG_REDIS) would
+  // otherwise go unnoticed.
+  if (invocation.unknown_environment.empty()) return;
+  log::warn("environment_ignored", {{"variables", invocation.unknown_environment},
+                                    {"known", config::known_environment()}});
 }
 
 }  // namespace wg::gateway

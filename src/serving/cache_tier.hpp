@@ -1,15 +1,19 @@
 #pragma once
 // The two cache tiers as one: the in-process L1 in front of the shared Redis L2. An L1 hit
 // costs no Redis round trip; an L2 hit fills L1; a store writes both. L1 never serves an entry
-// past its stale_until, which is when Redis itself lets it expire.
+// past its stale_until, which is when Redis itself lets it expire. Every entry handed out or
+// stored is held to the current TTL policy (cache::TtlPolicy::held_to): a reload that lowers
+// cache.max_ttl or moves cache.refresh_at applies to what is cached, from its next read.
 
 #include <boost/asio/awaitable.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "widget_gateway/cache/entry.hpp"
 #include "widget_gateway/cache/l1_cache.hpp"
 #include "widget_gateway/cache/redis_store.hpp"
+#include "widget_gateway/cache/ttl_policy.hpp"
 #include "widget_gateway/common/clock.hpp"
 
 namespace wg::metrics {
@@ -63,8 +67,15 @@ class CacheTier {
   boost::asio::awaitable<bool> store(const std::string& key,
                                      std::shared_ptr<const cache::Entry> entry,
                                      const cache::RedisStore::Placement& placement);
-  // L1 only, for answers that are cheap to rebuild (derived pages, local answers).
-  void store_local(const std::string& key, std::shared_ptr<const cache::Entry> entry);
+  // L1 only, for answers that are cheap to rebuild (derived pages, local answers) and copies
+  // from sibling workers. Returns the entry as stored (held to the policy).
+  std::shared_ptr<const cache::Entry> store_local(const std::string& key,
+                                                  std::shared_ptr<const cache::Entry> entry);
+
+  // The TTL policy entries are held to from now on (the service's, at start and on reloads).
+  // When it changes, L1 copies stored before `now` are checked again as they are read; a hit
+  // on any later copy costs one comparison more.
+  void hold_to(const cache::TtlPolicy& policy, WallTime now);
 
   cache::L1Cache& l1() { return l1_; }
   cache::RedisStore& shared() { return l2_; }
@@ -72,11 +83,17 @@ class CacheTier {
  private:
   // A Redis lookup's result as found (metrics counted, L1 filled).
   Found take_shared(const std::string& key, cache::Lookup& lookup);
+  // L1's copy, held to the policy if it may predate it (a cut copy replaces it in L1).
+  std::shared_ptr<const cache::Entry> from_l1(const std::string& key);
+  // `entry`, or a copy of it cut to the policy.
+  std::shared_ptr<const cache::Entry> held(std::shared_ptr<const cache::Entry> entry) const;
 
   cache::L1Cache& l1_;
   cache::RedisStore& l2_;
   Clock& clock_;
   metrics::GatewayMetrics* metrics_;
+  std::optional<cache::TtlPolicy> policy_;   // none: entries are served as stored
+  WallTime policy_since_ = WallTime::min();  // L1 copies stored before it may predate policy_
 };
 
 }  // namespace wg::serving

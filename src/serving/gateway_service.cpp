@@ -84,6 +84,7 @@ GatewayService::GatewayService(asio::any_io_executor background, ServiceDependen
 
 void GatewayService::update(const config::Config& config) {
   settings_ = settings_from(config);
+  deps_.cache.hold_to(settings_->shared.fetch.ttl, deps_.clock.wall_now());
 }
 
 FirstLook GatewayService::first_look(const api::ApiRequest& request,
@@ -282,8 +283,8 @@ asio::awaitable<void> GatewayService::look_up_siblings(KeyServing& s) {
       co_await deps_.siblings->find_copy(s.look.key, deps_.worker);
   s.facts.now = deps_.clock.wall_now();
   if (copy && s.facts.now < copy->stale_until) {
-    deps_.cache.store_local(s.look.key, copy);
-    take_own(s, std::move(copy));
+    copy = deps_.cache.store_local(s.look.key, std::move(copy));  // held to this worker's policy
+    if (s.facts.now < copy->stale_until) take_own(s, std::move(copy));
   }
 }
 

@@ -343,3 +343,105 @@ BOOST_AUTO_TEST_CASE(a_success_stays_fresh_until_its_period_ends) {
     }
   }
 }
+
+namespace {
+
+// An entry as `policy` would store it at `at` (status 200: a success).
+wg::cache::Entry stored_by(const TtlPolicy& policy, WallTime at, double draw,
+                           std::uint16_t status = 200) {
+  wg::cache::Entry entry;
+  entry.status = status;
+  entry.stored_at = at;
+  const auto f = status == 200 ? policy.for_success(at, draw) : policy.for_negative(at);
+  entry.fresh_until = f.fresh_until;
+  entry.stale_until = f.stale_until;
+  return entry;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(entries_a_policy_made_are_never_held_back_by_it) {
+  // Whatever the settings, the time and the draw: held_to cuts only what other settings made.
+  std::mt19937_64 rng(7);
+  const WallTime from = utc(2026, 1, 1);
+  for (int i = 0; i < 5000; ++i) {
+    auto c = base_config();
+    c.refresh_at = {std::uniform_int_distribution<int>(0, 23)(rng),
+                    std::uniform_int_distribution<int>(0, 59)(rng)};
+    c.max_ttl = minutes(std::uniform_int_distribution<int>(1, 48 * 60)(rng));
+    c.min_ttl = std::min<wg::config::Duration>(
+        c.max_ttl, minutes(std::uniform_int_distribution<int>(0, 120)(rng)));
+    c.jitter = std::min<wg::config::Duration>(
+        c.max_ttl, minutes(std::uniform_int_distribution<int>(0, 30)(rng)));
+    c.negative_ttl = minutes(std::uniform_int_distribution<int>(0, 60)(rng));
+    const TtlPolicy policy(c);
+    const WallTime at = from + milliseconds(std::uniform_int_distribution<std::int64_t>(
+                                   0, 365LL * 24 * 3600 * 1000)(rng));
+    const double draw = std::uniform_real_distribution<double>(0, 1)(rng);
+    BOOST_TEST_CONTEXT("at=" << show(at) << " max_ttl=" << c.max_ttl.count()) {
+      BOOST_TEST(!policy.held_to(stored_by(policy, at, draw)).has_value());
+      BOOST_TEST(!policy.held_to(stored_by(policy, at, draw, 404)).has_value());
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_lowered_max_ttl_holds_entries_stored_before_it) {
+  // Stored at 15:30 (+03:00) under a 24 h cap: fresh until 04:15..04:20 the next day.
+  const TtlPolicy before(base_config());
+  const WallTime at = utc(2026, 3, 10, 12, 30);
+  const auto entry = stored_by(before, at, 0.5);
+  BOOST_TEST(show(entry.fresh_until) == show(utc(2026, 3, 11, 1, 17, 30)));
+
+  auto c = base_config();
+  c.max_ttl = hours(6);
+  const auto held = TtlPolicy(c).held_to(entry);
+  BOOST_REQUIRE(held.has_value());
+  BOOST_TEST(show(held->fresh_until) == show(at + hours(6)));
+  BOOST_TEST(show(held->stale_until) == show(at + hours(6) + hours(24)));
+
+  // A raised one never extends what is cached.
+  c.max_ttl = hours(48);
+  BOOST_TEST(!TtlPolicy(c).held_to(entry).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(a_moved_refresh_time_holds_entries_stored_before_it) {
+  const TtlPolicy before(base_config());
+  const WallTime at = utc(2026, 3, 10, 12, 30);  // 15:30 (+03:00)
+  const auto entry = stored_by(before, at, 1.0);
+
+  // Upstream now refreshes at 18:00 (+03:00): what was stored at 15:30 is outdated at
+  // 18:15 plus the whole jitter, not tomorrow.
+  auto c = base_config();
+  c.refresh_at = {18, 0};
+  auto held = TtlPolicy(c).held_to(entry);
+  BOOST_REQUIRE(held.has_value());
+  BOOST_TEST(show(held->fresh_until) == show(utc(2026, 3, 10, 15, 20)));
+  BOOST_TEST(show(held->stale_until) == show(utc(2026, 3, 11, 15, 20)));
+
+  // The same moment in another offset.
+  c = base_config();
+  c.utc_offset = minutes(0);
+  c.refresh_at = {15, 0};
+  held = TtlPolicy(c).held_to(entry);
+  BOOST_REQUIRE(held.has_value());
+  BOOST_TEST(show(held->fresh_until) == show(utc(2026, 3, 10, 15, 20)));
+
+  // Shorter stale windows cut the stale end only.
+  c = base_config();
+  c.stale_if_error = hours(1);
+  held = TtlPolicy(c).held_to(entry);
+  BOOST_REQUIRE(held.has_value());
+  BOOST_TEST(show(held->fresh_until) == show(entry.fresh_until));
+  BOOST_TEST(show(held->stale_until) == show(entry.fresh_until + hours(1)));
+}
+
+BOOST_AUTO_TEST_CASE(a_shorter_negative_ttl_holds_cached_unknown_widgets) {
+  const WallTime at = utc(2026, 3, 10, 12, 30);
+  const auto entry = stored_by(TtlPolicy(base_config()), at, 0, 404);
+  auto c = base_config();
+  c.negative_ttl = minutes(1);
+  const auto held = TtlPolicy(c).held_to(entry);
+  BOOST_REQUIRE(held.has_value());
+  BOOST_TEST(show(held->fresh_until) == show(at + minutes(1)));
+  BOOST_TEST(show(held->stale_until) == show(at + minutes(1)));
+}

@@ -62,7 +62,12 @@ BOOST_AUTO_TEST_CASE(log_fields_render_each_kind) {
   wg::log::Field("u", 7ul).append_to(out);
   out += ',';
   wg::log::Field("b", true).append_to(out);
-  BOOST_TEST(out == R"("s":"x\"y","i":-3,"u":7,"b":true)");
+  out += ',';
+  const std::vector<std::string> list{"a\"b", "redis://:pw@h:1/0"};
+  wg::log::Field("l", list).append_to(out);
+  out += ',';
+  wg::log::Field("e", std::vector<std::string>{}).append_to(out);
+  BOOST_TEST(out == R"("s":"x\"y","i":-3,"u":7,"b":true,"l":["a\"b","redis://:***@h:1/0"],"e":[])");
 }
 
 BOOST_AUTO_TEST_CASE(redact_hides_every_url_password_and_keeps_the_rest) {

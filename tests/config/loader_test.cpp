@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <initializer_list>
@@ -224,6 +225,16 @@ BOOST_AUTO_TEST_CASE(syntax_errors_name_the_place) {
   BOOST_TEST(contains(e, "dup.toml:3"), e);
 }
 
+BOOST_AUTO_TEST_CASE(positions_say_where_the_file_sets_each_key) {
+  std::vector<cfg::KeyPosition> positions;
+  cfg::parse_toml("[server]\nthreads = 2\n\n[cache]\nmax_ttl = \"1h\"\n", "f.toml", {}, &positions);
+  BOOST_REQUIRE_EQUAL(positions.size(), 2u);
+  BOOST_TEST(positions[0].key == "server.threads");
+  BOOST_TEST(positions[0].where.starts_with("f.toml:2:"), positions[0].where);
+  BOOST_TEST(positions[1].key == "cache.max_ttl");
+  BOOST_TEST(positions[1].where.starts_with("f.toml:5:"), positions[1].where);
+}
+
 BOOST_AUTO_TEST_CASE(documented_example_parses_and_validates) {
   std::ifstream in(std::string(WG_SOURCE_DIR) + "/conf/widget-gateway.toml");
   BOOST_REQUIRE(in);
@@ -304,6 +315,28 @@ BOOST_AUTO_TEST_CASE(max_ttl_alone_pulls_the_default_min_ttl_down) {
       "f.toml");
   auto e = error_of([&] { cfg::validate(both); });
   BOOST_TEST(contains(e, "cache.min_ttl"), e);
+}
+
+BOOST_AUTO_TEST_CASE(jitter_longer_than_max_ttl_is_refused_naming_both_keys) {
+  auto c = valid_config();
+  c.cache.max_ttl = 10min;
+  c.cache.jitter = 11min;
+  auto e = error_of([&] { cfg::validate(c); });
+  BOOST_TEST(contains(e, "cache.jitter (11m)"), e);
+  BOOST_TEST(contains(e, "cache.max_ttl (10m)"), e);
+  c.cache.jitter = 10min;
+  BOOST_CHECK_NO_THROW(cfg::validate(c));
+  // A file that lowers max_ttl alone takes the default jitter (5m) down with it, as it does
+  // min_ttl...
+  auto alone = cfg::parse_toml(std::string(kBase) + "[cache]\nmax_ttl = \"1m\"\n", "f.toml");
+  BOOST_TEST((alone.cache.jitter == 1min));
+  BOOST_CHECK_NO_THROW(cfg::validate(alone));
+  // ...but not a jitter it sets.
+  auto both = cfg::parse_toml(std::string(kBase) + "[cache]\nmax_ttl = \"1m\"\njitter = \"5m\"\n",
+                              "f.toml");
+  e = error_of([&] { cfg::validate(both); });
+  BOOST_TEST(contains(e, "cache.jitter (5m)"), e);
+  BOOST_TEST(contains(e, "cache.max_ttl (1m)"), e);
 }
 
 BOOST_AUTO_TEST_CASE(cors_and_downstream_keys) {
@@ -390,6 +423,11 @@ BOOST_AUTO_TEST_CASE(failures_name_the_key) {
       {"cors.max_age", [](cfg::Config& c) { c.cors.max_age = 25h; }},
       {"cache.negative_max_age", [](cfg::Config& c) { c.cache.negative_max_age = -1s; }},
       {"cache.max_ttl", [](cfg::Config& c) { c.cache.max_ttl = 999ms; }},
+      {"cache.jitter",
+       [](cfg::Config& c) {
+         c.cache.jitter = 2h;
+         c.cache.max_ttl = 1h;
+       }},
       {"cache.min_ttl",
        [](cfg::Config& c) {
          c.cache.min_ttl = 2h;
@@ -441,6 +479,7 @@ BOOST_AUTO_TEST_CASE(accepts_edge_values) {
   auto c = valid_config();
   c.cache.max_ttl = 1s;
   c.cache.min_ttl = 1s;
+  c.cache.jitter = 1s;
   c.server.threads = 1024;
   c.upstream.circuit_failures = 2;
   c.upstream.base_url = "https://[::1]:8443/prefix/";
@@ -489,6 +528,19 @@ BOOST_AUTO_TEST_CASE(to_toml_round_trips_unusual_values) {
   check_equal(cfg::parse_toml(printed, "printed"), c);
 }
 
+BOOST_AUTO_TEST_CASE(changed_keys_name_what_differs) {
+  auto before = valid_config();
+  auto after = before;
+  BOOST_TEST(cfg::changed_keys(before, after).empty());
+  after.cache.max_ttl = 6h;
+  after.admin.token = "t";
+  after.access.widgets = {"x"};
+  after.quota.economy_at = 0.8;
+  const std::vector<std::string> expected{"cache.max_ttl", "quota.economy_at", "access.widgets",
+                                          "admin.token"};
+  BOOST_TEST(cfg::changed_keys(before, after) == expected, boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_CASE(to_toml_can_redact_the_token) {
   auto c = valid_config();
   c.admin.token = "topsecret";
@@ -518,9 +570,9 @@ BOOST_AUTO_TEST_CASE(precedence_is_flags_env_file_defaults) {
   BOOST_TEST(inv.config.config_file == file.path);
   BOOST_TEST(inv.sources.config_file.value() == file.path);
   // The sources rebuild the same config (SIGHUP), and pick up a changed file.
-  check_equal(cfg::build_config(inv.sources), inv.config);
+  check_equal(cfg::build_config(inv.sources).config, inv.config);
   std::ofstream(file.path) << kBase << "[log]\nlevel = \"error\"\n";
-  BOOST_TEST((cfg::build_config(inv.sources).log.level == cfg::LogLevel::error));
+  BOOST_TEST((cfg::build_config(inv.sources).config.log.level == cfg::LogLevel::error));
 }
 
 BOOST_AUTO_TEST_CASE(every_flag_and_env_variable) {
@@ -608,6 +660,67 @@ BOOST_AUTO_TEST_CASE(other_wg_variables_are_ignored) {
   auto inv = cfg::parse_invocation(argv.argc(), argv.data(), envp.data());
   BOOST_TEST(inv.config.server.threads == 0u);
   BOOST_TEST(inv.sources.env_values.size() == 1u);
+  // Ignored, but named for the start-up warning (names only, never values).
+  const std::vector<std::string> unknown{"WG_BOGUS", "WG_CACHE_MAX_TTL", "WG_", "WG_THREADSX"};
+  BOOST_TEST(inv.unknown_environment == unknown, boost::test_tools::per_element());
+
+  // Variables the gateway reads are not reported, the Redis password included.
+  Args known{"WG_UPSTREAM=http://127.0.0.1:1", "WG_REDIS_PASSWORD=pw",
+             "WG_CONFIG=", "WG_REDIS_URL=redis://:pw@h:6379"};
+  inv = cfg::parse_invocation(argv.argc(), argv.data(), known.data());
+  BOOST_TEST(inv.unknown_environment == std::vector<std::string>{"WG_REDIS_URL"},
+             boost::test_tools::per_element());
+  const auto names = cfg::known_environment();
+  for (const char* name : {"WG_CONFIG", "WG_REDIS", "WG_QUOTA_LIMIT", "WG_REDIS_PASSWORD"}) {
+    BOOST_TEST((std::find(names.begin(), names.end(), name) != names.end()), name);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(file_keys_a_flag_or_variable_overrides_are_reported) {
+  TempFile file(std::string(kBase) +
+                "[server]\nthreads = 2\n[quota]\nmonthly_limit = 500\n[log]\nlevel = \"warn\"\n");
+  Args argv{"gw", "--config", file.path, "--quota-limit", "1000", "--threads", "4"};
+  Args envp{"WG_THREADS=3", "WG_LOG_LEVEL=error", "WG_LISTEN=127.0.0.1:2000"};
+  auto inv = cfg::parse_invocation(argv.argc(), argv.data(), envp.data());
+  auto built = cfg::build_config(inv.sources);
+  BOOST_TEST(built.config.quota.monthly_limit == 1000u);
+  // In the file's order; a flag wins over the variable. WG_LISTEN sets a key the file leaves
+  // alone: nothing to report.
+  const std::vector<std::string> expected{"server.threads (set by --threads)",
+                                          "quota.monthly_limit (set by --quota-limit)",
+                                          "log.level (set by WG_LOG_LEVEL)"};
+  BOOST_TEST(built.overridden == expected, boost::test_tools::per_element());
+
+  Args bare{"gw", "--upstream", "http://127.0.0.1:1", "--threads", "4"};
+  BOOST_TEST(cfg::build_config(cfg::parse_invocation(bare.argc(), bare.data(), envp.data()).sources)
+                 .overridden.empty());
+}
+
+BOOST_AUTO_TEST_CASE(semantic_errors_name_where_the_value_was_set) {
+  // Lines 1-2 are kBase.
+  TempFile file(std::string(kBase) + "[cache]\nmax_ttl = \"30m\"\nmin_ttl = \"1h\"\n");
+  Args argv{"gw", "--config", file.path};
+  Args none{};
+  auto e = error_of([&] { cfg::parse_invocation(argv.argc(), argv.data(), none.data()); });
+  BOOST_TEST(contains(e, "cache.min_ttl (1h) must not exceed cache.max_ttl (30m)"), e);
+  BOOST_TEST(contains(e, "(" + file.path + ":5:"), e);
+
+  // The same on a reload, for a jitter longer than max_ttl.
+  cfg::Sources sources;
+  sources.config_file = file.path;
+  std::ofstream(file.path) << kBase << "[cache]\nmax_ttl = \"2m\"\n\njitter = \"3m\"\n";
+  e = error_of([&] { cfg::build_config(sources); });
+  BOOST_TEST(contains(e, "cache.jitter (3m) must not be longer than cache.max_ttl (2m)"), e);
+  BOOST_TEST(contains(e, "(" + file.path + ":6:"), e);
+
+  // A value from a flag or a variable names it instead.
+  std::ofstream(file.path) << kBase;
+  Args flag{"gw", "--config", file.path, "--threads", "2000"};
+  e = error_of([&] { cfg::parse_invocation(flag.argc(), flag.data(), none.data()); });
+  BOOST_TEST(contains(e, "server.threads: must be at most 1024 (from --threads)"), e);
+  Args env{"WG_THREADS=2000"};
+  e = error_of([&] { cfg::parse_invocation(argv.argc(), argv.data(), env.data()); });
+  BOOST_TEST(contains(e, "server.threads: must be at most 1024 (from WG_THREADS)"), e);
 }
 
 BOOST_AUTO_TEST_CASE(bad_values_name_key_and_origin) {

@@ -918,10 +918,14 @@ BOOST_AUTO_TEST_CASE(no_output_of_a_whole_session_carries_a_password_or_token) {
         keep(gw.admin("/admin/quota", bearer));
         keep(gw.admin("/admin/quota", {{"Authorization", "Bearer wrong"}}));
         keep(gw.admin("/admin/entry?widget=" + ids[0], bearer));
+        const HttpResponse config = gw.admin("/admin/config", bearer);
+        BOOST_TEST(config.status == 200);
+        keep(config);
         keep(http_request(gw.admin_port(), "POST", "/admin/purge?widget=" + ids[0], bearer));
         keep(gw.admin("/readyz"));
         gw.process().signal(SIGHUP);
         BOOST_TEST(gw.wait_for_event("reloaded", 1));
+        keep(gw.admin("/admin/config", bearer));
         // A Redis failure: the errors and reconnections are logged, at every level.
         redis.stop();
         BOOST_TEST(gw.wait_for_event("redis_down", 1));

@@ -306,6 +306,52 @@ BOOST_AUTO_TEST_CASE(fresh_l1_copy_near_its_end_is_served_and_refreshed_early) {
   BOOST_TEST(f.upstream_calls() == 2u);  // one background refresh
 }
 
+BOOST_AUTO_TEST_CASE(a_reload_that_lowers_max_ttl_holds_cached_entries_from_their_next_read) {
+  ServiceFixture f;
+  Served first = f.serve(f.widget(0));
+  BOOST_REQUIRE(first.ok());
+  BOOST_TEST(cache_status(first) == "widget-gateway; fwd=uri-miss; stored; ttl=3600");
+  Served page = f.serve(f.reviews(0, 10));
+  BOOST_REQUIRE(page.ok());
+  f.clock.advance(10min);
+
+  // SIGHUP with max_ttl 1h -> 20min, applied on the worker's thread as the gateway does.
+  config::Config lowered = f.config;
+  lowered.cache.max_ttl = 20min;
+  f.run<bool>([&]() -> boost::asio::awaitable<bool> {
+    f.main().core.apply(lowered, lowered.cache.l1_max_bytes);
+    co_return true;
+  });
+  const std::uint64_t calls = f.upstream_calls();
+
+  // L1: the hit path answers with the copy held to the new cap (stored 10 min ago: 10 left).
+  std::optional<Served> hit = from_l1(f, f.widget(0));
+  BOOST_REQUIRE(hit.has_value());
+  BOOST_TEST(cache_status(*hit) == "widget-gateway; hit; ttl=600");
+  BOOST_TEST((hit->entry->stored_at == first.entry->stored_at));
+  BOOST_TEST(hit->entry->body == first.entry->body);
+  std::optional<Served> page_hit = from_l1(f, f.reviews(0, 10));
+  BOOST_REQUIRE(page_hit.has_value());
+  BOOST_TEST(cache_status(*page_hit) == "widget-gateway; hit; ttl=600; detail=derived");
+
+  // L2: an instance configured so (another one, or after a restart) holds what Redis has to
+  // it too.
+  f.config = lowered;
+  Instance& other = f.add_instance();
+  Served from_redis = f.serve(f.widget(0), &other);
+  BOOST_REQUIRE(from_redis.ok());
+  BOOST_TEST(cache_status(from_redis) == "widget-gateway; hit; ttl=600");
+  BOOST_TEST(f.upstream_calls() == calls);
+
+  // And past the new cap the copy is stale, refreshed in the background as any other.
+  f.clock.advance(11min);
+  Served stale = f.serve(f.widget(0));
+  BOOST_REQUIRE(stale.ok());
+  BOOST_TEST(stale.outcome.stale() == StaleReason::while_revalidate);
+  BOOST_TEST(f.refreshes_done());
+  BOOST_TEST(f.upstream_calls() == calls + 1);
+}
+
 BOOST_AUTO_TEST_CASE(derived_pages_are_compressed_on_demand_once_per_coding) {
   ServiceFixture f;
   const api::ApiRequest request = f.reviews(0, 40);

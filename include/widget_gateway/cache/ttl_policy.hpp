@@ -4,7 +4,10 @@
 // refresh, within [min_ttl, max_ttl]. Fixed offsets only: no DST.
 
 #include <chrono>
+#include <cstdint>
+#include <optional>
 
+#include "widget_gateway/cache/entry.hpp"
 #include "widget_gateway/common/clock.hpp"
 #include "widget_gateway/config/config.hpp"
 
@@ -33,6 +36,18 @@ class TtlPolicy {
 
   // A cached unknown widget: fresh for negative_ttl, no stale window.
   Freshness for_negative(WallTime now) const;
+
+  // The latest freshness these settings give an answer stored at `stored_at`: for_success with
+  // the whole jitter (`status` 200), or for_negative.
+  Freshness latest_for(WallTime stored_at, std::uint16_t status) const;
+
+  // An entry read back is held to these settings, whatever settings stored it (before a
+  // reload, or on an instance configured otherwise): fresh_until and stale_until become at most
+  // latest_for(its stored_at). Nullopt when it is within them already, which every entry these
+  // settings made is. So a lowered max_ttl, or a moved refresh_at, applies to what is cached.
+  std::optional<Freshness> held_to(const Entry& entry) const;
+
+  friend bool operator==(const TtlPolicy&, const TtlPolicy&) = default;
 
   // The freshness period `now` lies in: the day between two refresh boundaries, cut into
   // segments of max_ttl from its start (the last one shorter). A success stored within a

@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace wg::log {
 
@@ -20,7 +21,7 @@ bool enabled(Level level);
 // One key/value of an event. Strings are escaped when written.
 class Field {
  public:
-  enum class Kind { string, integer, unsigned_integer, number, boolean };
+  enum class Kind { string, integer, unsigned_integer, number, boolean, strings };
   Field(std::string_view key, std::string_view value) : key_(key), kind_(Kind::string), s_(value) {}
   Field(std::string_view key, const char* value) : Field(key, std::string_view(value)) {}
   Field(std::string_view key, const std::string& value) : Field(key, std::string_view(value)) {}
@@ -34,6 +35,9 @@ class Field {
   Field(std::string_view key, unsigned long long value)
       : key_(key), kind_(Kind::unsigned_integer), u_(value) {}
   Field(std::string_view key, double value) : key_(key), kind_(Kind::number), d_(value) {}
+  // A JSON array of strings; `values` must outlive the field (it does within one event call).
+  Field(std::string_view key, const std::vector<std::string>& values)
+      : key_(key), kind_(Kind::strings), list_(&values) {}
 
   void append_to(std::string& out) const;
 
@@ -46,6 +50,7 @@ class Field {
     std::int64_t i_;
     std::uint64_t u_;
     double d_;
+    const std::vector<std::string>* list_;
   };
 };
 

@@ -31,6 +31,15 @@ namespace wg::config {
 class ConfigError : public std::runtime_error {
  public:
   using runtime_error::runtime_error;
+  // An error about one key's value, e.g. from validate(): build_config() adds where that value
+  // was set (the file's line, a flag or a variable), as it does for syntax errors.
+  ConfigError(std::string key, const std::string& message)
+      : runtime_error(message), key_(std::move(key)) {}
+  // "section.name"; empty when the error is about no one key.
+  const std::string& key() const { return key_; }
+
+ private:
+  std::string key_;
 };
 
 enum class Action { run, help, version, check_config };
@@ -47,6 +56,9 @@ struct Invocation {
   Action action = Action::run;
   Sources sources;
   Config config;  // built and validated for run and check_config; defaults for help and version
+  // WG_* variables of the environment that are none of known_environment(): ignored, and worth
+  // a warning (WG_REDIS_URL for WG_REDIS). Names only: a value may be a secret.
+  std::vector<std::string> unknown_environment;
 };
 
 // Parses argv ("--flag value" and "--flag=value"; unknown flags and positional arguments are
@@ -54,20 +66,41 @@ struct Invocation {
 // the action is help or version, builds and validates the Config. Throws ConfigError.
 Invocation parse_invocation(int argc, const char* const* argv, const char* const* envp);
 
+// Every WG_* variable the gateway reads, in --help order.
+std::vector<std::string> known_environment();
+
+// A Config as build_config() layers it, and what the layering hides from the file.
+struct BuiltConfig {
+  Config config;
+  // Keys the file sets that a flag or a WG_* variable overrides, so that editing them in the
+  // file does nothing: "quota.monthly_limit (set by --quota-limit)", in the file's order.
+  std::vector<std::string> overridden;
+};
+
 // defaults <- file <- env <- flags, then validate(). Used at start and again on SIGHUP (blocking
-// file read: call it off the io threads). Throws ConfigError.
-Config build_config(const Sources& sources);
+// file read: call it off the io threads). Throws ConfigError; one from validate() says where the
+// value at fault was set: "(FILE:LINE:COLUMN)", "(from --flag)" or "(from WG_VARIABLE)".
+BuiltConfig build_config(const Sources& sources);
+
+// Where a config file sets one key.
+struct KeyPosition {
+  std::string key;    // "section.name"
+  std::string where;  // "FILE:LINE:COLUMN", as syntax errors give it
+};
 
 // Applies a TOML document onto `base`. Unknown sections and keys, wrong TOML types and malformed
 // values are rejected naming the key; `origin` (a file name) prefixes syntax errors. Does not run
-// validate(): the file alone need not be complete (e.g. base_url may come from a flag).
-Config parse_toml(std::string_view text, std::string_view origin, Config base = {});
+// validate(): the file alone need not be complete (e.g. base_url may come from a flag). With
+// `positions`, appends where the document sets each key, in the document's order.
+Config parse_toml(std::string_view text, std::string_view origin, Config base = {},
+                  std::vector<KeyPosition>* positions = nullptr);
 
 // Sets one key ("server.listen", "quota.monthly_limit", ...) from its textual form, as given in
 // an environment variable or flag. Lists are comma-separated. Throws ConfigError.
 void apply_value(Config& config, std::string_view key, std::string_view raw);
 
-// Range and cross-field checks (base_url present, min_ttl <= max_ttl, ...). Throws ConfigError.
+// Range and cross-field checks (base_url present, min_ttl <= max_ttl, jitter <= max_ttl, ...).
+// Throws ConfigError, with key() set when one key is at fault.
 void validate(const Config& config);
 
 // Whether to_toml prints admin.token. --check-config output tends to end up in CI logs.
@@ -76,6 +109,9 @@ enum class Secrets { show, redact };
 // Every key in the file's format, in the documented order; parse_toml(to_toml(c)) == c. With
 // Secrets::redact a set token is printed as a comment instead, so the output still parses.
 std::string to_toml(const Config& config, Secrets secrets = Secrets::show);
+
+// The keys ("section.name", in documented order) whose values differ between two configs.
+std::vector<std::string> changed_keys(const Config& before, const Config& after);
 
 std::string usage();
 

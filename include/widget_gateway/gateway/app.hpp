@@ -10,4 +10,8 @@ namespace wg::gateway {
 // start-up failures (address in use, bad CA file...).
 int run_gateway(const config::Invocation& invocation);
 
+// The start-up warning (event environment_ignored) about WG_* variables the gateway does not
+// read, naming those it does. Names only: a value may be a secret.
+void warn_ignored_environment(const config::Invocation& invocation);
+
 }  // namespace wg::gateway

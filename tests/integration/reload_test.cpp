@@ -1,0 +1,305 @@
+#define BOOST_TEST_MODULE reload integration
+#include <boost/test/unit_test.hpp>
+
+// Reloads an operator can see, checked against real processes: what a SIGHUP changed and what
+// it could not (keys a flag or WG_* variable overrides), the running configuration on the
+// admin listener without its secrets, a smaller max_ttl or another refresh_at applied to what
+// is cached already, and the configurations refused with the place to fix them.
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <sstream>
+
+#include "stack.hpp"
+
+using namespace wg::test;
+
+namespace {
+
+const std::map<std::string, std::string> kAuth{{"Authorization", "Bearer s3cret"}};
+
+std::vector<std::string> lines_with(const std::string& text, std::string_view needle) {
+  std::vector<std::string> found;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(needle) != std::string::npos) found.push_back(line);
+  }
+  return found;
+}
+
+std::string event_needle(std::string_view name) {
+  return "\"event\":\"" + std::string(name) + "\"";
+}
+
+// The `count`-th line (1-based) of event `name`, once printed; "" when it never is.
+std::string wait_for_event(ChildProcess& process, std::string_view name, std::size_t count = 1) {
+  std::string line;
+  eventually([&] {
+    auto lines = lines_with(process.output(), event_needle(name));
+    if (lines.size() < count) return false;
+    line = lines[count - 1];
+    return true;
+  });
+  return line;
+}
+
+bool contains(const std::string& text, std::string_view part) {
+  return text.find(part) != std::string::npos;
+}
+
+// A number after `name` ("ttl=", "max-age=") in a header value; -1 when absent.
+long long number_after(const std::string& value, std::string_view name) {
+  auto at = value.find(name);
+  if (at == std::string::npos) return -1;
+  return std::strtoll(value.c_str() + at + name.size(), nullptr, 10);
+}
+
+long long cache_status_ttl(const HttpResponse& r) {
+  return number_after(r.header("cache-status"), "ttl=");
+}
+
+// "HH:MM" in UTC, `ahead` from now (rounded down to the minute).
+std::string utc_time_of_day(std::chrono::minutes ahead) {
+  const std::time_t at = std::time(nullptr) + ahead.count() * 60;
+  std::tm tm{};
+  gmtime_r(&at, &tm);
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%02d:%02d", tm.tm_hour, tm.tm_min);
+  return buf;
+}
+
+HttpResponse admin(Gateway& gw, const std::string& target,
+                   const std::map<std::string, std::string>& headers = {}) {
+  return http_get(gw.admin_port(), target, headers);
+}
+
+// The items of the JSON array `"key":[...]` in an event line, with their quotes.
+std::vector<std::string> array_items(const std::string& line, const std::string& key) {
+  std::vector<std::string> items;
+  const std::string open = "\"" + key + "\":[";
+  auto at = line.find(open);
+  if (at == std::string::npos) return items;
+  const auto end = line.find(']', at);
+  std::istringstream in(line.substr(at + open.size(), end - at - open.size()));
+  for (std::string item; std::getline(in, item, ',');) items.push_back(item);
+  return items;
+}
+
+bool redis_up(std::uint16_t admin_port) {
+  return eventually(
+      [&] { return contains(http_get(admin_port, "/readyz").body, "\"redis\":\"up\""); });
+}
+
+std::string one_widget(Stub& stub) {
+  auto widgets = stub.widgets(1);
+  BOOST_REQUIRE_EQUAL(widgets.size(), 1u);
+  stub.reset();
+  return widgets[0].id;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_smaller_max_ttl_or_another_refresh_at_holds_what_is_cached) {
+  RedisServer redis;
+  Stub stub;
+  const std::string id = one_widget(stub);
+  // Upstream's refresh half a day away: max_ttl alone decides how long an answer is fresh.
+  const std::string far = utc_time_of_day(std::chrono::minutes(12 * 60));
+  auto config = [](const std::string& max_ttl, const std::string& refresh_at) {
+    return "[cache]\nutc_offset = \"+00:00\"\nrefresh_at = \"" + refresh_at +
+           "\"\nrefresh_lag = \"0s\"\njitter = \"0s\"\nmax_ttl = \"" + max_ttl + "\"\n";
+  };
+  TempDir dir;
+  const std::string path = dir.write("gateway.toml", config("2h", far));
+  Gateway gw(stub.base_url(), redis.url(), {"--config", path});
+  BOOST_REQUIRE(redis_up(gw.admin_port()));
+
+  auto first = gw.get(widget_path(id));
+  BOOST_REQUIRE_EQUAL(first.status, 200);
+  BOOST_TEST(cache_status_ttl(first) > 7000);
+  BOOST_TEST(cache_status_ttl(first) <= 7200);
+  const auto calls = stub.stats().total;
+  BOOST_TEST(calls == 1u);
+
+  // max_ttl 2h -> 30m: the next read of the copy already in L1 is held to it.
+  dir.write("gateway.toml", config("30m", far));
+  gw.process().signal(SIGHUP);
+  const std::string reloaded = wait_for_event(gw.process(), "reloaded");
+  BOOST_TEST(contains(reloaded, "\"changed\":[\"cache.max_ttl\"]"), reloaded);
+  auto held = gw.get(widget_path(id));
+  BOOST_REQUIRE_EQUAL(held.status, 200);
+  BOOST_TEST(contains(held.header("cache-status"), "; hit"), held.header("cache-status"));
+  BOOST_TEST(cache_status_ttl(held) > 1500);
+  BOOST_TEST(cache_status_ttl(held) <= 1800);
+  BOOST_TEST(number_after(held.header("cache-control"), "max-age=") <= 1800);
+  BOOST_TEST(std::stoll(held.header("x-accel-expires")) <= 1800);
+  BOOST_TEST(held.body == first.body);
+
+  // The copy in Redis too: an instance started with the new file reads it held.
+  Gateway second(stub.base_url(), redis.url(), {"--config", path});
+  BOOST_REQUIRE(redis_up(second.admin_port()));
+  auto from_redis = second.get(widget_path(id));
+  BOOST_REQUIRE_EQUAL(from_redis.status, 200);
+  BOOST_TEST(contains(from_redis.header("cache-status"), "; hit"));
+  BOOST_TEST(cache_status_ttl(from_redis) > 1500);
+  BOOST_TEST(cache_status_ttl(from_redis) <= 1800);
+
+  // Upstream now refreshes in 20 minutes: what was stored before is outdated then, whatever
+  // max_ttl says.
+  dir.write("gateway.toml", config("2h", utc_time_of_day(std::chrono::minutes(20))));
+  gw.process().signal(SIGHUP);
+  const std::string moved = wait_for_event(gw.process(), "reloaded", 2);
+  BOOST_TEST(contains(moved, "\"changed\":[\"cache.refresh_at\",\"cache.max_ttl\"]"), moved);
+  auto sooner = gw.get(widget_path(id));
+  BOOST_REQUIRE_EQUAL(sooner.status, 200);
+  BOOST_TEST(cache_status_ttl(sooner) > 900);
+  BOOST_TEST(cache_status_ttl(sooner) <= 1200);
+
+  BOOST_TEST(stub.stats().total == calls);  // not one upstream request for any of it
+}
+
+BOOST_AUTO_TEST_CASE(reloaded_names_the_keys_changed_and_those_a_flag_or_variable_holds) {
+  RedisServer redis;
+  Stub stub;
+  TempDir dir;
+  const std::string path =
+      dir.write("gateway.toml", "[quota]\nmonthly_limit = 500\n[cache]\nnegative_ttl = \"5m\"\n");
+  // The stack's gateways run with WG_LOG_LEVEL=info.
+  Gateway gw(stub.base_url(), redis.url(),
+             {"--config", path, "--quota-limit", "1000", "--admin-token", "s3cret"});
+
+  // Editing a key a flag sets does nothing: the event says so, at warn level.
+  dir.write("gateway.toml",
+            "[quota]\nmonthly_limit = 700\n[cache]\nnegative_ttl = \"2m\"\n"
+            "[cors]\nallowed_origins = [\"https://a.example\"]\n[log]\nlevel = \"debug\"\n"
+            "[server]\ndrain_timeout = \"5s\"\n");
+  gw.process().signal(SIGHUP);
+  std::string line = wait_for_event(gw.process(), "reloaded");
+  BOOST_TEST(contains(line, "\"level\":\"warn\""), line);
+  BOOST_TEST(contains(line,
+                      "\"changed\":[\"server.drain_timeout\",\"cache.negative_ttl\","
+                      "\"cors.allowed_origins\"]"),
+             line);
+  BOOST_TEST(contains(line,
+                      "\"ignored\":[\"quota.monthly_limit (set by --quota-limit)\","
+                      "\"log.level (set by WG_LOG_LEVEL)\"]"),
+             line);
+  const std::string restart = wait_for_event(gw.process(), "reload_needs_restart");
+  BOOST_TEST(contains(restart, "\"keys\":[\"server.drain_timeout\"]"), restart);
+  auto quota = admin(gw, "/admin/quota", kAuth);
+  BOOST_TEST(contains(quota.body, "\"limit\":1000"), quota.body);
+
+  // Nothing edited: nothing changed, and the overrides are still worth a warning.
+  gw.process().signal(SIGHUP);
+  line = wait_for_event(gw.process(), "reloaded", 2);
+  BOOST_TEST(contains(line, "\"changed\":[]"), line);
+  BOOST_TEST(contains(line, "\"level\":\"warn\""), line);
+
+  // A file that leaves the flag's and the variable's keys alone: an info event.
+  dir.write("gateway.toml", "[cache]\nnegative_ttl = \"2m\"\n");
+  gw.process().signal(SIGHUP);
+  line = wait_for_event(gw.process(), "reloaded", 3);
+  BOOST_TEST(contains(line, "\"level\":\"info\""), line);
+  BOOST_TEST(contains(line, "\"changed\":[\"server.drain_timeout\",\"cors.allowed_origins\"]"),
+             line);
+  BOOST_TEST(!contains(line, "\"ignored\""), line);
+}
+
+BOOST_AUTO_TEST_CASE(admin_config_shows_the_running_configuration_without_secrets) {
+  RedisServer redis;
+  Stub stub;
+  TempDir dir;
+  auto config = [](const std::string& max_ttl, const std::string& drain) {
+    return "[cache]\nmax_ttl = \"" + max_ttl + "\"\n[server]\ndrain_timeout = \"" + drain +
+           "\"\n[admin]\ntoken = \"s3cret\"\n";
+  };
+  const std::string path = dir.write("gateway.toml", config("2h", "10s"));
+  Gateway gw(stub.base_url(), redis.url(), {"--config", path});
+
+  for (const std::map<std::string, std::string>& wrong :
+       {std::map<std::string, std::string>{},
+        std::map<std::string, std::string>{{"Authorization", "Bearer s3cre"}}}) {
+    auto refused = admin(gw, "/admin/config", wrong);
+    BOOST_TEST(refused.status == 401);
+    BOOST_TEST(refused.header("www-authenticate").find("Bearer") == 0u);
+  }
+  auto shown = admin(gw, "/admin/config", kAuth);
+  BOOST_REQUIRE_EQUAL(shown.status, 200);
+  BOOST_TEST(shown.header("content-type") == "application/toml; charset=utf-8");
+  BOOST_TEST(shown.header("cache-control") == "no-store");
+  BOOST_TEST(contains(shown.body, "\n[cache]\n"), shown.body);
+  BOOST_TEST(contains(shown.body, "\nmax_ttl = \"2h\"\n"), shown.body);
+  BOOST_TEST(contains(shown.body, "# token = (set, redacted)"), shown.body);
+  BOOST_TEST(!contains(shown.body, "s3cret"), shown.body);
+  BOOST_TEST(http_request(gw.admin_port(), "POST", "/admin/config", kAuth).status == 405);
+
+  // After a reload: the reloaded value, and the start-up one of a key waiting for a restart.
+  dir.write("gateway.toml", config("30m", "5s"));
+  gw.process().signal(SIGHUP);
+  BOOST_REQUIRE(!wait_for_event(gw.process(), "reloaded").empty());
+  shown = admin(gw, "/admin/config", kAuth);
+  BOOST_TEST(contains(shown.body, "\nmax_ttl = \"30m\"\n"), shown.body);
+  BOOST_TEST(contains(shown.body, "\ndrain_timeout = \"10s\"\n"), shown.body);
+
+  // Without a token the admin API, this part included, does not exist.
+  Gateway open(stub.base_url(), redis.url());
+  BOOST_TEST(admin(open, "/admin/config", kAuth).status == 404);
+}
+
+BOOST_AUTO_TEST_CASE(a_jitter_longer_than_max_ttl_is_refused_at_start_and_on_reload) {
+  RedisServer redis;
+  Stub stub;
+  TempDir dir;
+  const std::string bad = "[cache]\nmax_ttl = \"2m\"\njitter = \"3m\"\n";
+  const std::string path = dir.write("gateway.toml", bad);
+
+  std::vector<std::string> argv = gateway_argv(stub.base_url(), redis.url());
+  argv.insert(argv.end(), {"--config", path});
+  ChildProcess refused(argv);
+  const int status = refused.wait_exit(15s);
+  BOOST_TEST((status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 1), refused.output());
+  const std::string said = refused.output();
+  BOOST_TEST(contains(said, "cache.jitter (3m) must not be longer than cache.max_ttl (2m)"), said);
+  BOOST_TEST(contains(said, "(" + path + ":3:"), said);
+
+  dir.write("gateway.toml", "[cache]\nmax_ttl = \"2m\"\n");  // the default jitter follows it
+  Gateway gw(stub.base_url(), redis.url(), {"--config", path});
+  dir.write("gateway.toml", bad);
+  gw.process().signal(SIGHUP);
+  const std::string rejected = wait_for_event(gw.process(), "reload_rejected");
+  BOOST_TEST(contains(rejected, "cache.jitter (3m) must not be longer than cache.max_ttl (2m)"),
+             rejected);
+  BOOST_TEST(contains(rejected, path + ":3:"), rejected);
+  BOOST_TEST(gw.process().running());
+}
+
+BOOST_AUTO_TEST_CASE(unknown_wg_variables_are_named_at_start_without_their_values) {
+  RedisServer redis;
+  Stub stub;
+  const std::string secret = "EnvSecret-3d1f";
+  std::vector<std::string> argv = gateway_argv(stub.base_url(), redis.url());
+  ChildProcess gw(argv, {{"WG_REDIS_URL", "redis://:" + secret + "@127.0.0.1:1/0"},
+                         {"WG_QUOTA_LIMT", "5"},
+                         {"WG_LOG_LEVEL", "info"}});
+  BOOST_REQUIRE(listening_port(gw, "admin").has_value());
+  const std::string line = wait_for_event(gw, "environment_ignored");
+  BOOST_TEST(contains(line, "\"level\":\"warn\""), line);
+  // Whatever else the test's own environment holds.
+  const auto ignored = array_items(line, "variables");
+  auto has = [](const std::vector<std::string>& items, const std::string& name) {
+    return std::find(items.begin(), items.end(), "\"" + name + "\"") != items.end();
+  };
+  BOOST_TEST(has(ignored, "WG_REDIS_URL"), line);
+  BOOST_TEST(has(ignored, "WG_QUOTA_LIMT"), line);
+  BOOST_TEST(!has(ignored, "WG_LOG_LEVEL"), line);  // read, so not ignored
+  const auto known = array_items(line, "known");
+  BOOST_TEST(has(known, "WG_REDIS"), line);
+  BOOST_TEST(has(known, "WG_QUOTA_LIMIT"), line);
+  BOOST_TEST(gw.stop(SIGTERM) >= 0);
+  BOOST_TEST(!contains(gw.output(), secret));
+}
