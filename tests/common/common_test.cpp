@@ -6,6 +6,7 @@
 #include "widget_gateway/common/json_writer.hpp"
 #include "widget_gateway/common/log.hpp"
 #include "widget_gateway/common/redact.hpp"
+#include "widget_gateway/common/utf8.hpp"
 
 BOOST_AUTO_TEST_CASE(json_strings_are_escaped_as_rfc_8259_requires) {
   BOOST_TEST(wg::json::quote("plain") == "\"plain\"");
@@ -51,6 +52,18 @@ BOOST_AUTO_TEST_CASE(bytes_that_are_not_utf8_become_replacement_characters) {
   BOOST_TEST(quote("a\xe2\x82") == R"("a\ufffd\ufffd")");                    // cut short at the end
   BOOST_TEST(quote("\xc3\"") == R"("\ufffd\"")");                            // cut short by a quote
   BOOST_TEST(quote("\xc3\n\xc3\xbc") == "\"\\ufffd\\n\xc3\xbc\"");
+}
+
+BOOST_AUTO_TEST_CASE(utf8_validity_is_the_json_writers_rule) {
+  // What the writer keeps is valid, what it replaces is not.
+  for (const char* good :
+       {"", "plain", "\x7f\xc3\xbc\xe2\x82\xac\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf"}) {
+    BOOST_TEST(wg::utf8::valid(good));
+  }
+  for (const char* bad : {"\x80", "\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+                          "a\xe2\x82", "/var/log/gw\xe9.log"}) {
+    BOOST_TEST(!wg::utf8::valid(bad), bad);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(log_fields_render_each_kind) {
