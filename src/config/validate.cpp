@@ -63,7 +63,7 @@ void check_base_url(const std::string& text) {
         "--upstream)");
   }
   auto parsed = boost::urls::parse_uri(text);
-  if (!parsed) fail(key, "not a valid URL: \"" + redact(text) + "\"");
+  if (!parsed) fail(key, "not a valid URL: \"" + redact_url(text) + "\"");
   const auto& url = *parsed;
   if (url.scheme_id() != boost::urls::scheme::http &&
       url.scheme_id() != boost::urls::scheme::https) {
@@ -120,7 +120,7 @@ int check_redis_url(const std::string& text) {
   constexpr std::string_view key = "redis.url";
   constexpr std::string_view form = "must be redis[s]://[[user]:password@]host[:port][/db]";
   // The text may carry a password: messages show it as "***".
-  const std::string got = ", got \"" + redact(text) + "\"";
+  const std::string got = ", got \"" + redact_url(text) + "\"";
   auto parsed = boost::urls::parse_uri(text);
   if (!parsed) fail(key, std::string(form) + got);
   const auto& url = *parsed;

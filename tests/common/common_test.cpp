@@ -92,8 +92,26 @@ BOOST_AUTO_TEST_CASE(redact_hides_every_url_password_and_keeps_the_rest) {
       {"://:pw@h", "://:pw@h"},  // no scheme: not a URL
       {"bad \"redis://a:pw@h\" and redis://:x@k/0 too",
        "bad \"redis://a:***@h\" and redis://:***@k/0 too"},
+      // An apostrophe is allowed in a password (a sub-delim): it does not end the URL.
+      {"redis://:it's-s3cret@h:6379/0", "redis://:***@h:6379/0"},
+      {"url = \"redis://:it's-s3cret@h:6379/0\"", "url = \"redis://:***@h:6379/0\""},
+      {"'redis://:pw@h'", "'redis://:***@h'"},
   };
   for (const auto& [in, want] : table) BOOST_TEST(wg::redact(in) == want, in);
+}
+
+BOOST_AUTO_TEST_CASE(redact_url_hides_the_password_of_a_malformed_url_value) {
+  // A config value being refused is one URL, whatever it holds: blanks and quotes that would
+  // end a URL in free text do not end its password.
+  const std::pair<std::string_view, std::string_view> table[] = {
+      {"redis://:pass word@host:6379", "redis://:***@host:6379"},
+      {"redis://:pa\"ss@h:6379", "redis://:***@h:6379"},
+      {"https://user:a b<c>@api.example/x", "https://user:***@api.example/x"},
+      {"redis://app@h:6379/0", "redis://app@h:6379/0"},
+      {"redis://h:6379/0 x", "redis://h:6379/0 x"},
+      {"no url at all", "no url at all"},
+  };
+  for (const auto& [in, want] : table) BOOST_TEST(wg::redact_url(in) == want, in);
 }
 
 BOOST_AUTO_TEST_CASE(log_fields_hide_url_passwords) {

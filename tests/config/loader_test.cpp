@@ -719,6 +719,30 @@ BOOST_AUTO_TEST_CASE(check_config_masks_the_url_password) {
   BOOST_TEST(contains(cfg::to_toml(plain, cfg::Secrets::redact), "url = \"redis://app@h:1/2\""));
 }
 
+BOOST_AUTO_TEST_CASE(malformed_urls_are_named_without_their_password) {
+  // Not URLs at all, so the message cannot rely on URL syntax to find the password.
+  for (const auto& [key, url] : std::initializer_list<std::pair<std::string, std::string>>{
+           {"redis.url", "redis://:pass hunter2@host:6379"},
+           {"redis.url", "redis://:pa\"hunter2@host:6379"},
+           {"upstream.base_url", "https://user:hunt hunter2@api.example"},
+       }) {
+    auto c = valid_config();
+    cfg::apply_value(c, key, url);
+    auto e = error_of([&] { cfg::validate(c); });
+    BOOST_TEST(contains(e, key), url << " -> " << e);
+    BOOST_TEST(!contains(e, "hunter2"), url << " -> " << e);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(check_config_masks_a_password_with_an_apostrophe) {
+  auto c = valid_config();
+  c.redis.url = "redis://:it's-hunter2@127.0.0.1:6379/0";  // "'" is allowed in user info
+  BOOST_CHECK_NO_THROW(cfg::validate(c));
+  const std::string printed = cfg::to_toml(c, cfg::Secrets::redact);
+  BOOST_TEST(contains(printed, "url = \"redis://:***@127.0.0.1:6379/0\""), printed);
+  BOOST_TEST(!contains(printed, "hunter2"));
+}
+
 BOOST_AUTO_TEST_CASE(usage_names_the_password_variable) {
   BOOST_TEST(contains(cfg::usage(), "WG_REDIS_PASSWORD"));
 }
