@@ -32,6 +32,19 @@ std::string describe(const Value& value) {
   return std::visit(Visitor{}, value);
 }
 
+// The kind of a value, without the value: for secrets, whose errors must not show them.
+std::string describe_kind(const Value& value) {
+  struct Visitor {
+    std::string operator()(bool) const { return "a boolean"; }
+    std::string operator()(std::int64_t) const { return "an integer"; }
+    std::string operator()(double) const { return "a float"; }
+    std::string operator()(const std::string&) const { return "a string"; }
+    std::string operator()(const std::vector<std::string>&) const { return "an array of strings"; }
+    std::string operator()(const OtherValue& o) const { return o.description; }
+  };
+  return std::visit(Visitor{}, value);
+}
+
 [[noreturn]] void fail(std::string_view key, std::string_view expected, const Value& got) {
   throw ConfigError(std::string(key) + ": expected " + std::string(expected) + ", got " +
                     describe(got));
@@ -183,6 +196,17 @@ struct StringCodec {
   static std::string to_toml(const std::string& value) { return toml_string(value); }
 };
 
+// A string that is a secret (admin.token): an error says what kind of value was given instead,
+// never the value, which may well be the secret written without quotes.
+struct SecretCodec : StringCodec {
+  static std::string from_value(const Value& value, std::string_view key) {
+    const auto* text = std::get_if<std::string>(&value);
+    if (!text)
+      throw ConfigError(std::string(key) + ": expected a string, got " + describe_kind(value));
+    return *text;
+  }
+};
+
 struct StringListCodec {
   // Environment variables and flags carry lists comma-separated, spaces around items ignored.
   static std::vector<std::string> from_raw(std::string_view raw, std::string_view) {
@@ -306,7 +330,7 @@ const KeySpec kKeys[] = {
     WG_KEY(IntCodec<std::uint32_t>, access, unknown_per_ip_burst),
 
     WG_KEY(HostPortCodec, admin, listen),
-    WG_KEY(StringCodec, admin, token),
+    WG_KEY(SecretCodec, admin, token),
 
     WG_KEY(LogLevelCodec, log, level),
     WG_KEY(StringCodec, log, access_log),

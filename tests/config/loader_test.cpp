@@ -743,6 +743,20 @@ BOOST_AUTO_TEST_CASE(check_config_masks_a_password_with_an_apostrophe) {
   BOOST_TEST(!contains(printed, "hunter2"));
 }
 
+BOOST_AUTO_TEST_CASE(a_token_of_the_wrong_type_is_not_shown) {
+  // A numeric token written without quotes is still the secret.
+  for (const char* doc : {"[admin]\ntoken = 73914682\n", "[admin]\ntoken = 7391.4682\n"}) {
+    auto e = error_of([&] { cfg::parse_toml(doc, "f.toml"); });
+    BOOST_TEST(contains(e, "admin.token: expected a string"), e);
+    BOOST_TEST(!contains(e, "7391"), e);
+  }
+  // Too long for a TOML integer: a syntax error, which still names the place but not the token.
+  auto e =
+      error_of([] { cfg::parse_toml("[admin]\ntoken = 739146827391468273914682\n", "f.toml"); });
+  BOOST_TEST(contains(e, "f.toml:2"), e);
+  BOOST_TEST(!contains(e, "7391"), e);
+}
+
 BOOST_AUTO_TEST_CASE(usage_names_the_password_variable) {
   BOOST_TEST(contains(cfg::usage(), "WG_REDIS_PASSWORD"));
 }
