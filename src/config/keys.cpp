@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "widget_gateway/common/redact.hpp"
+#include "widget_gateway/common/utf8.hpp"
 #include "widget_gateway/config/loader.hpp"
 
 namespace wg::config::detail {
@@ -110,16 +111,21 @@ struct ByteSizeCodec {
     fail(key, expected, value);
   }
   static std::string to_toml(std::size_t bytes) {
-    // Integers that are not a whole number of KiB are printed bare, the rest with their unit.
+    // Integers that are not a whole number of KiB are printed bare, the rest with their unit;
+    // a count beyond TOML's (signed 64-bit) integers as a string, which reads the same.
     std::string text = format_byte_size(bytes);
     bool has_unit = !text.empty() && !std::isdigit(static_cast<unsigned char>(text.back()));
-    return has_unit ? toml_string(text) : text;
+    bool fits = bytes <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    return has_unit || !fits ? toml_string(text) : text;
   }
 };
 
 template <class T>
 struct IntCodec {
-  static constexpr std::uint64_t max = std::numeric_limits<T>::max();
+  // A file's integers are TOML's, signed 64-bit; the environment and flags take no more, so
+  // that every config read prints as a file that reads back.
+  static constexpr std::uint64_t max = std::min<std::uint64_t>(
+      std::numeric_limits<T>::max(), std::numeric_limits<std::int64_t>::max());
   static std::string expected() {
     return "a non-negative integer (at most " + std::to_string(max) + ")";
   }
@@ -435,6 +441,9 @@ void apply_value(Config& config, std::string_view key, std::string_view raw) {
                           ? detail::unknown_key_message({}, key)
                           : detail::unknown_key_message(key.substr(0, dot), key.substr(dot + 1)));
   }
+  // A file can only hold UTF-8 (TOML), and --check-config prints what was read as a file: an
+  // environment variable or a flag gives text, as the file does.
+  if (!utf8::valid(raw)) throw ConfigError(std::string(key) + ": not valid UTF-8 text");
   spec->from_raw(config, raw, key);
 }
 

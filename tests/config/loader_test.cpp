@@ -281,7 +281,17 @@ BOOST_AUTO_TEST_CASE(apply_value_rejects_naming_the_key) {
                       "quota.monthly_limit"));
   BOOST_TEST(contains(error_of([&] { cfg::apply_value(c, "quota.economy_at", "inf"); }),
                       "quota.economy_at"));
+  // No larger than a file's (TOML) integers, which --check-config prints it as.
+  BOOST_TEST(contains(
+      error_of([&] { cfg::apply_value(c, "quota.widget_slack", "9223372036854775808"); }),
+      "quota.widget_slack: expected a non-negative integer (at most 9223372036854775807)"));
+  cfg::apply_value(c, "quota.widget_slack", "9223372036854775807");
+  check_equal(cfg::parse_toml(cfg::to_toml(c), "printed"), c);
   BOOST_TEST(contains(error_of([&] { cfg::apply_value(c, "server.nope", "1"); }), "server.nope"));
+  // Text, as in the file: what --check-config prints must read back as a file.
+  BOOST_TEST(
+      contains(error_of([&] { cfg::apply_value(c, "log.access_log", "/var/log/gw\xE9.log"); }),
+               "log.access_log: not valid UTF-8"));
   BOOST_TEST(contains(error_of([&] { cfg::apply_value(c, "threads", "1"); }), "threads"));
 }
 
@@ -487,6 +497,14 @@ BOOST_AUTO_TEST_CASE(to_toml_round_trips_unusual_values) {
   c.cache.derive_pages = false;
   auto printed = cfg::to_toml(c);
   check_equal(cfg::parse_toml(printed, "printed"), c);
+}
+
+BOOST_AUTO_TEST_CASE(to_toml_round_trips_byte_sizes_beyond_toml_integers) {
+  // TOML integers are signed 64-bit; a size read from a string can be larger.
+  auto c = cfg::parse_toml("[cache]\nl1_max_bytes = \"18446744073709551615\"\n", "f.toml",
+                           valid_config());
+  BOOST_TEST(c.cache.l1_max_bytes == SIZE_MAX);
+  check_equal(cfg::parse_toml(cfg::to_toml(c), "printed"), c);
 }
 
 BOOST_AUTO_TEST_CASE(to_toml_can_redact_the_token) {
