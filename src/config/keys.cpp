@@ -215,18 +215,18 @@ struct SecretCodec : StringCodec {
 
 struct StringListCodec {
   // Environment variables and flags carry lists comma-separated, spaces around items ignored.
+  // Empty items are skipped wherever they are ("a,", ",a" and "a,,b" alike), as HTTP lists do.
   static std::vector<std::string> from_raw(std::string_view raw, std::string_view) {
     std::vector<std::string> items;
-    while (!raw.empty()) {
+    while (true) {
       auto comma = raw.find(',');
       auto item = raw.substr(0, comma);
       while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
       while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-      items.emplace_back(item);
-      if (comma == std::string_view::npos) break;
+      if (!item.empty()) items.emplace_back(item);
+      if (comma == std::string_view::npos) return items;
       raw.remove_prefix(comma + 1);
     }
-    return items;
   }
   static std::vector<std::string> from_value(const Value& value, std::string_view key) {
     const auto* list = std::get_if<std::vector<std::string>>(&value);

@@ -271,6 +271,22 @@ BOOST_AUTO_TEST_CASE(apply_value_sets_keys_from_text) {
   BOOST_TEST((c.log.level == cfg::LogLevel::error));
 }
 
+BOOST_AUTO_TEST_CASE(apply_value_skips_empty_list_items_wherever_they_are) {
+  // A trailing comma used to be dropped while a leading one made an empty item.
+  for (const char* raw :
+       {"10.0.0.0/8,::1", "10.0.0.0/8,", ",10.0.0.0/8, ::1", "10.0.0.0/8,, ::1,"}) {
+    cfg::Config c;
+    cfg::apply_value(c, "access.trusted_proxies", raw);
+    BOOST_TEST(!c.access.trusted_proxies.empty(), raw);
+    for (const auto& item : c.access.trusted_proxies) BOOST_TEST(!item.empty(), raw);
+  }
+  for (const char* raw : {"", ",", " , "}) {
+    cfg::Config c;
+    cfg::apply_value(c, "access.trusted_proxies", raw);
+    BOOST_TEST(c.access.trusted_proxies.empty(), raw);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(apply_value_rejects_naming_the_key) {
   cfg::Config c;
   BOOST_TEST(
