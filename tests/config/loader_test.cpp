@@ -446,6 +446,18 @@ BOOST_AUTO_TEST_CASE(failures_name_the_key) {
        [](cfg::Config& c) { c.cors.allowed_origins = {"*", "https://a.example"}; }},
       {"access.widget_pattern", [](cfg::Config& c) { c.access.widget_pattern = "([a-z"; }},
       {"access.widgets", [](cfg::Config& c) { c.access.widgets = {"bad id!"}; }},
+      // The pattern matches the whole id when serving, so a partial match is no match.
+      {"access.widgets",
+       [](cfg::Config& c) {
+         c.access.widget_pattern = "abc";
+         c.access.widgets = {"xabcx"};
+       }},
+      // Longer than any id the listeners serve, whatever the pattern says.
+      {"access.widgets",
+       [](cfg::Config& c) {
+         c.access.widget_pattern = "^a+$";
+         c.access.widgets = {std::string(257, 'a')};
+       }},
       {"access.trusted_proxies",
        [](cfg::Config& c) { c.access.trusted_proxies = {"10.0.0.0/33"}; }},
       {"access.trusted_proxies", [](cfg::Config& c) { c.access.trusted_proxies = {"proxy.lan"}; }},
