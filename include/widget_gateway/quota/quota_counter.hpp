@@ -58,7 +58,12 @@ struct Ledger {
   std::uint64_t granted = 0;   // reserved for this instance (the highest figure Redis sent)
   std::uint64_t spent = 0;     // requests sent upstream from it
   std::uint64_t returned = 0;  // given back unspent
-  std::uint64_t left() const { return granted > spent + returned ? granted - spent - returned : 0; }
+  // What is still reserved; spent + returned may exceed granted (an unlimited month spends
+  // without a lease), and a state file may hold any counts, so nothing here may wrap.
+  std::uint64_t left() const {
+    if (spent >= granted || returned >= granted - spent) return 0;
+    return granted - spent - returned;
+  }
   friend bool operator==(const Ledger&, const Ledger&) = default;
 };
 
