@@ -14,9 +14,37 @@ bool matches_default_widget_pattern(std::string_view id) {
   return true;
 }
 
+namespace {
+
+// Throws when a repetition count ("{n,m}") or a back-reference ("\\n") of `pattern` has more
+// than three digits. libstdc++ (GCC 12) reads those numbers into a long without checking, so a
+// long one overflows (undefined behaviour) before the pattern is refused; and no id is longer
+// than kMaxWidgetIdBytes, so a count of 1000 already means nothing a smaller one does not.
+// Looked for without parsing the pattern (escapes, classes): a brace or a backslash that is a
+// character followed by four digits is refused too, which costs no widget id anything.
+void refuse_long_numbers(std::string_view pattern) {
+  auto digits_at = [&](std::size_t i) {
+    std::size_t n = 0;
+    while (i + n < pattern.size() && pattern[i + n] >= '0' && pattern[i + n] <= '9') ++n;
+    return n;
+  };
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '\\' && digits_at(i + 1) > 3) {
+      throw std::regex_error(std::regex_constants::error_backref);
+    }
+    if (pattern[i] != '{') continue;
+    for (std::size_t j = i + 1; j < pattern.size() && pattern[j] != '}'; ++j) {
+      if (digits_at(j) > 3) throw std::regex_error(std::regex_constants::error_badbrace);
+    }
+  }
+}
+
+}  // namespace
+
 WidgetPolicy::WidgetPolicy(std::string pattern, std::vector<std::string> allowlist)
     : pattern_(std::move(pattern)), allowlist_(std::move(allowlist)) {
   if (pattern_ != kDefaultWidgetPattern) {
+    refuse_long_numbers(pattern_);
     regex_.emplace(pattern_, std::regex::ECMAScript | std::regex::optimize);
   }
   std::sort(allowlist_.begin(), allowlist_.end());

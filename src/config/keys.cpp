@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "widget_gateway/common/redact.hpp"
+#include "widget_gateway/common/utf8.hpp"
 #include "widget_gateway/config/loader.hpp"
 
 namespace wg::config::detail {
@@ -26,6 +27,19 @@ std::string describe(const Value& value) {
       // Long values are cut: the message is for a log line, the key already locates the value.
       return toml_string(s.size() > 80 ? s.substr(0, 80) + "..." : s);
     }
+    std::string operator()(const std::vector<std::string>&) const { return "an array of strings"; }
+    std::string operator()(const OtherValue& o) const { return o.description; }
+  };
+  return std::visit(Visitor{}, value);
+}
+
+// The kind of a value, without the value: for secrets, whose errors must not show them.
+std::string describe_kind(const Value& value) {
+  struct Visitor {
+    std::string operator()(bool) const { return "a boolean"; }
+    std::string operator()(std::int64_t) const { return "an integer"; }
+    std::string operator()(double) const { return "a float"; }
+    std::string operator()(const std::string&) const { return "a string"; }
     std::string operator()(const std::vector<std::string>&) const { return "an array of strings"; }
     std::string operator()(const OtherValue& o) const { return o.description; }
   };
@@ -97,16 +111,21 @@ struct ByteSizeCodec {
     fail(key, expected, value);
   }
   static std::string to_toml(std::size_t bytes) {
-    // Integers that are not a whole number of KiB are printed bare, the rest with their unit.
+    // Integers that are not a whole number of KiB are printed bare, the rest with their unit;
+    // a count beyond TOML's (signed 64-bit) integers as a string, which reads the same.
     std::string text = format_byte_size(bytes);
     bool has_unit = !text.empty() && !std::isdigit(static_cast<unsigned char>(text.back()));
-    return has_unit ? toml_string(text) : text;
+    bool fits = bytes <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    return has_unit || !fits ? toml_string(text) : text;
   }
 };
 
 template <class T>
 struct IntCodec {
-  static constexpr std::uint64_t max = std::numeric_limits<T>::max();
+  // A file's integers are TOML's, signed 64-bit; the environment and flags take no more, so
+  // that every config read prints as a file that reads back.
+  static constexpr std::uint64_t max = std::min<std::uint64_t>(
+      std::numeric_limits<T>::max(), std::numeric_limits<std::int64_t>::max());
   static std::string expected() {
     return "a non-negative integer (at most " + std::to_string(max) + ")";
   }
@@ -183,20 +202,31 @@ struct StringCodec {
   static std::string to_toml(const std::string& value) { return toml_string(value); }
 };
 
+// A string that is a secret (admin.token): an error says what kind of value was given instead,
+// never the value, which may well be the secret written without quotes.
+struct SecretCodec : StringCodec {
+  static std::string from_value(const Value& value, std::string_view key) {
+    const auto* text = std::get_if<std::string>(&value);
+    if (!text)
+      throw ConfigError(std::string(key) + ": expected a string, got " + describe_kind(value));
+    return *text;
+  }
+};
+
 struct StringListCodec {
   // Environment variables and flags carry lists comma-separated, spaces around items ignored.
+  // Empty items are skipped wherever they are ("a,", ",a" and "a,,b" alike), as HTTP lists do.
   static std::vector<std::string> from_raw(std::string_view raw, std::string_view) {
     std::vector<std::string> items;
-    while (!raw.empty()) {
+    while (true) {
       auto comma = raw.find(',');
       auto item = raw.substr(0, comma);
       while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
       while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-      items.emplace_back(item);
-      if (comma == std::string_view::npos) break;
+      if (!item.empty()) items.emplace_back(item);
+      if (comma == std::string_view::npos) return items;
       raw.remove_prefix(comma + 1);
     }
-    return items;
   }
   static std::vector<std::string> from_value(const Value& value, std::string_view key) {
     const auto* list = std::get_if<std::vector<std::string>>(&value);
@@ -306,7 +336,7 @@ const KeySpec kKeys[] = {
     WG_KEY(IntCodec<std::uint32_t>, access, unknown_per_ip_burst),
 
     WG_KEY(HostPortCodec, admin, listen),
-    WG_KEY(StringCodec, admin, token),
+    WG_KEY(SecretCodec, admin, token),
 
     WG_KEY(LogLevelCodec, log, level),
     WG_KEY(StringCodec, log, access_log),
@@ -411,6 +441,9 @@ void apply_value(Config& config, std::string_view key, std::string_view raw) {
                           ? detail::unknown_key_message({}, key)
                           : detail::unknown_key_message(key.substr(0, dot), key.substr(dot + 1)));
   }
+  // A file can only hold UTF-8 (TOML), and --check-config prints what was read as a file: an
+  // environment variable or a flag gives text, as the file does.
+  if (!utf8::valid(raw)) throw ConfigError(std::string(key) + ": not valid UTF-8 text");
   spec->from_raw(config, raw, key);
 }
 

@@ -21,6 +21,27 @@ std::string where(std::string_view origin, const toml::source_region& source) {
   return " (" + place(origin, source) + ")";
 }
 
+// toml++ quotes what it could not read ("'123...' is not representable in 64 bits"). On a line
+// that mentions the admin token, that could be the token itself (written without quotes, say):
+// the quoted text is left out there; the place still says where to look.
+std::string describe(const toml::parse_error& e, std::string_view text) {
+  std::string description(e.description());
+  std::size_t line_start = 0;
+  for (auto line = e.source().begin.line; line > 1 && line_start != std::string_view::npos;
+       --line) {
+    line_start = text.find('\n', line_start);
+    if (line_start != std::string_view::npos) ++line_start;
+  }
+  if (line_start == std::string_view::npos) return description;
+  const std::string_view line = text.substr(line_start, text.find('\n', line_start) - line_start);
+  const std::size_t open = description.find('\'');
+  const std::size_t close = description.rfind('\'');
+  if (line.find("token") != std::string_view::npos && open != std::string::npos && close > open) {
+    description.replace(open + 1, close - open - 1, "...");
+  }
+  return description;
+}
+
 detail::Value to_value(const toml::node& node) {
   switch (node.type()) {
     case toml::node_type::string:
@@ -60,7 +81,7 @@ Config parse_toml(std::string_view text, std::string_view origin, Config base,
   try {
     root = toml::parse(text, origin);
   } catch (const toml::parse_error& e) {
-    throw ConfigError(std::string(e.description()) + where(origin, e.source()));
+    throw ConfigError(describe(e, text) + where(origin, e.source()));
   }
   bool min_ttl_set = false;
   bool jitter_set = false;

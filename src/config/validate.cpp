@@ -5,8 +5,10 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <regex>
 
+#include "widget_gateway/api/widget_policy.hpp"
 #include "widget_gateway/common/redact.hpp"
 #include "widget_gateway/config/loader.hpp"
 
@@ -63,7 +65,7 @@ void check_base_url(const std::string& text) {
         "--upstream)");
   }
   auto parsed = boost::urls::parse_uri(text);
-  if (!parsed) fail(key, "not a valid URL: \"" + redact(text) + "\"");
+  if (!parsed) fail(key, "not a valid URL: \"" + redact_url(text) + "\"");
   const auto& url = *parsed;
   if (url.scheme_id() != boost::urls::scheme::http &&
       url.scheme_id() != boost::urls::scheme::https) {
@@ -120,7 +122,7 @@ int check_redis_url(const std::string& text) {
   constexpr std::string_view key = "redis.url";
   constexpr std::string_view form = "must be redis[s]://[[user]:password@]host[:port][/db]";
   // The text may carry a password: messages show it as "***".
-  const std::string got = ", got \"" + redact(text) + "\"";
+  const std::string got = ", got \"" + redact_url(text) + "\"";
   auto parsed = boost::urls::parse_uri(text);
   if (!parsed) fail(key, std::string(form) + got);
   const auto& url = *parsed;
@@ -180,17 +182,22 @@ void check_cors(const CorsConfig& cors) {
 void check_access(const AccessConfig& access) {
   if (access.widget_pattern.empty()) fail("access.widget_pattern", "must not be empty");
   if (access.widget_pattern.size() > 1024) fail("access.widget_pattern", "longer than 1024");
-  std::regex pattern;
+  // The policy the listeners serve with, so that what is checked here is what is served.
+  std::optional<api::WidgetPolicy> policy;
   try {
-    pattern = std::regex(access.widget_pattern, std::regex::ECMAScript);
+    policy.emplace(access.widget_pattern);
   } catch (const std::regex_error& e) {
     fail("access.widget_pattern",
          std::string("not a valid ECMAScript regular expression: ") + e.what());
   }
   for (const auto& widget : access.widgets) {
-    // An allowlisted id the pattern rejects could never be served: surely a typo.
-    if (widget.empty() || !std::regex_search(widget, pattern)) {
-      fail("access.widgets", "\"" + widget + "\" does not match access.widget_pattern");
+    // An allowlisted id the policy refuses could never be served: surely a typo.
+    if (widget.size() > api::kMaxWidgetIdBytes) {
+      fail("access.widgets", "\"" + widget + "\" is longer than any id served (" +
+                                 std::to_string(api::kMaxWidgetIdBytes) + " bytes)");
+    }
+    if (widget.empty() || !policy->allows(widget)) {
+      fail("access.widgets", "\"" + widget + "\" does not match access.widget_pattern whole");
     }
   }
   if (!std::isfinite(access.per_ip_rate) || access.per_ip_rate < 0 || access.per_ip_rate > 1e6) {

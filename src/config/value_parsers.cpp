@@ -38,6 +38,13 @@ std::optional<std::uint64_t> checked_mul(std::uint64_t a, std::uint64_t b, std::
   return a * b;
 }
 
+// `text` as a C string for inet_pton, which would stop at an embedded NUL and so accept
+// whatever follows it; nullopt when there is one.
+std::optional<std::string> c_string(std::string_view text) {
+  if (text.find('\0') != std::string_view::npos) return std::nullopt;
+  return std::string(text);
+}
+
 bool valid_hostname(std::string_view host) {
   if (host.empty() || host.size() > 253) return false;
   bool numeric = true;  // digits and dots only: must then be a well-formed IPv4 address
@@ -181,7 +188,8 @@ std::optional<HostPort> parse_host_port(std::string_view text) {
     host = text.substr(1, close - 1);
     port = text.substr(close + 2);
     in6_addr addr{};
-    if (inet_pton(AF_INET6, std::string(host).c_str(), &addr) != 1) return std::nullopt;
+    const auto address = c_string(host);
+    if (!address || inet_pton(AF_INET6, address->c_str(), &addr) != 1) return std::nullopt;
   } else {
     auto colon = text.rfind(':');
     if (colon == std::string_view::npos) return std::nullopt;
@@ -203,11 +211,12 @@ std::string format_host_port(const HostPort& host_port) {
 
 std::optional<Cidr> parse_cidr(std::string_view text) {
   auto slash = text.find('/');
-  std::string address(text.substr(0, slash));
+  const auto address = c_string(text.substr(0, slash));
+  if (!address) return std::nullopt;
   Cidr cidr;
-  cidr.v6 = address.find(':') != std::string::npos;
+  cidr.v6 = address->find(':') != std::string::npos;
   int family = cidr.v6 ? AF_INET6 : AF_INET;
-  if (inet_pton(family, address.c_str(), cidr.address.data()) != 1) return std::nullopt;
+  if (inet_pton(family, address->c_str(), cidr.address.data()) != 1) return std::nullopt;
   unsigned bits = cidr.v6 ? 128 : 32;
   cidr.prefix = bits;
   if (slash != std::string_view::npos) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -24,18 +25,18 @@ constexpr std::string_view kHeader =
     "# widget-gateway quota lease, left by an instance that stopped.\n"
     "# The next start with this file reports it to Redis under the same instance name.\n";
 
+// "name=DIGITS", any count the writer can write (up to 2^64 - 1).
 bool parse_count(std::string_view text, std::string_view name, std::uint64_t& out) {
   if (text.substr(0, name.size()) != name || text.size() <= name.size() ||
       text[name.size()] != '=') {
     return false;
   }
-  const std::string digits(text.substr(name.size() + 1));
-  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos ||
-      digits.size() > 19) {
+  const std::string_view digits = text.substr(name.size() + 1);
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos) {
     return false;
   }
-  out = std::stoull(digits);
-  return true;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), out);
+  return error == std::errc{} && end == digits.data() + digits.size();
 }
 
 bool write_all(int fd, std::string_view text) {

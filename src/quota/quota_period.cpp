@@ -32,6 +32,13 @@ std::optional<QuotaPeriod> period_of_month(std::string_view month,
       std::sscanf(std::string(month).c_str(), "%4d-%2u", &y, &m) != 2 || m < 1 || m > 12) {
     return std::nullopt;
   }
+  // Only months a WallTime can hold, with room for the offset and the next month (it counts
+  // nanoseconds: about 1678 to 2262). A state file can name any year.
+  constexpr days kRoom{62};
+  const sys_days first{year(y) / std::chrono::month(m) / 1};
+  if (first < ceil<days>(WallTime::min()) + kRoom || first > floor<days>(WallTime::max()) - kRoom) {
+    return std::nullopt;
+  }
   // Mid-month, so no offset moves it into a neighbouring month.
   const WallTime middle = WallTime(sys_days(year(y) / std::chrono::month(m) / 15)) - utc_offset;
   QuotaPeriod period = quota_period(middle, utc_offset);

@@ -12,7 +12,8 @@ namespace wg::upstream {
 
 BaseUrl parse_base_url(std::string_view text) {
   auto fail = [&](std::string_view why) -> BaseUrl {
-    throw std::invalid_argument("upstream.base_url \"" + redact(text) + "\": " + std::string(why));
+    throw std::invalid_argument("upstream.base_url \"" + redact_url(text) +
+                                "\": " + std::string(why));
   };
   auto parsed = boost::urls::parse_absolute_uri(text);
   if (!parsed) return fail("not an absolute URL");

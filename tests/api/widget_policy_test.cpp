@@ -104,6 +104,20 @@ BOOST_AUTO_TEST_CASE(invalid_pattern_throws_at_construction) {
   BOOST_CHECK_THROW(WidgetPolicy("(", {}), std::regex_error);
 }
 
+BOOST_AUTO_TEST_CASE(long_counts_and_back_references_are_refused_before_compiling) {
+  // libstdc++ would read these numbers into a long without checking (undefined behaviour).
+  BOOST_CHECK_THROW(WidgetPolicy("^a{22222222222222222222}$", {}), std::regex_error);
+  BOOST_CHECK_THROW(WidgetPolicy("^a{1,22222222222222222222}$", {}), std::regex_error);
+  BOOST_CHECK_THROW(WidgetPolicy("^(a)\\22222222222222222222$", {}), std::regex_error);
+  BOOST_CHECK_THROW(WidgetPolicy("^a{1000}$", {}), std::regex_error);
+  // In "\c\\2..." the "\c\" is a control escape, and "\2..." a back-reference all the same.
+  BOOST_CHECK_THROW(WidgetPolicy("^\\c\\\\22222222222222222222$", {}), std::regex_error);
+  // Short ones, and long digit runs that are characters, are patterns like any other.
+  BOOST_TEST(WidgetPolicy("^a{2,256}$", {}).allows("aaa"));
+  BOOST_TEST(WidgetPolicy("^(a)\\1$", {}).allows("aa"));
+  BOOST_TEST(WidgetPolicy("^w-1234567$", {}).allows("w-1234567"));
+}
+
 BOOST_AUTO_TEST_CASE(allowlist) {
   WidgetPolicy p(std::string(kDefaultWidgetPattern), {"zeta", "alpha", "alpha", "m-1"});
   BOOST_TEST(p.allows("alpha"));

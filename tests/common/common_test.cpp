@@ -6,6 +6,7 @@
 #include "widget_gateway/common/json_writer.hpp"
 #include "widget_gateway/common/log.hpp"
 #include "widget_gateway/common/redact.hpp"
+#include "widget_gateway/common/utf8.hpp"
 
 BOOST_AUTO_TEST_CASE(json_strings_are_escaped_as_rfc_8259_requires) {
   BOOST_TEST(wg::json::quote("plain") == "\"plain\"");
@@ -53,6 +54,18 @@ BOOST_AUTO_TEST_CASE(bytes_that_are_not_utf8_become_replacement_characters) {
   BOOST_TEST(quote("\xc3\n\xc3\xbc") == "\"\\ufffd\\n\xc3\xbc\"");
 }
 
+BOOST_AUTO_TEST_CASE(utf8_validity_is_the_json_writers_rule) {
+  // What the writer keeps is valid, what it replaces is not.
+  for (const char* good :
+       {"", "plain", "\x7f\xc3\xbc\xe2\x82\xac\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf"}) {
+    BOOST_TEST(wg::utf8::valid(good));
+  }
+  for (const char* bad : {"\x80", "\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+                          "a\xe2\x82", "/var/log/gw\xe9.log"}) {
+    BOOST_TEST(!wg::utf8::valid(bad), bad);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(log_fields_render_each_kind) {
   std::string out;
   wg::log::Field("s", "x\"y").append_to(out);
@@ -84,8 +97,26 @@ BOOST_AUTO_TEST_CASE(redact_hides_every_url_password_and_keeps_the_rest) {
       {"://:pw@h", "://:pw@h"},  // no scheme: not a URL
       {"bad \"redis://a:pw@h\" and redis://:x@k/0 too",
        "bad \"redis://a:***@h\" and redis://:***@k/0 too"},
+      // An apostrophe is allowed in a password (a sub-delim): it does not end the URL.
+      {"redis://:it's-s3cret@h:6379/0", "redis://:***@h:6379/0"},
+      {"url = \"redis://:it's-s3cret@h:6379/0\"", "url = \"redis://:***@h:6379/0\""},
+      {"'redis://:pw@h'", "'redis://:***@h'"},
   };
   for (const auto& [in, want] : table) BOOST_TEST(wg::redact(in) == want, in);
+}
+
+BOOST_AUTO_TEST_CASE(redact_url_hides_the_password_of_a_malformed_url_value) {
+  // A config value being refused is one URL, whatever it holds: blanks and quotes that would
+  // end a URL in free text do not end its password.
+  const std::pair<std::string_view, std::string_view> table[] = {
+      {"redis://:pass word@host:6379", "redis://:***@host:6379"},
+      {"redis://:pa\"ss@h:6379", "redis://:***@h:6379"},
+      {"https://user:a b<c>@api.example/x", "https://user:***@api.example/x"},
+      {"redis://app@h:6379/0", "redis://app@h:6379/0"},
+      {"redis://h:6379/0 x", "redis://h:6379/0 x"},
+      {"no url at all", "no url at all"},
+  };
+  for (const auto& [in, want] : table) BOOST_TEST(wg::redact_url(in) == want, in);
 }
 
 BOOST_AUTO_TEST_CASE(log_fields_hide_url_passwords) {

@@ -282,6 +282,22 @@ BOOST_AUTO_TEST_CASE(apply_value_sets_keys_from_text) {
   BOOST_TEST((c.log.level == cfg::LogLevel::error));
 }
 
+BOOST_AUTO_TEST_CASE(apply_value_skips_empty_list_items_wherever_they_are) {
+  // A trailing comma used to be dropped while a leading one made an empty item.
+  for (const char* raw :
+       {"10.0.0.0/8,::1", "10.0.0.0/8,", ",10.0.0.0/8, ::1", "10.0.0.0/8,, ::1,"}) {
+    cfg::Config c;
+    cfg::apply_value(c, "access.trusted_proxies", raw);
+    BOOST_TEST(!c.access.trusted_proxies.empty(), raw);
+    for (const auto& item : c.access.trusted_proxies) BOOST_TEST(!item.empty(), raw);
+  }
+  for (const char* raw : {"", ",", " , "}) {
+    cfg::Config c;
+    cfg::apply_value(c, "access.trusted_proxies", raw);
+    BOOST_TEST(c.access.trusted_proxies.empty(), raw);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(apply_value_rejects_naming_the_key) {
   cfg::Config c;
   BOOST_TEST(
@@ -292,7 +308,17 @@ BOOST_AUTO_TEST_CASE(apply_value_rejects_naming_the_key) {
                       "quota.monthly_limit"));
   BOOST_TEST(contains(error_of([&] { cfg::apply_value(c, "quota.economy_at", "inf"); }),
                       "quota.economy_at"));
+  // No larger than a file's (TOML) integers, which --check-config prints it as.
+  BOOST_TEST(contains(
+      error_of([&] { cfg::apply_value(c, "quota.widget_slack", "9223372036854775808"); }),
+      "quota.widget_slack: expected a non-negative integer (at most 9223372036854775807)"));
+  cfg::apply_value(c, "quota.widget_slack", "9223372036854775807");
+  check_equal(cfg::parse_toml(cfg::to_toml(c), "printed"), c);
   BOOST_TEST(contains(error_of([&] { cfg::apply_value(c, "server.nope", "1"); }), "server.nope"));
+  // Text, as in the file: what --check-config prints must read back as a file.
+  BOOST_TEST(
+      contains(error_of([&] { cfg::apply_value(c, "log.access_log", "/var/log/gw\xE9.log"); }),
+               "log.access_log: not valid UTF-8"));
   BOOST_TEST(contains(error_of([&] { cfg::apply_value(c, "threads", "1"); }), "threads"));
 }
 
@@ -458,6 +484,18 @@ BOOST_AUTO_TEST_CASE(failures_name_the_key) {
        [](cfg::Config& c) { c.cors.allowed_origins = {"*", "https://a.example"}; }},
       {"access.widget_pattern", [](cfg::Config& c) { c.access.widget_pattern = "([a-z"; }},
       {"access.widgets", [](cfg::Config& c) { c.access.widgets = {"bad id!"}; }},
+      // The pattern matches the whole id when serving, so a partial match is no match.
+      {"access.widgets",
+       [](cfg::Config& c) {
+         c.access.widget_pattern = "abc";
+         c.access.widgets = {"xabcx"};
+       }},
+      // Longer than any id the listeners serve, whatever the pattern says.
+      {"access.widgets",
+       [](cfg::Config& c) {
+         c.access.widget_pattern = "^a+$";
+         c.access.widgets = {std::string(257, 'a')};
+       }},
       {"access.trusted_proxies",
        [](cfg::Config& c) { c.access.trusted_proxies = {"10.0.0.0/33"}; }},
       {"access.trusted_proxies", [](cfg::Config& c) { c.access.trusted_proxies = {"proxy.lan"}; }},
@@ -539,6 +577,14 @@ BOOST_AUTO_TEST_CASE(changed_keys_name_what_differs) {
   const std::vector<std::string> expected{"cache.max_ttl", "quota.economy_at", "access.widgets",
                                           "admin.token"};
   BOOST_TEST(cfg::changed_keys(before, after) == expected, boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(to_toml_round_trips_byte_sizes_beyond_toml_integers) {
+  // TOML integers are signed 64-bit; a size read from a string can be larger.
+  auto c = cfg::parse_toml("[cache]\nl1_max_bytes = \"18446744073709551615\"\n", "f.toml",
+                           valid_config());
+  BOOST_TEST(c.cache.l1_max_bytes == SIZE_MAX);
+  check_equal(cfg::parse_toml(cfg::to_toml(c), "printed"), c);
 }
 
 BOOST_AUTO_TEST_CASE(to_toml_can_redact_the_token) {
@@ -830,6 +876,44 @@ BOOST_AUTO_TEST_CASE(check_config_masks_the_url_password) {
   cfg::Config plain = inv.config;
   plain.redis.url = "redis://app@h:1/2";
   BOOST_TEST(contains(cfg::to_toml(plain, cfg::Secrets::redact), "url = \"redis://app@h:1/2\""));
+}
+
+BOOST_AUTO_TEST_CASE(malformed_urls_are_named_without_their_password) {
+  // Not URLs at all, so the message cannot rely on URL syntax to find the password.
+  for (const auto& [key, url] : std::initializer_list<std::pair<std::string, std::string>>{
+           {"redis.url", "redis://:pass hunter2@host:6379"},
+           {"redis.url", "redis://:pa\"hunter2@host:6379"},
+           {"upstream.base_url", "https://user:hunt hunter2@api.example"},
+       }) {
+    auto c = valid_config();
+    cfg::apply_value(c, key, url);
+    auto e = error_of([&] { cfg::validate(c); });
+    BOOST_TEST(contains(e, key), url << " -> " << e);
+    BOOST_TEST(!contains(e, "hunter2"), url << " -> " << e);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(check_config_masks_a_password_with_an_apostrophe) {
+  auto c = valid_config();
+  c.redis.url = "redis://:it's-hunter2@127.0.0.1:6379/0";  // "'" is allowed in user info
+  BOOST_CHECK_NO_THROW(cfg::validate(c));
+  const std::string printed = cfg::to_toml(c, cfg::Secrets::redact);
+  BOOST_TEST(contains(printed, "url = \"redis://:***@127.0.0.1:6379/0\""), printed);
+  BOOST_TEST(!contains(printed, "hunter2"));
+}
+
+BOOST_AUTO_TEST_CASE(a_token_of_the_wrong_type_is_not_shown) {
+  // A numeric token written without quotes is still the secret.
+  for (const char* doc : {"[admin]\ntoken = 73914682\n", "[admin]\ntoken = 7391.4682\n"}) {
+    auto e = error_of([&] { cfg::parse_toml(doc, "f.toml"); });
+    BOOST_TEST(contains(e, "admin.token: expected a string"), e);
+    BOOST_TEST(!contains(e, "7391"), e);
+  }
+  // Too long for a TOML integer: a syntax error, which still names the place but not the token.
+  auto e =
+      error_of([] { cfg::parse_toml("[admin]\ntoken = 739146827391468273914682\n", "f.toml"); });
+  BOOST_TEST(contains(e, "f.toml:2"), e);
+  BOOST_TEST(!contains(e, "7391"), e);
 }
 
 BOOST_AUTO_TEST_CASE(usage_names_the_password_variable) {

@@ -140,6 +140,9 @@ BOOST_AUTO_TEST_CASE(rejects_malformed) {
                           "host name:80", "h:+80", "h:080808", "-host:80", "[::1]:"}) {
     BOOST_TEST(!cfg::parse_host_port(bad).has_value(), "accepted \"" << bad << "\"");
   }
+  // A TOML string can hold "\u0000"; inet_pton would stop reading there.
+  using namespace std::string_view_literals;
+  BOOST_TEST(!cfg::parse_host_port("[::1\0junk]:80"sv).has_value());
 }
 
 BOOST_AUTO_TEST_CASE(formats_round_trip) {
@@ -173,6 +176,10 @@ BOOST_AUTO_TEST_CASE(rejects_malformed) {
   for (const char* bad : {"", "10.0.0.0/33", "::/129", "10.0.0.0/", "10.0.0.0/-1", "10.0.0/8",
                           "example.com/8", "10.0.0.0/8/8", "10.0.0.0/ 8", "1.2.3.4/0008"}) {
     BOOST_TEST(!cfg::parse_cidr(bad).has_value(), "accepted \"" << bad << "\"");
+  }
+  using namespace std::string_view_literals;
+  for (const auto bad : {"10.0.0.0\0 junk/8"sv, "2001:db8::\0 "sv, "::1\0"sv}) {
+    BOOST_TEST(!cfg::parse_cidr(bad).has_value());
   }
 }
 

@@ -6,13 +6,15 @@
 # kept next to the target's log.
 #   tests/fuzz/run.sh [seconds-per-target]          (default 60)
 # Environment: WG_FUZZ_BUILD_DIR (default build-fuzz-clang), WG_FUZZ_TARGETS (space-separated
-# subset of: route_query cache_entry upstream_body).
+# subset of: route_query cache_entry upstream_body retry_after forwarded_for accept_encoding
+# if_none_match cors_request config_value config_toml lease_file).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 seconds=${1:-60}
 build=${WG_FUZZ_BUILD_DIR:-$root/build-fuzz-clang}
-targets=${WG_FUZZ_TARGETS:-route_query cache_entry upstream_body}
+targets=${WG_FUZZ_TARGETS:-route_query cache_entry upstream_body retry_after forwarded_for \
+  accept_encoding if_none_match cors_request config_value config_toml lease_file}
 
 if ! command -v clang++ >/dev/null; then
   echo "fuzz: clang++ not found; run deploy/install-deps.sh --test-tools" >&2

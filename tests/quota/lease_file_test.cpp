@@ -63,6 +63,26 @@ BOOST_AUTO_TEST_CASE(unsent_charges_and_high_water_marks_round_trip_and_old_file
   BOOST_TEST(!parse_lease_state("instance=x\n2026-11 granted=4 spent=1 returned=0 unsent=2\n"));
 }
 
+BOOST_AUTO_TEST_CASE(every_count_the_writer_writes_reads_back) {
+  const LeaseState largest{"host-1a2b", {{"2026-11", {UINT64_MAX, UINT64_MAX, 0}}}};
+  BOOST_TEST((parse_lease_state(format_lease_state(largest)) == largest));
+  BOOST_TEST(
+      !parse_lease_state("instance=x\n2026-11 granted=18446744073709551616 spent=0 "
+                         "returned=0\n"));
+}
+
+BOOST_AUTO_TEST_CASE(what_is_left_never_wraps) {
+  // A state file may hold any counts; a lease is never larger than granted.
+  const auto state = parse_lease_state(
+      "instance=x\n2026-11 granted=9999999999999999999 spent=9999999999999999999 "
+      "returned=9999999999999999999\n");
+  BOOST_REQUIRE(state.has_value());
+  BOOST_TEST(state->ledgers.at("2026-11").left() == 0u);
+  BOOST_TEST((Ledger{10, UINT64_MAX, 1}.left() == 0u));
+  BOOST_TEST((Ledger{10, 3, 2}.left() == 5u));
+  BOOST_TEST((Ledger{10, 0, 10}.left() == 0u));
+}
+
 BOOST_AUTO_TEST_CASE(a_save_replaces_the_file_with_a_new_owner_only_one) {
   TempDir dir;
   const std::string path = dir.write("quota.state", "old content\n");

@@ -93,6 +93,23 @@ BOOST_AUTO_TEST_CASE(utc_instants_of_the_reset) {
   BOOST_TEST(before.month == "2026-11");
 }
 
+BOOST_AUTO_TEST_CASE(periods_by_name) {
+  const auto p = period_of_month("2026-11", kMsk);
+  BOOST_REQUIRE(p.has_value());
+  BOOST_TEST((p->starts_at == utc(2026, 10, 31, 21, 0)));
+  BOOST_TEST(p->month == "2026-11");
+  for (const char* name : {"2026-13", "2026-00", "2026-1", "+026-11", "2026/11", ""}) {
+    BOOST_TEST(!period_of_month(name, kMsk).has_value(), name);
+  }
+  // Years a WallTime (nanoseconds since 1970) cannot hold are refused, not overflowed: a
+  // quota state file may name any.
+  for (const char* name : {"0000-01", "1677-01", "2262-04", "9999-12"}) {
+    BOOST_TEST(!period_of_month(name, kPlus14).has_value(), name);
+  }
+  BOOST_TEST(period_of_month("1700-01", kMinus0530).has_value());
+  BOOST_TEST(period_of_month("2250-12", kPlus14).has_value());
+}
+
 BOOST_AUTO_TEST_CASE(key_contains_quota_and_month) {
   QuotaPeriod p = quota_period(utc(2026, 7, 4), kUtc);
   std::string key = quota_key(p);

@@ -17,8 +17,10 @@ inline constexpr std::size_t kMaxWidgetIdBytes = 256;
 
 class WidgetPolicy {
  public:
-  // Throws std::regex_error for an invalid pattern (a start-up failure). The default pattern
-  // is checked by hand: std::regex is slow and, on the hot path, every request pays for it.
+  // Throws std::regex_error for an invalid pattern (a start-up failure), and for repetition
+  // counts or back-references of more than three digits (which libstdc++ cannot read safely).
+  // The default pattern is checked by hand: std::regex is slow and, on the hot path, every
+  // request pays for it.
   WidgetPolicy(std::string pattern = std::string(kDefaultWidgetPattern),
                std::vector<std::string> allowlist = {});
 

@@ -12,9 +12,15 @@ inline constexpr std::string_view kRedacted = "***";
 
 // `text` with the password of every URL in it replaced by "***":
 // "redis://app:secret@host:6379/0" -> "redis://app:***@host:6379/0", also inside a sentence.
-// A URL runs from its "scheme://" to the next blank, quote or angle bracket, and the last '@'
-// in it ends the user info, so an unescaped '@' or '/' in a password is hidden too. A user
-// name alone ("redis://app@host") is kept: it is not a secret.
+// A URL runs from its "scheme://" to the next blank, double quote or angle bracket (none of
+// which a URL holds; an apostrophe it may), and the last '@' in it ends the user info, so an
+// unescaped '@' or '/' in a password is hidden too. A user name alone ("redis://app@host") is
+// kept: it is not a secret.
 std::string redact(std::string_view text);
+
+// The same for a value known to be one URL, however malformed (a config value being refused):
+// its password runs to the last '@' even across blanks and quotes, which in free text would
+// have ended the URL before it.
+std::string redact_url(std::string_view url);
 
 }  // namespace wg

@@ -96,7 +96,8 @@ Config parse_toml(std::string_view text, std::string_view origin, Config base = 
                   std::vector<KeyPosition>* positions = nullptr);
 
 // Sets one key ("server.listen", "quota.monthly_limit", ...) from its textual form, as given in
-// an environment variable or flag. Lists are comma-separated. Throws ConfigError.
+// an environment variable or flag. Lists are comma-separated (empty items skipped). Throws
+// ConfigError.
 void apply_value(Config& config, std::string_view key, std::string_view raw);
 
 // Range and cross-field checks (base_url present, min_ttl <= max_ttl, jitter <= max_ttl, ...).

@@ -66,8 +66,12 @@ struct Ledger {
   // charge had not happened. Counted apart so that every figure stays cumulative.
   std::uint64_t unsent = 0;
   std::uint64_t sent() const { return spent > unsent ? spent - unsent : 0; }
+  // What is still reserved; sent + returned may exceed granted (an unlimited month spends
+  // without a lease), and a state file may hold any counts, so nothing here may wrap.
   std::uint64_t left() const {
-    return granted > sent() + returned ? granted - sent() - returned : 0;
+    const std::uint64_t s = sent();
+    if (s >= granted || returned >= granted - s) return 0;
+    return granted - s - returned;
   }
   friend bool operator==(const Ledger&, const Ledger&) = default;
 };

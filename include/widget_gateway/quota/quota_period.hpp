@@ -19,7 +19,8 @@ struct QuotaPeriod {
 };
 
 QuotaPeriod quota_period(WallTime now, std::chrono::minutes utc_offset);
-// The period named "YYYY-MM"; nullopt for any other text.
+// The period named "YYYY-MM"; nullopt for any other text, and for a year a WallTime cannot
+// hold (before about 1678 or after about 2261).
 std::optional<QuotaPeriod> period_of_month(std::string_view month, std::chrono::minutes utc_offset);
 
 // The month's Redis keys, named by `keys` (KeySpace::quota...): they share the month as their
