@@ -36,17 +36,23 @@ bool OutputBudget::admits(const void* owner, std::size_t bytes) const {
 }
 
 void OutputBudget::hold(const void* owner, std::size_t bytes) {
-  auto guard = lock();
-  Owner& held = owners_[owner];
-  ++held.answers;
-  // A maximum that forgets by a sixteenth per answer held: one huge answer long ago does not
-  // make every new connection expect another.
-  const std::size_t recent = recent_largest_.load(std::memory_order_relaxed);
-  recent_largest_.store(std::max(bytes, recent - recent / 16), std::memory_order_relaxed);
-  if (bytes > held.bytes) {
-    set_pending(pending_ + (bytes - held.bytes));
-    held.bytes = bytes;
+  std::vector<std::function<void()>> wakers;
+  {
+    auto guard = lock();
+    Owner& held = owners_[owner];
+    ++held.answers;
+    // A maximum that forgets by a sixteenth per answer held: one huge answer long ago does not
+    // make every new connection expect another.
+    const std::size_t recent = recent_largest_.load(std::memory_order_relaxed);
+    recent_largest_.store(std::max(bytes, recent - recent / 16), std::memory_order_relaxed);
+    if (bytes > held.bytes) {
+      set_pending(pending_ + (bytes - held.bytes));
+      held.bytes = bytes;
+    }
+    // A woken waiter has taken its turn: the next ones may go if there is still room.
+    if (!waiters_.empty()) wakers = take_wakers();
   }
+  wake(wakers);
 }
 
 void OutputBudget::release(const void* owner) {
@@ -58,36 +64,46 @@ void OutputBudget::release(const void* owner) {
     if (--it->second.answers > 0) return;
     set_pending(pending_ - it->second.bytes);
     owners_.erase(it);
-    wakers = take_wakers();
+    if (!waiters_.empty()) wakers = take_wakers();
   }
-  for (auto& wake : wakers) wake();
+  wake(wakers);
 }
 
-std::uint64_t OutputBudget::on_room(std::function<void()> wake) {
+std::uint64_t OutputBudget::on_room(std::function<void()> wake_up, std::uint64_t ticket) {
   std::vector<std::function<void()>> wakers;
-  std::uint64_t ticket = 0;
   {
     auto guard = lock();
-    ticket = next_ticket_++;
-    waiters_.emplace_back(ticket, std::move(wake));
+    if (ticket == 0) ticket = next_ticket_++;
+    waiters_.insert_or_assign(ticket, std::move(wake_up));
     wakers = take_wakers();
   }
-  for (auto& waker : wakers) waker();
+  wake(wakers);
   return ticket;
 }
 
 void OutputBudget::forget(std::uint64_t ticket) {
   auto guard = lock();
-  std::erase_if(waiters_, [ticket](const auto& waiter) { return waiter.first == ticket; });
+  waiters_.erase(ticket);
 }
 
 std::vector<std::function<void()>> OutputBudget::take_wakers() {
   std::vector<std::function<void()>> wakers;
   if (waiters_.empty() || !room()) return wakers;
-  wakers.reserve(waiters_.size());
-  for (auto& waiter : waiters_) wakers.push_back(std::move(waiter.second));
-  waiters_.clear();
+  // As many as answers of the recent largest size fit (one at least): waking every waiter for
+  // each bit of room would make each of them look again, over and over, under a flood.
+  const std::size_t expected = std::max<std::size_t>(recent_largest(), 1);
+  const std::size_t free = max_ > pending_ ? max_ - pending_ : 0;
+  std::size_t turns = std::clamp<std::size_t>(free / expected, 1, waiters_.size());
+  while (turns-- > 0) {
+    auto first = waiters_.begin();
+    wakers.push_back(std::move(first->second));
+    waiters_.erase(first);
+  }
   return wakers;
+}
+
+void OutputBudget::wake(std::vector<std::function<void()>>& wakers) {
+  for (auto& waker : wakers) waker();
 }
 
 void OutputBudget::set_pending(std::size_t bytes) {

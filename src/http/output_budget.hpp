@@ -29,6 +29,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -74,9 +75,12 @@ class OutputBudget {
   // An answer let `owner` go.
   void release(const void* owner);
 
-  // Calls `wake` once, on the thread that makes room, when has_room() holds again (at once when
-  // it already does). `wake` must only post. Returns a ticket for forget().
-  std::uint64_t on_room(std::function<void()> wake);
+  // Queues `wake`, to be called once (on the thread that makes room, so it must only post)
+  // when its turn comes while there is room: waiters are woken first come, first served, as
+  // many at a time as answers of the recent largest size fit (at once when that includes this
+  // one). `ticket`: the one a waiter had before, to wait again in its old place (0: join at
+  // the end). Returns the ticket, for forget() and for waiting again.
+  std::uint64_t on_room(std::function<void()> wake, std::uint64_t ticket = 0);
   void forget(std::uint64_t ticket);
 
   ServerStats& stats() { return stats_; }
@@ -93,8 +97,10 @@ class OutputBudget {
   std::optional<std::unique_lock<std::mutex>> lock() const;
   bool room() const;  // has_room(), under the lock
   void set_pending(std::size_t bytes);
-  // Under the lock: moves out the wakers once there is room.
+  // Under the lock: moves out the first waiters, as many as answers fit in the room there is.
   std::vector<std::function<void()>> take_wakers();
+  // Calls them outside the lock.
+  static void wake(std::vector<std::function<void()>>& wakers);
   void bump(std::atomic<std::uint64_t>& counter);
 
   const std::size_t max_;
@@ -104,7 +110,7 @@ class OutputBudget {
   std::unordered_map<const void*, Owner> owners_;
   std::size_t pending_ = 0;
   std::atomic<std::size_t> recent_largest_{0};
-  std::vector<std::pair<std::uint64_t, std::function<void()>>> waiters_;
+  std::map<std::uint64_t, std::function<void()>> waiters_;  // by ticket: first come first
   std::uint64_t next_ticket_ = 1;
 };
 

@@ -404,13 +404,14 @@ asio::awaitable<bool> HttpSession<Stream>::wait_for_room() {
   idle_ = true;  // drain() ends the wait as it ends an idle read
   room_.expires_after(server_.limits_.idle_timeout);
   bool expired = false;
+  std::uint64_t ticket = 0;  // its place in the queue, kept when it has to wait again
   while (!output_.takes_new_work() && !server_.draining() && !expired) {
     auto wake = [weak = this->weak_from_this(), executor = executor_] {
       asio::post(executor, [weak] {
         if (auto self = weak.lock()) self->room_.cancel();
       });
     };
-    const std::uint64_t ticket = budget.on_room(wake);
+    ticket = budget.on_room(wake, ticket);
     auto [ec] = co_await room_.async_wait(as_tuple(use_awaitable));
     budget.forget(ticket);
     expired = !ec;

@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "http/output_budget.hpp"
 
@@ -181,29 +182,41 @@ BOOST_AUTO_TEST_CASE(the_listeners_recent_largest_forgets_one_huge_answer) {
   BOOST_TEST(budget.recent_largest() >= 1000u);
 }
 
-BOOST_AUTO_TEST_CASE(waiters_are_woken_once_there_is_room) {
+BOOST_AUTO_TEST_CASE(waiters_are_woken_in_turn_as_room_comes) {
   ServerStats stats;
-  OutputBudget budget(10000, stats, kOneThread);
-  ConnectionOutput connection(budget, 1 << 20);
-  Response response = own_answer(12000);
-  OutputHold held = connection.hold(response);
-  int woken_a = 0, woken_b = 0, woken_forgotten = 0;
-  budget.on_room([&] { ++woken_a; });
-  budget.on_room([&] { ++woken_b; });
-  const auto forgotten = budget.on_room([&] { ++woken_forgotten; });
-  budget.forget(forgotten);
-  BOOST_TEST(woken_a == 0);
-  held.release();
-  BOOST_TEST(woken_a == 1);
-  BOOST_TEST(woken_b == 1);
-  BOOST_TEST(woken_forgotten == 0);
-  // With room already, a waiter is woken at once, and only once.
-  budget.on_room([&] { ++woken_a; });
-  BOOST_TEST(woken_a == 2);
-  Response again = own_answer(100);
-  OutputHold other = connection.hold(again);
-  other.release();
-  BOOST_TEST(woken_a == 2);
+  OutputBudget budget(100000, stats, kOneThread);
+  ConnectionOutput connection(budget, 1 << 30);
+  std::vector<Response> answers;
+  for (int i = 0; i < 3; ++i) answers.push_back(own_answer(30000));
+  std::vector<OutputHold> held;
+  for (auto& answer : answers) held.push_back(connection.hold(answer));
+  BOOST_TEST(!budget.has_room());  // 90,000 held: another 30,000 would not fit
+
+  std::string woken;
+  const auto a = budget.on_room([&] { woken += 'a'; });
+  budget.on_room([&] { woken += 'b'; });
+  budget.on_room([&] { woken += 'c'; });
+  const auto d = budget.on_room([&] { woken += 'd'; });
+  budget.forget(d);
+  BOOST_TEST(woken == "");
+  held[0].release();  // room for one answer like the others: the first waiter only
+  BOOST_TEST(woken == "a");
+  held[1].release();  // room for two: the next two, in order
+  BOOST_TEST(woken == "abc");
+
+  // One that must wait again keeps its place ahead of those who came after it.
+  Response big = own_answer(60000);
+  OutputHold big_hold = connection.hold(big);
+  BOOST_TEST(!budget.has_room());
+  budget.on_room([&] { woken += 'e'; });
+  budget.on_room([&] { woken += 'A'; }, a);
+  big_hold.release();  // 30,000 held, room for one answer like the last one (60,000)
+  BOOST_TEST(woken == "abcA");
+  // A newcomer finds room, but the one waiting ahead of it goes first.
+  budget.on_room([&] { woken += 'f'; });
+  BOOST_TEST(woken == "abcAe");
+  held[2].release();
+  BOOST_TEST(woken == "abcAef");
 }
 
 BOOST_AUTO_TEST_CASE(counts_are_kept_for_metrics) {
