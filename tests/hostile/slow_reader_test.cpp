@@ -39,6 +39,21 @@ namespace {
 
 constexpr std::size_t kMiB = 1024 * 1024;
 
+// Under AddressSanitizer (the gateway is built like this test) freed memory sits in quarantine
+// and resident memory follows allocation churn, not live memory: there only the gateway's own
+// count of what answers hold (wg_output_pending_bytes) is checked against the budget.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kRssMeansLiveMemory = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kRssMeansLiveMemory = false;
+#else
+constexpr bool kRssMeansLiveMemory = true;
+#endif
+#else
+constexpr bool kRssMeansLiveMemory = true;
+#endif
+
 // Resident memory of a process, in bytes (VmRSS).
 std::size_t rss_bytes(pid_t pid) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
@@ -375,7 +390,7 @@ BOOST_AUTO_TEST_CASE(http2_zero_window_trickle_is_bounded_and_closed) {
                                  << pending / kMiB << " MiB");
   BOOST_TEST(answered >= kConnections);  // the attack did pin answers
   BOOST_TEST(total(clients, [](auto& c) { return c.other_statuses; }) == 0u);
-  BOOST_TEST(held < before + kBudget + kAllowance);
+  if (kRssMeansLiveMemory) BOOST_TEST(held < before + kBudget + kAllowance);
   BOOST_TEST(pending <= static_cast<double>(kBudget));
 
   // A normal client is served meanwhile, over both protocols.
@@ -399,10 +414,11 @@ BOOST_AUTO_TEST_CASE(http2_zero_window_trickle_is_bounded_and_closed) {
   BOOST_TEST(gateway.process().running());
 }
 
-// HTTP/1.1: 400 connections each ask for a distinct page and never read. Past the budget no
-// request is read until answers go; answers that raced past it get 503 (Retry-After). Memory
-// stays within the budget, the slow readers are closed within an interval, and a normal client
-// is served once they are (retrying on 503 as asked).
+// HTTP/1.1: 400 connections each ask for a distinct page and never read. Past the budget a
+// request waits before its handler until answers go (first come, first served); answers that
+// raced past it get 503 (Retry-After). Memory stays within the budget, the slow readers are
+// closed within an interval, and a normal client is served once those ahead of it are
+// (retrying on 503 as asked).
 BOOST_AUTO_TEST_CASE(http1_clients_that_never_read_are_bounded_and_closed) {
   constexpr std::size_t kConnections = 400;
   constexpr std::size_t kBudget = 8 * kMiB;
@@ -413,7 +429,7 @@ BOOST_AUTO_TEST_CASE(http1_clients_that_never_read_are_bounded_and_closed) {
   Gateway gateway(world.stub.base_url(), world.redis.url(), {},
                   "[server]\n"
                   "max_pending_output_bytes = \"8MiB\"\n"
-                  "send_rate_interval = \"5s\"\n"
+                  "send_rate_interval = \"2s\"\n"
                   "[cache]\n"
                   "l1_max_bytes = \"8MiB\"\n");
   world.warm(gateway);
@@ -442,7 +458,7 @@ BOOST_AUTO_TEST_CASE(http1_clients_that_never_read_are_bounded_and_closed) {
                                             << " MiB; connections paused " << paused
                                             << ", answers refused " << refused);
   BOOST_TEST(pending > 0);
-  BOOST_TEST(held < before + kBudget + kAllowance);
+  if (kRssMeansLiveMemory) BOOST_TEST(held < before + kBudget + kAllowance);
   BOOST_TEST(pending <= static_cast<double>(kBudget));
 
   BOOST_TEST(eventually(
@@ -451,12 +467,13 @@ BOOST_AUTO_TEST_CASE(http1_clients_that_never_read_are_bounded_and_closed) {
                           "reason=\"slow_reader\"") > 0;
       },
       30s));
+  // The normal client came last: it waits its turn behind the slow readers that came before
+  // it, each turn an interval (2 s) at most.
   bool served = false;
-  const auto deadline = Clock::now() + 40s;
+  const auto deadline = Clock::now() + 60s;
   while (!served && Clock::now() < deadline) {
-    // A request read while the budget is full waits (HTTP/1.1 reads are paused): no 15 s cap.
     auto response =
-        http_request(gateway.port(), "GET", reviews_path(world.widget, "limit=20&skip=5"), {}, 30s);
+        http_request(gateway.port(), "GET", reviews_path(world.widget, "limit=20&skip=5"), {}, 45s);
     served = response.status == 200;
     if (!served) {
       BOOST_TEST(response.status == 503);
