@@ -274,6 +274,10 @@ const KeySpec kKeys[] = {
     WG_KEY(StringCodec, server, tls_cert_file),
     WG_KEY(StringCodec, server, tls_key_file),
     WG_KEY(IntCodec<std::uint32_t>, server, h2_max_concurrent_streams),
+    WG_KEY(ByteSizeCodec, server, max_pending_output_bytes),
+    WG_KEY(ByteSizeCodec, server, max_pending_output_bytes_per_connection),
+    WG_KEY(ByteSizeCodec, server, min_send_rate),
+    WG_KEY(DurationCodec, server, send_rate_interval),
 
     WG_KEY(StringCodec, upstream, base_url),
     WG_KEY(DurationCodec, upstream, connect_timeout),

@@ -240,6 +240,14 @@ void validate(const Config& c) {
   check_bytes("server.max_target_bytes", c.server.max_target_bytes, 256, c.server.max_header_bytes);
   check_range<std::uint32_t>("server.h2_max_concurrent_streams", c.server.h2_max_concurrent_streams,
                              1, 1000);
+  constexpr std::size_t kMaxOutputBytes = std::size_t{64} * 1024 * 1024 * 1024;
+  check_bytes("server.max_pending_output_bytes", c.server.max_pending_output_bytes, 64 * 1024,
+              kMaxOutputBytes);
+  check_bytes("server.max_pending_output_bytes_per_connection",
+              c.server.max_pending_output_bytes_per_connection, 16 * 1024,
+              c.server.max_pending_output_bytes);
+  check_bytes("server.min_send_rate", c.server.min_send_rate, 0, 1024 * 1024 * 1024);
+  check_positive("server.send_rate_interval", c.server.send_rate_interval, kMaxTimeout);
   if (c.server.tls_cert_file.empty() != c.server.tls_key_file.empty()) {
     fail(c.server.tls_cert_file.empty() ? "server.tls_cert_file" : "server.tls_key_file",
          "server.tls_cert_file and server.tls_key_file go together");

@@ -65,6 +65,8 @@ api::Rejection refusal_error(http::Refusal why) {
       return {ErrorCode::not_implemented, ""};
     case Refusal::version:
       return {ErrorCode::http_version_not_supported, ""};
+    case Refusal::overloaded:
+      return {ErrorCode::service_unavailable, "too many answers waiting for slow clients; retry"};
     case Refusal::handler_failed:
       break;
   }
@@ -77,6 +79,9 @@ http::Response refusal_response(http::Refusal why, Listener listener) {
   const api::Rejection error = refusal_error(why);
   http::Response response = error_response(error.code, error.message);
   if (why == http::Refusal::handler_failed) response.status = 500;
+  // Room comes back as soon as slow clients take their answers or are dropped (within
+  // server.send_rate_interval).
+  if (why == http::Refusal::overloaded) response.add_header("Retry-After", "1");
   if (why == http::Refusal::tunnel) {
     response.add_header("Allow", listener == Listener::admin ? kAdminMethods : api::kApiMethods);
   }

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "error_response.hpp"
+#include "widget_gateway/cache/l1_cache.hpp"
 #include "widget_gateway/edge/coding.hpp"
 #include "widget_gateway/edge/conditional.hpp"
 
@@ -194,6 +195,8 @@ http::Response build_response(const Served& served, api::Endpoint endpoint,
   } else {
     response.body = *body;
     response.body_owner = served.entry;
+    // The answer keeps the whole entry alive, every coding included, even once L1 let it go.
+    response.owner_bytes = cache::charged_bytes({}, entry);
   }
   return response;
 }

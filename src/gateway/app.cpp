@@ -619,6 +619,18 @@ class Gateway final : private Workers, private SiblingCaches {
     sources.connections_open = [sum] {
       return sum([](const Worker& w) { return w.server_stats().open.load(); });
     };
+    sources.output_pending_bytes = [sum] {
+      return sum([](const Worker& w) { return w.server_stats().output_pending_bytes.load(); });
+    };
+    sources.output_refused = [sum] {
+      return sum([](const Worker& w) { return w.server_stats().output_refused.load(); });
+    };
+    sources.output_paused = [sum] {
+      return sum([](const Worker& w) { return w.server_stats().output_paused.load(); });
+    };
+    sources.slow_readers_closed = [sum] {
+      return sum([](const Worker& w) { return w.server_stats().slow_readers_closed.load(); });
+    };
     sources.access_log_dropped = [this] { return static_cast<double>(access_log_.dropped()); };
     return sources;
   }

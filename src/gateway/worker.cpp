@@ -11,10 +11,11 @@ namespace asio = boost::asio;
 
 namespace {
 
-// The connection cap is the process's: each worker takes its share (the kernel spreads
-// connections evenly over SO_REUSEPORT sockets).
+// The connection cap and the output budget are the process's: each worker takes its share
+// (the kernel spreads connections evenly over SO_REUSEPORT sockets).
 config::ServerConfig worker_limits(config::ServerConfig limits, unsigned workers) {
   limits.max_connections = (limits.max_connections + workers - 1) / workers;
+  limits.max_pending_output_bytes /= std::max(1u, workers);
   return limits;
 }
 

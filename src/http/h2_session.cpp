@@ -60,6 +60,8 @@ constexpr std::size_t kReadChunk = 16 * 1024;
 constexpr std::size_t kWriteChunk = 64 * 1024;
 // Once a GOAWAY ends the connection, the socket closes within this whatever the peer does.
 constexpr std::chrono::milliseconds kCloseGrace{1000};
+// The watchdog's reason when a send-rate interval ends (SendProgress).
+constexpr std::string_view kSlowReader = "slow_reader";
 
 struct CallbacksDeleter {
   void operator()(nghttp2_session_callbacks* p) const { nghttp2_session_callbacks_del(p); }
@@ -92,7 +94,9 @@ struct H2Session<Stream>::StreamState {
   bool complete = false;            // its last frame was sent
   bool closed = false;              // nghttp2 closed the stream
   bool reset_after_answer = false;  // a body follows the head: reset the stream once answered
+  bool unsent_counted = false;      // its body counts in the session's unsent_
   Response response;                // body read from here by the data provider
+  OutputHold hold;                  // what the answer keeps alive (the body's owner)
   std::size_t sent = 0;
 
   bool is_head() const { return method == "HEAD"; }
@@ -228,10 +232,13 @@ struct H2Session<Stream>::Callbacks {
     H2Session& s = session(user_data);
     if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) return 0;
     s.last_progress_ = Clock::now();
+    // Bytes, not frames, are progress for the send rate.
+    if (frame->hd.type == NGHTTP2_DATA) s.progress_.sent(frame->hd.length, s.last_progress_);
     if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM) == 0) return 0;
     auto stream = find(s, frame->hd.stream_id);
     if (!stream) return 0;
     stream->complete = true;
+    s.let_go(*stream);
     // The answer to a head whose body was never read: stop the client sending it
     // (RFC 9113 8.1).
     if (stream->reset_after_answer && !nghttp2_session_get_stream_remote_close(ng, stream->id)) {
@@ -245,35 +252,46 @@ struct H2Session<Stream>::Callbacks {
     auto it = s.streams_.find(id);
     if (it == s.streams_.end()) return 0;
     it->second->closed = true;
-    s.streams_.erase(it);  // the answer (and body_owner) goes unless a handler still holds it
+    s.let_go(*it->second);
+    s.wake_waiting_handlers();  // one of them may be this stream's: it need not wait any more
+    s.streams_.erase(it);
     if (s.streams_.empty()) s.idle_since_ = Clock::now();
     return 0;
   }
 
   static ssize_t read_body(nghttp2_session*, std::int32_t, std::uint8_t* buffer, std::size_t length,
-                           std::uint32_t* data_flags, nghttp2_data_source* source, void*) {
+                           std::uint32_t* data_flags, nghttp2_data_source* source,
+                           void* user_data) {
+    H2Session& s = session(user_data);
     auto* stream = static_cast<StreamState*>(source->ptr);
     const std::string_view body = stream->response.body;
     const std::size_t n = std::min(length, body.size() - stream->sent);
     std::memcpy(buffer, body.data() + stream->sent, n);
     stream->sent += n;
-    if (stream->sent == body.size()) *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+    if (stream->unsent_counted) s.unsent_ -= n;
+    if (stream->sent == body.size()) {
+      *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+      s.let_go(*stream);  // copied out in full: the owner is needed no more
+    }
     return static_cast<ssize_t>(n);
   }
 };
 
 template <class Stream>
 H2Session<Stream>::H2Session(Stream stream, RequestHandler& handler, H2Settings settings,
-                             asio::ip::address peer, std::string received)
+                             OutputBudget& output, asio::ip::address peer, std::string received)
     : stream_(std::move(stream)),
       handler_(handler),
       settings_(settings),
       peer_(peer),
       received_(std::move(received)),
+      output_(output, settings.max_pending_output_bytes),
+      progress_(settings.min_send_rate, settings.send_rate_interval),
       writer_wake_(stream_.get_executor()),
       reader_wake_(stream_.get_executor()),
       watchdog_(stream_.get_executor()),
       done_(stream_.get_executor()),
+      room_(stream_.get_executor(), Clock::time_point::max()),
       read_buffer_(kReadChunk) {}
 
 template <class Stream>
@@ -460,9 +478,16 @@ asio::awaitable<void> H2Session<Stream>::watchdog(Self self) {
   while (!closed_) {
     std::string_view reason;
     const Clock::time_point due = deadline(&reason);
-    if (Clock::now() >= due) {
+    const Clock::time_point now = Clock::now();
+    if (now >= due) {
       if (closing_ || !settings_received_) {
         close_now();
+      } else if (reason == kSlowReader) {
+        // The end of a send-rate interval: too slow, or on to the next interval.
+        if (progress_.too_slow(now)) {
+          output_.budget().count_slow_reader();
+          terminate(NGHTTP2_NO_ERROR, reason);
+        }
       } else {
         terminate(NGHTTP2_NO_ERROR, reason);
       }
@@ -491,8 +516,13 @@ typename H2Session<Stream>::Clock::time_point H2Session<Stream>::deadline(
       why = "header_timeout";
       due = block_started_ + settings_.header_timeout;
     }
+    if (progress_.deadline() < due) {
+      why = kSlowReader;
+      due = progress_.deadline();
+    }
     // A running handler is bounded by its own timeouts; a client waiting for it is not idle.
-    if (running_handlers_ == 0) {
+    // One waiting for room in the output budget waits on the client, which is.
+    if (running_handlers_ == waiting_handlers_) {
       const bool idle = streams_.empty();
       const Clock::time_point quiet =
           (idle ? idle_since_ : last_progress_) + settings_.idle_timeout;
@@ -547,6 +577,13 @@ void H2Session<Stream>::dispatch(const std::shared_ptr<StreamState>& stream, boo
     }
     return;
   }
+  if (!output_.budget().has_room()) {
+    // Answers not yet sent fill the listener's bound: no new work until they go (the client
+    // may retry the request, RFC 9113 8.7). Not abuse: the client cannot see that bound.
+    nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, st.id, NGHTTP2_REFUSED_STREAM);
+    output_.budget().count_refused();
+    return;
+  }
   if (running_handlers_ >= settings_.max_concurrent_streams) {
     // Only reachable when the client resets streams whose handlers still run.
     nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, st.id, NGHTTP2_REFUSED_STREAM);
@@ -563,7 +600,20 @@ asio::awaitable<void> H2Session<Stream>::serve(Self self, std::shared_ptr<Stream
   // client reset before its handler began is not worth starting it.
   const auto executor = stream_.get_executor();
   co_await asio::post(executor, use_awaitable);
-  if (!stream->closed && !closed_) {
+  // Near this connection's output bound the handler waits for its answers to go; the send
+  // rate (or the connection's end) bounds the wait.
+  while (!stream->closed && !closed_ && !output_.room_for_handler(answering_handlers_)) {
+    ++waiting_handlers_;
+    rearm();  // waiting on the client: the stall rule applies again
+    co_await room_.async_wait(as_tuple(use_awaitable));
+    --waiting_handlers_;
+  }
+  if (!stream->closed && !closed_ && !output_.budget().has_room()) {
+    // The listener filled up while this one waited.
+    nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, stream->id, NGHTTP2_REFUSED_STREAM);
+    output_.budget().count_refused();
+  } else if (!stream->closed && !closed_) {
+    ++answering_handlers_;
     const Request request{bhttp::string_to_verb(stream->method),
                           stream->method,
                           stream->path,
@@ -578,7 +628,9 @@ asio::awaitable<void> H2Session<Stream>::serve(Self self, std::shared_ptr<Stream
       log::error("handler_exception", {{"protocol", "h2"}, {"what", e.what()}});
       response = handler_.refuse(Refusal::handler_failed);
     }
-    if (!stream->closed && !closed_) answer(*stream, std::move(response));
+    --answering_handlers_;
+    if (!stream->closed && !closed_) answer(*stream, std::move(response), true);
+    wake_waiting_handlers();
   }
   --running_handlers_;
   last_progress_ = Clock::now();
@@ -588,24 +640,64 @@ asio::awaitable<void> H2Session<Stream>::serve(Self self, std::shared_ptr<Stream
 }
 
 template <class Stream>
-void H2Session<Stream>::answer(StreamState& st, Response response) {
+void H2Session<Stream>::answer(StreamState& st, Response response, bool may_refuse) {
   if (st.answered || closed_) return;
   st.answered = true;
+  if (may_refuse && !output_.admits(response)) {
+    // Other answers filled a bound while the handler ran. The handler only read (GET, HEAD,
+    // OPTIONS): the client may retry.
+    nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, st.id, NGHTTP2_REFUSED_STREAM);
+    output_.budget().count_refused();
+    return;
+  }
   if (st.is_head() && response.body_mode == BodyMode::send) {
     response.body_mode = BodyMode::length_only;
   }
   if (response.status == 204 || response.status == 304) response.body_mode = BodyMode::none;
   st.response = std::move(response);
   Response& r = st.response;
+  st.hold = output_.hold(r);  // the body view stays valid while the hold lives
   const H2Head head(r, date_value());
 
   nghttp2_data_provider provider{};
   provider.source.ptr = &st;  // alive in streams_ until nghttp2 closes the stream
   provider.read_callback = &Callbacks::read_body;
   const bool data = r.body_mode == BodyMode::send && !r.body.empty();
+  if (data) {
+    st.unsent_counted = true;
+    unsent_ += r.body.size();
+    note_unsent();
+  }
   const int rv = nghttp2_submit_response(session_, st.id, head.data(), head.size(),
                                          data ? &provider : nullptr);
-  if (rv != 0) log::debug("h2_submit_response_failed", {{"error", nghttp2_strerror(rv)}});
+  if (rv != 0) {
+    log::debug("h2_submit_response_failed", {{"error", nghttp2_strerror(rv)}});
+    let_go(st);
+  }
+}
+
+template <class Stream>
+void H2Session<Stream>::let_go(StreamState& st) {
+  if (st.unsent_counted) {
+    st.unsent_counted = false;
+    unsent_ -= st.response.body.size() - st.sent;
+    note_unsent();
+  }
+  if (st.hold.bytes() != 0) {
+    st.hold.release();
+    wake_waiting_handlers();
+  }
+  st.response.body = {};  // its owner may be gone now
+}
+
+template <class Stream>
+void H2Session<Stream>::note_unsent() {
+  if (unsent_ == 0) {
+    progress_.stop();
+  } else if (!progress_.active()) {
+    progress_.start(Clock::now());
+    rearm();
+  }
 }
 
 template <class Stream>
@@ -657,6 +749,9 @@ template <class Stream>
 void H2Session<Stream>::close_now() {
   if (closed_) return;
   closed_ = true;
+  // nghttp2 is driven no more: every answer lets its body go now, not when the session ends
+  // (which waits for running handlers).
+  for (auto& [id, stream] : streams_) let_go(*stream);
   auto& lowest = beast::get_lowest_layer(stream_);
   boost::system::error_code ignored;
   lowest.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
@@ -664,6 +759,7 @@ void H2Session<Stream>::close_now() {
   writer_wake_.cancel();
   reader_wake_.cancel();
   watchdog_.cancel();
+  room_.cancel();
   notify_done();
 }
 

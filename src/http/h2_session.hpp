@@ -50,6 +50,18 @@
 // - Memory: the reader pauses while nghttp2's outbound queue holds more than 512 frames (a
 //   client must read what it asks for); more than 1000 queued PING/SETTINGS ACKs (ping or
 //   settings flood) make nghttp2 give up (-> close); at most 32 entries per SETTINGS frame.
+// - Answers not yet sent (docs/listener.md, "Output budget"): what each answer keeps alive
+//   (its body's owner) is held in the listener's OutputBudget from its submission until its
+//   last byte is handed to nghttp2 (or the stream or connection ends). While the listener has
+//   no room for another answer a new request is refused (RST_STREAM REFUSED_STREAM, no handler
+//   call, not counted as abuse). A handler starts only while the answers this connection
+//   holds, and those expected from its handlers already running, fit max_pending_output_bytes;
+//   it waits otherwise (its stream stays open, within max_concurrent_streams; the stall rule
+//   applies meanwhile, a waiting handler is not running). A handler's answer that
+//   would still cross a bound is refused (REFUSED_STREAM). While any answer has bytes left to
+//   send, the DATA frames sent must carry min_send_rate bytes per second over every
+//   send_rate_interval (SendProgress: a window trickled open one byte at a time is not
+//   progress) -> GOAWAY and close, which lets every answer go.
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/address.hpp>
@@ -62,6 +74,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "output_budget.hpp"
+#include "send_progress.hpp"
 #include "widget_gateway/http/request_handler.hpp"
 
 struct nghttp2_session;
@@ -69,11 +83,14 @@ struct nghttp2_session;
 namespace wg::http {
 
 struct H2Settings {
-  std::uint32_t max_concurrent_streams = 100;       // SETTINGS_MAX_CONCURRENT_STREAMS
-  std::size_t max_header_bytes = 16 * 1024;         // decoded header list (name+value+32 each)
-  std::size_t max_target_bytes = 8 * 1024;          // :path longer -> 414 on that stream
-  std::chrono::milliseconds header_timeout{10000};  // preface+SETTINGS must arrive within this
-  std::chrono::milliseconds idle_timeout{60000};    // no stream open (or no progress): close
+  std::uint32_t max_concurrent_streams = 100;           // SETTINGS_MAX_CONCURRENT_STREAMS
+  std::size_t max_header_bytes = 16 * 1024;             // decoded header list (name+value+32 each)
+  std::size_t max_target_bytes = 8 * 1024;              // :path longer -> 414 on that stream
+  std::chrono::milliseconds header_timeout{10000};      // preface+SETTINGS must arrive within this
+  std::chrono::milliseconds idle_timeout{60000};        // no stream open (or no progress): close
+  std::size_t max_pending_output_bytes = 512 * 1024;    // kept alive by this connection's answers
+  std::size_t min_send_rate = 2 * 1024;                 // bytes/s while answers wait, or close
+  std::chrono::milliseconds send_rate_interval{20000};  // ... measured over each such interval
 };
 
 // One HTTP/2 connection. Stream is boost::beast::tcp_stream or
@@ -82,8 +99,9 @@ template <class Stream>
 class H2Session : public std::enable_shared_from_this<H2Session<Stream>> {
  public:
   // `received`: bytes already read from the connection (e.g. the client preface the listener
-  // peeked at); they are processed before anything is read.
-  H2Session(Stream stream, RequestHandler& handler, H2Settings settings,
+  // peeked at); they are processed before anything is read. `output`: the listener's budget
+  // for answers not yet sent; it must outlive the session.
+  H2Session(Stream stream, RequestHandler& handler, H2Settings settings, OutputBudget& output,
             boost::asio::ip::address peer, std::string received = {});
   ~H2Session();
   H2Session(const H2Session&) = delete;
@@ -116,7 +134,14 @@ class H2Session : public std::enable_shared_from_this<H2Session<Stream>> {
 
   // A request head is complete: answers it, refuses it or starts its handler call.
   void dispatch(const std::shared_ptr<StreamState>& stream, bool has_body);
-  void answer(StreamState& stream, Response response);
+  // `may_refuse`: a handler's answer, refused (REFUSED_STREAM) when it would cross the output
+  // budget; the session's own answers (errors, a few hundred bytes) are always sent.
+  void answer(StreamState& stream, Response response, bool may_refuse = false);
+  // The stream's answer needs its body no more (all of it handed to nghttp2, the stream
+  // closed, or the connection): what it kept alive goes, and its unsent bytes stop counting.
+  void let_go(StreamState& stream);
+  // unsent_ changed: the send-rate meter runs while it is above zero.
+  void note_unsent();
   void refuse(StreamState& stream, Refusal why);  // the handler's words; the stream goes on
   void count_abuse();  // an early reset or a refused stream (rapid reset)
   // GOAWAY `error_code`; the connection closes once it is sent (or after the close grace).
@@ -128,6 +153,10 @@ class H2Session : public std::enable_shared_from_this<H2Session<Stream>> {
   Clock::time_point deadline(std::string_view* reason = nullptr) const;
   void rearm();  // the deadline may have moved earlier: wake the watchdog
   void wake_writer() { writer_wake_.cancel(); }
+  // Handlers waiting for the connection's answers to go may look again.
+  void wake_waiting_handlers() {
+    if (waiting_handlers_ > 0) room_.cancel();
+  }
   void notify_done() { done_.cancel(); }
 
   Stream stream_;
@@ -136,6 +165,9 @@ class H2Session : public std::enable_shared_from_this<H2Session<Stream>> {
   boost::asio::ip::address peer_;
   std::string received_;
   nghttp2_session* session_ = nullptr;
+  ConnectionOutput output_;  // what this connection's answers keep alive (before streams_)
+  SendProgress progress_;    // runs while unsent_ > 0
+  std::size_t unsent_ = 0;   // answer body bytes not yet handed to nghttp2
   // Streams nghttp2 has open with a request head begun; erased when nghttp2 closes them.
   std::unordered_map<std::int32_t, std::shared_ptr<StreamState>> streams_;
 
@@ -144,6 +176,7 @@ class H2Session : public std::enable_shared_from_this<H2Session<Stream>> {
   boost::asio::steady_timer reader_wake_;
   boost::asio::steady_timer watchdog_;
   boost::asio::steady_timer done_;
+  boost::asio::steady_timer room_;  // handlers wait here for room in the connection's bound
   std::vector<std::uint8_t> read_buffer_;
   std::string write_buffer_;
 
@@ -155,6 +188,8 @@ class H2Session : public std::enable_shared_from_this<H2Session<Stream>> {
   bool watchdog_done_ = false;
   std::int32_t drain_last_stream_ = 0;
   std::size_t running_handlers_ = 0;
+  std::size_t answering_handlers_ = 0;  // started and not answered yet (output budget)
+  std::size_t waiting_handlers_ = 0;    // waiting for room before they start
 
   // The header block being received (HEADERS and its CONTINUATIONs).
   bool in_header_block_ = false;

@@ -8,6 +8,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <vector>
 
+#include "output_budget.hpp"
 #include "session.hpp"
 #include "widget_gateway/common/log.hpp"
 #include "widget_gateway/http/tls_server_context.hpp"
@@ -37,7 +38,10 @@ HttpServer::HttpServer(asio::io_context& ioc, std::string name, const config::Se
       name_(std::move(name)),
       limits_(limits),
       handler_(handler),
-      acceptor_(asio::make_strand(ioc)) {}
+      acceptor_(asio::make_strand(ioc)),
+      output_(std::make_unique<OutputBudget>(
+          limits.max_pending_output_bytes, stats_,
+          one_io_thread ? OutputBudget::Access::owner_thread : OutputBudget::Access::shared)) {}
 
 HttpServer::~HttpServer() = default;
 

@@ -20,6 +20,7 @@
 #include "header_limits.hpp"
 #include "http_date.hpp"
 #include "response_head.hpp"
+#include "send_progress.hpp"
 #include "widget_gateway/common/log.hpp"
 #include "widget_gateway/http/server.hpp"
 #include "widget_gateway/http/tls_server_context.hpp"
@@ -139,7 +140,9 @@ HttpSession<Stream>::HttpSession(HttpServer& server, Stream stream,
     : server_(server),
       stream_(std::move(stream)),
       executor_(stream_.get_executor()),
-      keep_(std::move(keep)) {
+      keep_(std::move(keep)),
+      output_(*server.output_, server.limits_.max_pending_output_bytes_per_connection),
+      room_(executor_) {
   boost::system::error_code ec;
   auto remote = transport().socket().remote_endpoint(ec);
   if (!ec) peer_ = remote.address();
@@ -158,6 +161,7 @@ void HttpSession<Stream>::drain() {
       self->h2_->drain();
     } else if (self->idle_) {
       self->transport().cancel();
+      self->room_.cancel();
     }
   });
 }
@@ -168,6 +172,7 @@ void HttpSession<Stream>::force_close() {
     if (self->h2_) return self->h2_->force_close();
     boost::system::error_code ignored;
     self->transport().socket().close(ignored);
+    self->room_.cancel();
   });
 }
 
@@ -209,9 +214,12 @@ asio::awaitable<void> HttpSession<Stream>::serve_h2(std::string received) {
   settings.max_target_bytes = limits.max_target_bytes;
   settings.header_timeout = limits.header_timeout;
   settings.idle_timeout = limits.idle_timeout;
+  settings.max_pending_output_bytes = limits.max_pending_output_bytes_per_connection;
+  settings.min_send_rate = limits.min_send_rate;
+  settings.send_rate_interval = limits.send_rate_interval;
   h2_handler_.emplace(server_);
-  h2_ = std::make_shared<H2Session<Stream>>(std::move(stream_), *h2_handler_, settings, peer_,
-                                            std::move(received));
+  h2_ = std::make_shared<H2Session<Stream>>(std::move(stream_), *h2_handler_, settings,
+                                            *server_.output_, peer_, std::move(received));
   std::shared_ptr<H2Session<Stream>> h2 = h2_;
   co_await h2->run();
 }
@@ -307,6 +315,7 @@ asio::awaitable<void> HttpSession<Stream>::run() {
     std::optional<Response> early;
     if (!parser.is_done()) early = answer_before_body(req);
     if (early.has_value()) {
+      sending_ = output_.hold(*early);
       co_await write(*early, true, req.version() == 10 ? 10u : 11u);
       break;
     }
@@ -332,6 +341,13 @@ asio::awaitable<void> HttpSession<Stream>::run() {
       }
     }
 
+    // Past the listener's output budget the request waits before its handler (and the next
+    // pipelined one stays unread) until answers held for other clients have gone out, or gone
+    // with their slow readers.
+    if (!output_.takes_new_work()) {
+      const bool room = co_await wait_for_room();
+      if (!room) break;
+    }
     server_.count_request();
     const bool keep_alive = req.keep_alive();
     Request request{req.method(),
@@ -350,7 +366,14 @@ asio::awaitable<void> HttpSession<Stream>::run() {
       response = server_.handler_.refuse(Refusal::handler_failed);
       response.close = true;
     }
+    if (!output_.admits(response)) {
+      // Other answers filled the output budget while the handler ran: this one would cross it.
+      output_.budget().count_refused();
+      response = server_.handler_.refuse(Refusal::overloaded);
+      if (head) response.body_mode = BodyMode::length_only;
+    }
     const bool close = response.close || !keep_alive || server_.draining();
+    sending_ = output_.hold(response);
     if (!co_await write(response, close, request.version) || close) break;
   }
 
@@ -375,16 +398,71 @@ std::optional<Response> HttpSession<Stream>::answer_before_body(
 }
 
 template <class Stream>
+asio::awaitable<bool> HttpSession<Stream>::wait_for_room() {
+  OutputBudget& budget = output_.budget();
+  budget.count_paused();
+  idle_ = true;  // drain() ends the wait as it ends an idle read
+  room_.expires_after(server_.limits_.idle_timeout);
+  bool expired = false;
+  std::uint64_t ticket = 0;  // its place in the queue, kept when it has to wait again
+  while (!output_.takes_new_work() && !server_.draining() && !expired) {
+    auto wake = [weak = this->weak_from_this(), executor = executor_] {
+      asio::post(executor, [weak] {
+        if (auto self = weak.lock()) self->room_.cancel();
+      });
+    };
+    ticket = budget.on_room(wake, ticket);
+    auto [ec] = co_await room_.async_wait(as_tuple(use_awaitable));
+    budget.forget(ticket);
+    expired = !ec;
+  }
+  idle_ = false;
+  // Draining: the request read is answered (over budget, most likely with 503), then the
+  // connection closes.
+  co_return !expired;
+}
+
+template <class Stream>
 asio::awaitable<bool> HttpSession<Stream>::write(const Response& response, bool close,
                                                  unsigned version) {
   write_http1_head(head_, response, date_value(), close, version);
+  const std::string_view body =
+      response.body_mode == BodyMode::send ? response.body : std::string_view{};
 
-  std::array<asio::const_buffer, 2> buffers{
-      asio::buffer(head_),
-      response.body_mode == BodyMode::send ? asio::buffer(response.body) : asio::const_buffer{}};
-  transport().expires_after(server_.limits_.idle_timeout);
-  auto [ec, n] = co_await asio::async_write(stream_, buffers, as_tuple(use_awaitable));
-  co_return !ec;
+  // Written piece by piece rather than in one async_write, so that the bytes the client takes
+  // are measured: each write must end before the client falls below min_send_rate.
+  const config::ServerConfig& limits = server_.limits_;
+  SendProgress progress(limits.min_send_rate, limits.send_rate_interval);
+  progress.start(std::chrono::steady_clock::now());
+  const std::size_t total = head_.size() + body.size();
+  std::size_t written = 0;
+  bool ok = true;
+  while (written < total) {
+    std::array<asio::const_buffer, 2> unsent{asio::buffer(head_), asio::buffer(body)};
+    if (written < head_.size()) {
+      unsent[0] += written;
+    } else {
+      unsent[0] = asio::const_buffer{};
+      unsent[1] += written - head_.size();
+    }
+    transport().expires_at(progress.deadline());
+    auto [ec, n] = co_await stream_.async_write_some(unsent, as_tuple(use_awaitable));
+    if (ec) {
+      if (ec == beast::error::timeout) output_.budget().count_slow_reader();
+      ok = false;
+      break;
+    }
+    written += n;
+    const auto now = std::chrono::steady_clock::now();
+    progress.sent(n, now);
+    if (progress.too_slow(now)) {
+      output_.budget().count_slow_reader();
+      ok = false;
+      break;
+    }
+  }
+  sending_.release();
+  co_return ok;
 }
 
 template <class Stream>
@@ -393,6 +471,7 @@ asio::awaitable<void> HttpSession<Stream>::refuse_and_close(Refusal why, bool he
   // unparsed head) can no longer be read as requests.
   Response response = server_.handler_.refuse(why);
   if (head && response.body_mode == BodyMode::send) response.body_mode = BodyMode::length_only;
+  sending_ = output_.hold(response);
   co_await write(response, true);
 }
 

@@ -6,6 +6,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/stream_traits.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -16,6 +17,7 @@
 #include <optional>
 #include <string>
 
+#include "output_budget.hpp"
 #include "widget_gateway/http/request_handler.hpp"
 #include "widget_gateway/http/response.hpp"
 
@@ -68,7 +70,14 @@ class HttpSession final : public Connection,
   // coroutine: GCC 12 mishandles such locals kept across co_await in the session's loop).
   std::optional<Response> answer_before_body(
       const boost::beast::http::request<boost::beast::http::string_body>& req);
-  // `version`: the request's (10 or 11); a kept-alive HTTP/1.0 connection is announced.
+  // Waits until the listener's output budget has room again (docs/listener.md, "Output
+  // budget"); false when the connection should end instead (idle_timeout passed). A drain or
+  // a close ends the wait too, and the request read is answered.
+  boost::asio::awaitable<bool> wait_for_room();
+  // `version`: the request's (10 or 11); a kept-alive HTTP/1.0 connection is announced. The
+  // caller has put what the answer keeps alive in sending_ (output_.hold), which counts in the
+  // output budget until the answer is written. The client must take it at
+  // server.min_send_rate; false when the connection must end.
   boost::asio::awaitable<bool> write(const Response& response, bool close, unsigned version = 11);
   // The handler's answer to a refusal, then the connection closes. Takes the refusal, not a
   // Response: GCC 12 mishandles temporaries in co_await expressions. `head`: the request was
@@ -81,8 +90,11 @@ class HttpSession final : public Connection,
   std::shared_ptr<const void> keep_;
   boost::beast::flat_buffer buffer_;
   boost::asio::ip::address peer_;
-  std::string head_;  // reused for every response head
-  bool idle_ = true;  // waiting for the first byte of a request; touched on the strand only
+  std::string head_;         // reused for every response head
+  bool idle_ = true;         // waiting for a request (or for room to take one); strand only
+  ConnectionOutput output_;  // answers this connection holds, against its bound and the listener's
+  OutputHold sending_;       // the answer being written
+  boost::asio::steady_timer room_;  // wait_for_room: expiry idle_timeout, cancelled on room
   // The listener's handler for HTTP/2 requests, counting each as the HTTP/1.1 loop does.
   class CountingHandler final : public RequestHandler {
    public:

@@ -341,6 +341,29 @@ GatewayMetrics::GatewayMetrics(Registry& registry, ScrapeSources sources) {
     registry.callback_gauge("wg_connections_open", "Open client connections.", {},
                             std::move(sources.connections_open));
   }
+  if (sources.output_pending_bytes) {
+    registry.callback_gauge(
+        "wg_output_pending_bytes",
+        "Memory kept alive by answers not yet fully sent to clients (each cached entry once).", {},
+        std::move(sources.output_pending_bytes));
+  }
+  if (sources.output_refused) {
+    registry.callback_counter("wg_output_refused_total",
+                              "Requests refused because answers waiting for slow clients filled "
+                              "the output budget (HTTP/2 REFUSED_STREAM, or 503).",
+                              {}, std::move(sources.output_refused));
+  }
+  if (sources.output_paused) {
+    registry.callback_counter("wg_output_paused_total",
+                              "HTTP/1.1 requests that waited for room in the output budget "
+                              "before their handler.",
+                              {}, std::move(sources.output_paused));
+  }
+  if (sources.slow_readers_closed) {
+    registry.callback_counter("wg_connections_closed_total",
+                              "Client connections the gateway closed, by reason.",
+                              {{"reason", "slow_reader"}}, std::move(sources.slow_readers_closed));
+  }
   if (sources.access_log_dropped) {
     registry.callback_counter(
         "wg_access_log_dropped_total",

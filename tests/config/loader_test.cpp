@@ -94,6 +94,10 @@ threads = 4
 max_header_bytes = 32768
 max_target_bytes = "4KiB"
 header_timeout = "500ms"
+max_pending_output_bytes = "32MiB"
+max_pending_output_bytes_per_connection = 262144
+min_send_rate = "1KiB"
+send_rate_interval = "30s"
 [upstream]
 base_url = "https://api.example/prefix"
 [cache]
@@ -123,6 +127,10 @@ sample = 0.25
   BOOST_TEST(c.server.max_header_bytes == 32768u);
   BOOST_TEST(c.server.max_target_bytes == 4096u);
   BOOST_TEST((c.server.header_timeout == 500ms));
+  BOOST_TEST(c.server.max_pending_output_bytes == 32u * 1024 * 1024);
+  BOOST_TEST(c.server.max_pending_output_bytes_per_connection == 262144u);
+  BOOST_TEST(c.server.min_send_rate == 1024u);
+  BOOST_TEST((c.server.send_rate_interval == 30s));
   BOOST_TEST(c.upstream.base_url == "https://api.example/prefix");
   BOOST_TEST((c.cache.refresh_at == cfg::TimeOfDay{5, 30}));
   BOOST_TEST((c.cache.utc_offset == -330min));
@@ -445,6 +453,13 @@ BOOST_AUTO_TEST_CASE(failures_name_the_key) {
        }},
       {"server.h2_max_concurrent_streams",
        [](cfg::Config& c) { c.server.h2_max_concurrent_streams = 0; }},
+      {"server.max_pending_output_bytes",
+       [](cfg::Config& c) { c.server.max_pending_output_bytes = 1024; }},
+      {"server.max_pending_output_bytes_per_connection",  // more than the whole process's
+       [](cfg::Config& c) {
+         c.server.max_pending_output_bytes_per_connection = c.server.max_pending_output_bytes + 1;
+       }},
+      {"server.send_rate_interval", [](cfg::Config& c) { c.server.send_rate_interval = 0ms; }},
       {"cors.allowed_headers", [](cfg::Config& c) { c.cors.allowed_headers = {""}; }},
       {"cors.max_age", [](cfg::Config& c) { c.cors.max_age = 25h; }},
       {"cache.negative_max_age", [](cfg::Config& c) { c.cache.negative_max_age = -1s; }},
@@ -529,6 +544,8 @@ BOOST_AUTO_TEST_CASE(accepts_edge_values) {
   c.access.per_ip_burst = 1;
   c.quota.economy_at = 1;
   c.server.drain_timeout = 0ms;
+  c.server.min_send_rate = 0;  // any byte in each interval
+  c.server.max_pending_output_bytes_per_connection = c.server.max_pending_output_bytes;
   c.log.sample = 0;
   BOOST_CHECK_NO_THROW(cfg::validate(c));
   c.cors.allowed_origins = {"http://[::1]:3000", "https://shop.example"};

@@ -49,6 +49,8 @@ const Expected kExpected[] = {
      R"({"error":{"status":501,"code":"not_implemented","message":"transfer coding not implemented"}})"},
     {Refusal::version, 505,
      R"({"error":{"status":505,"code":"http_version_not_supported","message":"HTTP version not supported"}})"},
+    {Refusal::overloaded, 503,
+     R"({"error":{"status":503,"code":"service_unavailable","message":"too many answers waiting for slow clients; retry"}})"},
 };
 
 }  // namespace
@@ -77,7 +79,8 @@ BOOST_AUTO_TEST_CASE(refusals_are_the_contracts_errors_on_both_listeners) {
                                     << static_cast<int>(listener)) {
         BOOST_TEST(response.status == e.status);
         BOOST_TEST(response.body == e.body);
-        const std::size_t extra = e.why == Refusal::tunnel ? 1 : 0;  // Allow
+        // Allow; Retry-After
+        const std::size_t extra = e.why == Refusal::tunnel || e.why == Refusal::overloaded ? 1 : 0;
         BOOST_TEST(response.headers.size() == 2 + extra);
       }
     }
@@ -92,6 +95,14 @@ BOOST_AUTO_TEST_CASE(a_tunnel_is_told_what_the_listener_takes) {
   const auto on_admin = refusal_response(Refusal::tunnel, Listener::admin);
   BOOST_TEST(on_admin.headers.find("Allow") == "GET, HEAD, POST");
   BOOST_TEST(refusal_response(Refusal::malformed, Listener::admin).headers.find("Allow") == "");
+}
+
+BOOST_AUTO_TEST_CASE(an_answer_over_the_output_budget_asks_for_a_retry) {
+  for (Listener listener : {Listener::public_api, Listener::admin}) {
+    const auto response = refusal_response(Refusal::overloaded, listener);
+    BOOST_TEST(response.status == 503u);
+    BOOST_TEST(response.headers.find("Retry-After") == "1");
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_handler_is_a_500) {

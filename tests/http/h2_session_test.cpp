@@ -104,11 +104,11 @@ class TestHandler : public wg::http::RequestHandler {
     }
     const std::string target(request.target);
     wg::http::Response response;
-    if (target == "/slow") {
+    if (target == "/slow" || target == "/big-slow") {
       asio::steady_timer timer(co_await asio::this_coro::executor,
                                std::chrono::milliseconds(slow_ms.load()));
       co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-      response.set_body("slow");
+      response.set_body(target == "/slow" ? std::string("slow") : big_body());
     } else if (target == "/big") {
       response.add_header("Content-Type", "application/json");
       response.set_body(big_body());
@@ -151,12 +151,15 @@ class TestHandler : public wg::http::RequestHandler {
 using TlsSession = wg::http::H2Session<beast::ssl_stream<beast::tcp_stream>>;
 
 // Accepts on 127.0.0.1 (any port), each connection on its own strand, in plain TCP (h2c prior
-// knowledge) or, given a context, TLS (ALPN h2); two threads run the io_context.
+// knowledge) or, given a context, TLS (ALPN h2); two threads run the io_context. Every session
+// shares one output budget of `output_bytes`, as a listener's do.
 class TestServer {
  public:
   explicit TestServer(wg::http::H2Settings settings,
-                      std::shared_ptr<asio::ssl::context> tls = nullptr)
-      : settings_(settings),
+                      std::shared_ptr<asio::ssl::context> tls = nullptr,
+                      std::size_t output_bytes = 64 * 1024 * 1024)
+      : output(output_bytes, output_stats, wg::http::OutputBudget::Access::shared),
+        settings_(settings),
         tls_(std::move(tls)),
         work_(asio::make_work_guard(ioc_)),
         acceptor_(ioc_, {asio::ip::make_address("127.0.0.1"), 0}) {
@@ -198,6 +201,8 @@ class TestServer {
   TestHandler handler;
   std::atomic<int> started{0};
   std::atomic<int> ended{0};
+  wg::http::ServerStats output_stats;
+  wg::http::OutputBudget output;
 
  private:
   struct Controls {
@@ -240,8 +245,8 @@ class TestServer {
   asio::awaitable<void> serve_plain(asio::ip::tcp::socket socket) {
     boost::system::error_code ignored;
     const auto peer = socket.remote_endpoint(ignored).address();
-    auto session =
-        std::make_shared<Session>(beast::tcp_stream(std::move(socket)), handler, settings_, peer);
+    auto session = std::make_shared<Session>(beast::tcp_stream(std::move(socket)), handler,
+                                             settings_, output, peer);
     add(session);
     co_await session->run();
     ++ended;
@@ -255,7 +260,8 @@ class TestServer {
     auto [ec] = co_await stream.async_handshake(asio::ssl::stream_base::server,
                                                 asio::as_tuple(asio::use_awaitable));
     if (!ec) {
-      auto session = std::make_shared<TlsSession>(std::move(stream), handler, settings_, peer);
+      auto session =
+          std::make_shared<TlsSession>(std::move(stream), handler, settings_, output, peer);
       add(session);
       co_await session->run();
     }
@@ -489,7 +495,7 @@ class H2Client {
 // Hand-built frames, for what no well-behaved client library sends.
 
 constexpr std::uint8_t kData = 0x0, kHeaders = 0x1, kRstStream = 0x3, kSettings = 0x4, kPing = 0x6,
-                       kGoaway = 0x7, kContinuation = 0x9;
+                       kGoaway = 0x7, kWindowUpdate = 0x8, kContinuation = 0x9;
 constexpr std::uint8_t kEndStream = 0x1, kEndHeaders = 0x4;
 
 std::string frame(std::uint8_t type, std::uint8_t flags, std::uint32_t stream,
@@ -509,6 +515,25 @@ std::string frame(std::uint8_t type, std::uint8_t flags, std::uint32_t stream,
 
 std::string preface_and_settings() {
   return std::string("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") + frame(kSettings, 0, 0, "");
+}
+
+std::string be32_bytes(std::uint32_t value) {
+  std::string out;
+  for (int shift = 24; shift >= 0; shift -= 8)
+    out.push_back(static_cast<char>((value >> shift) & 0xff));
+  return out;
+}
+
+// The preface and a SETTINGS frame announcing streams whose window is 0: no DATA can come
+// until the client opens it (the connection's own window stays at 65,535).
+std::string preface_with_zero_window() {
+  std::string payload("\x00\x04", 2);  // SETTINGS_INITIAL_WINDOW_SIZE
+  payload += be32_bytes(0);
+  return std::string("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") + frame(kSettings, 0, 0, payload);
+}
+
+std::string window_update(std::uint32_t stream, std::uint32_t increment) {
+  return frame(kWindowUpdate, 0, stream, be32_bytes(increment));
 }
 
 std::string rst_stream(std::uint32_t stream, std::uint32_t code) {
@@ -1139,6 +1164,159 @@ BOOST_AUTO_TEST_CASE(timeouts_close_quiet_connections) {
   }
   BOOST_CHECK(server.wait_ended(4));
   BOOST_CHECK_EQUAL(server.handler.calls.load(), 1);
+}
+
+// Output budget (docs/listener.md): a client that asks for many answers and reads none holds
+// at most its connection's bound; further handlers wait for room instead of pinning more, and
+// go on once the client reads.
+BOOST_AUTO_TEST_CASE(a_connection_at_its_bound_starts_no_more_handlers) {
+  wg::http::H2Settings settings = test_settings();
+  settings.idle_timeout = 10s;                 // the stall rule stays out of the way
+  settings.max_pending_output_bytes = 120000;  // two /big answers (51,200 bytes each)
+  TestServer server(settings);
+  RawConn raw(server.port());
+  std::string bytes = preface_with_zero_window();
+  for (std::uint32_t id = 1; id <= 19; id += 2) {
+    bytes += frame(kHeaders, kEndStream | kEndHeaders, id, request_block("GET", "/big"));
+  }
+  BOOST_REQUIRE(raw.send(bytes));
+  BOOST_REQUIRE(raw.read_until([&] { return raw.status.size() == 2; }));
+  raw.read_until([] { return false; }, 300ms);  // nothing more comes
+  BOOST_CHECK_EQUAL(raw.status.size(), 2u);
+  BOOST_CHECK_EQUAL(server.handler.calls.load(), 2);
+  BOOST_CHECK_EQUAL(server.output.pending(), 2 * kBigBody);
+  BOOST_CHECK_EQUAL(server.output_stats.output_refused.load(), 0u);
+
+  // The client reads: every stream is answered in full, two at a time.
+  std::string open;
+  for (std::uint32_t id = 1; id <= 19; id += 2) open += window_update(id, 1 << 20);
+  open += window_update(0, 1 << 24);
+  BOOST_REQUIRE(raw.send(open));
+  auto all_read = [&] {
+    for (std::uint32_t id = 1; id <= 19; id += 2) {
+      if (raw.data_bytes(id) != kBigBody) return false;
+    }
+    return true;
+  };
+  // Every stream is open (waiting handlers included), so one update each opens them all.
+  raw.read_until(all_read);
+  BOOST_CHECK(all_read());
+  BOOST_CHECK_EQUAL(server.handler.calls.load(), 10);
+  BOOST_CHECK_EQUAL(server.output_stats.output_refused.load(), 0u);
+  BOOST_CHECK(!raw.closed);
+}
+
+// Handlers that started before any answer was known (the first eight: an eighth of the bound
+// each is expected) answer too much: what would cross the bound is refused, retryable, and the
+// connection goes on; the handlers left wait for room.
+BOOST_AUTO_TEST_CASE(answers_that_would_cross_the_bound_are_refused) {
+  wg::http::H2Settings settings = test_settings();
+  settings.idle_timeout = 10s;
+  settings.max_pending_output_bytes = 120000;
+  TestServer server(settings);
+  server.handler.slow_ms = 200;
+  RawConn raw(server.port());
+  std::string bytes = preface_with_zero_window();
+  for (std::uint32_t id = 1; id <= 19; id += 2) {
+    bytes += frame(kHeaders, kEndStream | kEndHeaders, id, request_block("GET", "/big-slow"));
+  }
+  BOOST_REQUIRE(raw.send(bytes));
+  auto count = [&](bool answered) {
+    int n = 0;
+    for (std::uint32_t id = 1; id <= 19; id += 2) {
+      if (answered ? raw.status.count(id) != 0
+                   : raw.rst_code(id) == static_cast<std::uint32_t>(NGHTTP2_REFUSED_STREAM)) {
+        ++n;
+      }
+    }
+    return n;
+  };
+  BOOST_REQUIRE(raw.read_until([&] { return count(true) + count(false) == 8; }));
+  raw.read_until([] { return false; }, 500ms);  // nothing more comes
+  BOOST_CHECK_EQUAL(count(true), 2);
+  BOOST_CHECK_EQUAL(count(false), 6);
+  BOOST_CHECK_EQUAL(server.handler.calls.load(), 8);
+  BOOST_CHECK_EQUAL(server.output_stats.output_refused.load(), 6u);
+  BOOST_CHECK_EQUAL(server.output.pending(), 2 * kBigBody);
+  BOOST_CHECK(!raw.closed);  // refusals are no abuse: the connection goes on
+}
+
+// The listener's bound holds for every connection: while one client holds it, another's new
+// requests are refused before any handler runs, and served once the first has gone.
+BOOST_AUTO_TEST_CASE(the_listener_bound_refuses_new_streams_everywhere) {
+  wg::http::H2Settings settings = test_settings();
+  settings.idle_timeout = 10s;
+  TestServer server(settings, nullptr, 40000);  // less than one /big answer
+  auto stuck = std::make_unique<RawConn>(server.port());
+  BOOST_REQUIRE(stuck->send(preface_with_zero_window() + frame(kHeaders, kEndStream | kEndHeaders,
+                                                               1, request_block("GET", "/big"))));
+  // Served: nothing else was held, so one answer over the bound still goes.
+  BOOST_REQUIRE(stuck->read_until([&] { return stuck->status.count(1) != 0; }));
+  BOOST_CHECK_EQUAL(server.output.pending(), kBigBody);
+
+  RawConn other(server.port());
+  BOOST_REQUIRE(other.send(preface_and_settings() + frame(kHeaders, kEndStream | kEndHeaders, 1,
+                                                          request_block("GET", "/echo"))));
+  BOOST_REQUIRE(other.read_until([&] { return other.rst_code(1).has_value(); }));
+  BOOST_CHECK_EQUAL(other.rst_code(1).value_or(0),
+                    static_cast<std::uint32_t>(NGHTTP2_REFUSED_STREAM));
+  BOOST_CHECK_EQUAL(server.handler.calls.load(), 1);  // refused before its handler
+
+  stuck.reset();  // the slow client leaves: what its answer held goes with it
+  const auto deadline = Clock::now() + 5s;
+  while (server.ended.load() < 1 && Clock::now() < deadline) std::this_thread::sleep_for(10ms);
+  BOOST_REQUIRE_EQUAL(server.ended.load(), 1);
+  BOOST_CHECK_EQUAL(server.output.pending(), 0u);
+  BOOST_REQUIRE(
+      other.send(frame(kHeaders, kEndStream | kEndHeaders, 3, request_block("GET", "/echo"))));
+  BOOST_REQUIRE(other.read_until([&] { return other.status.count(3) != 0; }));
+  BOOST_CHECK_EQUAL(other.status[3], 200);
+}
+
+// A window opened one byte at a time keeps DATA frames flowing, but not bytes: below
+// min_send_rate over a send_rate_interval the connection is closed and its answers let go.
+BOOST_AUTO_TEST_CASE(a_window_trickled_open_is_a_slow_reader) {
+  wg::http::H2Settings settings = test_settings();
+  settings.idle_timeout = 30s;  // the stall rule alone would wait this long
+  settings.min_send_rate = 10000;
+  settings.send_rate_interval = 1000ms;
+  TestServer server(settings);
+  RawConn raw(server.port());
+  BOOST_REQUIRE(raw.send(preface_with_zero_window() + frame(kHeaders, kEndStream | kEndHeaders, 1,
+                                                            request_block("GET", "/big"))));
+  BOOST_REQUIRE(raw.read_until([&] { return raw.status.count(1) != 0; }));
+  const auto deadline = Clock::now() + 10s;
+  while (!raw.closed && Clock::now() < deadline) {
+    raw.send(window_update(1, 1));
+    raw.read_until([] { return false; }, 100ms);
+  }
+  BOOST_CHECK(raw.closed);
+  BOOST_CHECK_GT(raw.data_bytes(1), 0u);  // the trickle did flow
+  BOOST_CHECK_LT(raw.data_bytes(1), kBigBody);
+  BOOST_CHECK_EQUAL(raw.goaway_code().value_or(99), static_cast<std::uint32_t>(NGHTTP2_NO_ERROR));
+  BOOST_CHECK_EQUAL(server.output_stats.slow_readers_closed.load(), 1u);
+  BOOST_CHECK(server.wait_ended(1));
+  BOOST_CHECK_EQUAL(server.output.pending(), 0u);
+  expect_served(server);
+}
+
+// A client that reads at a normal pace meets the send rate: many answers, no close.
+BOOST_AUTO_TEST_CASE(a_reader_at_a_normal_pace_is_served) {
+  wg::http::H2Settings settings = test_settings();
+  settings.min_send_rate = 10000;
+  settings.send_rate_interval = 1000ms;
+  TestServer server(settings);
+  H2Client client(server.port());
+  std::vector<std::int32_t> ids;
+  for (int i = 0; i < 20; ++i) ids.push_back(client.submit("GET", "/big"));
+  BOOST_REQUIRE(client.run_until([&] {
+    return std::all_of(ids.begin(), ids.end(), [&](auto id) { return client.streams[id].closed; });
+  }));
+  for (auto id : ids) BOOST_CHECK_EQUAL(client.streams[id].data_bytes, kBigBody);
+  BOOST_CHECK(!client.goaway);
+  BOOST_CHECK_EQUAL(server.output_stats.slow_readers_closed.load(), 0u);
+  BOOST_CHECK_EQUAL(server.output_stats.output_refused.load(), 0u);
+  BOOST_CHECK_EQUAL(server.output.pending(), 0u);
 }
 
 BOOST_AUTO_TEST_CASE(drain_finishes_streams_in_flight) {

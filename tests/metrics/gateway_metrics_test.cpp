@@ -157,6 +157,7 @@ BOOST_AUTO_TEST_CASE(cache_and_state_metrics) {
   // No sources given: nothing read at scrape time is exported.
   BOOST_TEST(text.find("wg_quota_") == std::string::npos);
   BOOST_TEST(text.find("wg_connections_open") == std::string::npos);
+  BOOST_TEST(text.find("wg_output_") == std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(scrape_sources_are_read_at_render) {
@@ -172,6 +173,10 @@ BOOST_AUTO_TEST_CASE(scrape_sources_are_read_at_render) {
   sources.l1_entries = [] { return 3.0; };
   sources.connections_open = [] { return 7.0; };
   sources.access_log_dropped = [] { return 5.0; };
+  sources.output_pending_bytes = [] { return 65536.0; };
+  sources.output_refused = [] { return 2.0; };
+  sources.output_paused = [] { return 4.0; };
+  sources.slow_readers_closed = [] { return 6.0; };
   GatewayMetrics metrics(registry, std::move(sources));
 
   std::string text = registry.render();
@@ -184,6 +189,10 @@ BOOST_AUTO_TEST_CASE(scrape_sources_are_read_at_render) {
   BOOST_TEST(has_line(text, R"(wg_cache_entries{tier="l1"} 3)"));
   BOOST_TEST(has_line(text, "wg_connections_open 7"));
   BOOST_TEST(has_line(text, "wg_access_log_dropped_total 5"));
+  BOOST_TEST(has_line(text, "wg_output_pending_bytes 65536"));
+  BOOST_TEST(has_line(text, "wg_output_refused_total 2"));
+  BOOST_TEST(has_line(text, "wg_output_paused_total 4"));
+  BOOST_TEST(has_line(text, R"(wg_connections_closed_total{reason="slow_reader"} 6)"));
 
   used = 95;
   mode = QuotaMode::economy;

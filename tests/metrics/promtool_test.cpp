@@ -100,6 +100,10 @@ BOOST_AUTO_TEST_CASE(full_gateway_exposition_passes_promtool) {
   sources.l1_entries = [] { return 42.0; };
   sources.connections_open = [] { return 3.0; };
   sources.access_log_dropped = [] { return 0.0; };
+  sources.output_pending_bytes = [] { return 262144.0; };
+  sources.output_refused = [] { return 1.0; };
+  sources.output_paused = [] { return 2.0; };
+  sources.slow_readers_closed = [] { return 3.0; };
   GatewayMetrics metrics(registry, std::move(sources));
   populate(metrics);
   // Extra series with awkward label values must still parse.

@@ -36,6 +36,14 @@ struct ServerConfig {
   std::string tls_cert_file;
   std::string tls_key_file;
   std::uint32_t h2_max_concurrent_streams = 100;
+  // Answers not yet fully sent to their clients: the memory they keep alive, for the whole
+  // process (each io worker takes an even share) and per connection (docs/listener.md).
+  std::size_t max_pending_output_bytes = 64 * 1024 * 1024;
+  std::size_t max_pending_output_bytes_per_connection = 512 * 1024;
+  // A connection with answers waiting must take at least min_send_rate bytes per second of
+  // them over every send_rate_interval, or it is closed (a slow reader).
+  std::size_t min_send_rate = 2 * 1024;
+  Duration send_rate_interval = std::chrono::seconds(20);
   friend bool operator==(const ServerConfig&, const ServerConfig&) = default;
 };
 

@@ -20,6 +20,7 @@ enum class Refusal {
   transfer_coding,     // a Transfer-Encoding other than chunked
   version,             // an HTTP major version other than 1
   handler_failed,      // the handler threw: a bug, answered instead of dropping the request
+  overloaded,          // the answer would cross the output budget (answers waiting on slow readers)
 };
 
 inline constexpr Refusal kAllRefusals[] = {
@@ -27,7 +28,7 @@ inline constexpr Refusal kAllRefusals[] = {
     Refusal::missing_host,    Refusal::missing_authority, Refusal::authority_mismatch,
     Refusal::target_too_long, Refusal::head_too_large,    Refusal::body_too_large,
     Refusal::tunnel,          Refusal::transfer_coding,   Refusal::version,
-    Refusal::handler_failed,
+    Refusal::handler_failed,  Refusal::overloaded,
 };
 
 }  // namespace wg::http

@@ -3,6 +3,7 @@
 // that each session serialises in its protocol's form; the body is a view kept alive by
 // `body_owner`, so cached bytes are written without being copied.
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -21,6 +22,9 @@ struct Response {
   unsigned status = 200;
   Fields headers;  // Date, Content-Length and Connection are the session's to add
   std::shared_ptr<const void> body_owner;
+  // The memory body_owner keeps alive, when more than the body (a cache entry holds its other
+  // codings too); 0 = the body's size. Counted while the answer waits to be sent.
+  std::size_t owner_bytes = 0;
   std::string_view body;
   BodyMode body_mode = BodyMode::send;
   bool close = false;  // close the connection once this response is written

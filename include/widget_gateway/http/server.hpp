@@ -20,6 +20,7 @@
 namespace wg::http {
 
 class Connection;
+class OutputBudget;
 class TlsServerContext;
 template <class Stream>
 class HttpSession;
@@ -30,6 +31,11 @@ struct ServerStats {
   std::atomic<std::uint64_t> rejected_over_limit{0};
   std::atomic<std::int64_t> open{0};
   std::atomic<std::uint64_t> requests{0};
+  // Answers not yet fully sent (docs/listener.md, "Output budget").
+  std::atomic<std::uint64_t> output_pending_bytes{0};  // what they keep alive, each owner once
+  std::atomic<std::uint64_t> output_refused{0};        // requests refused past a bound
+  std::atomic<std::uint64_t> output_paused{0};         // HTTP/1.1 requests that waited for room
+  std::atomic<std::uint64_t> slow_readers_closed{0};   // closed below server.min_send_rate
 };
 
 class HttpServer {
@@ -91,6 +97,7 @@ class HttpServer {
   std::atomic<bool> draining_{false};
   std::size_t max_body_bytes_ = 0;
   ServerStats stats_;
+  std::unique_ptr<OutputBudget> output_;  // answers not yet sent, on this listener
   std::mutex sessions_mutex_;
   std::unordered_set<Connection*> sessions_;
   std::shared_ptr<const TlsServerContext> tls_;

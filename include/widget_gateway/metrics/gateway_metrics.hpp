@@ -97,7 +97,12 @@ struct ScrapeSources {
   std::function<double()> l1_bytes;
   std::function<double()> l1_entries;
   std::function<double()> connections_open;
-  std::function<double()> access_log_dropped;  // lines the access log could not queue
+  // Answers not yet fully sent (the output budget, docs/listener.md).
+  std::function<double()> output_pending_bytes;  // memory they keep alive
+  std::function<double()> output_refused;        // requests refused past a bound
+  std::function<double()> output_paused;         // HTTP/1.1 requests that waited for room
+  std::function<double()> slow_readers_closed;   // connections closed below min_send_rate
+  std::function<double()> access_log_dropped;    // lines the access log could not queue
 };
 
 // The statuses the gateway answers with (and upstream commonly sends); every other code is
