@@ -711,11 +711,16 @@ def redis_options(words):
     return options
 
 
+# The one recommendation of README, deploy/ and docs/quota.md: volatile-ttl for a Redis the cache
+# fills (it evicts the entries closest to expiry, never the quota keys), or noeviction.
+RECOMMENDED_POLICIES = {"volatile-ttl", "noeviction"}
+
+
 def check_redis_options(where, options, c):
     policy = options.get("maxmemory-policy", "noeviction")
-    c.check(policy == "noeviction" or policy.startswith("volatile-"),
-            f"{where}: maxmemory-policy {policy} may evict the quota keys "
-            "(noeviction or volatile-* only)")
+    c.check(policy in RECOMMENDED_POLICIES,
+            f"{where}: maxmemory-policy {policy}: use volatile-ttl or noeviction (an allkeys-* "
+            "policy may evict the quota keys)")
     c.check(options.get("appendonly") == "yes", f"{where}: --appendonly yes expected (the quota)")
     c.check(options.get("appendfsync") == "everysec", f"{where}: --appendfsync everysec expected")
 
