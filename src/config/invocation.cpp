@@ -36,6 +36,8 @@ constexpr Option kOptions[] = {
     {"--log-level", "WG_LOG_LEVEL", "log.level", "L", "debug, info, warn or error (default info)"},
     {"--quota-state-file", "WG_QUOTA_STATE_FILE", "quota.state_file", "FILE",
      "quota lease a stop without Redis leaves; one file per instance (default none)"},
+    {"--trusted-proxies", "WG_TRUSTED_PROXIES", "access.trusted_proxies", "CIDRS",
+     "comma-separated proxies whose X-Forwarded-For is believed (default none)"},
 };
 
 constexpr std::string_view kConfigFlag = "--config";

@@ -652,7 +652,8 @@ BOOST_AUTO_TEST_CASE(every_flag_and_env_variable) {
             "tok",
             "--log-level=debug",
             "--quota-state-file",
-            "/var/lib/wg/flag.state"};
+            "/var/lib/wg/flag.state",
+            "--trusted-proxies=::1/128"};
   Args env{};
   auto c = cfg::parse_invocation(argv.argc(), argv.data(), env.data()).config;
   BOOST_TEST(c.upstream.base_url == "http://127.0.0.1:1");
@@ -664,6 +665,7 @@ BOOST_AUTO_TEST_CASE(every_flag_and_env_variable) {
   BOOST_TEST(c.admin.token == "tok");
   BOOST_TEST((c.log.level == cfg::LogLevel::debug));
   BOOST_TEST(c.quota.state_file == "/var/lib/wg/flag.state");
+  BOOST_TEST((c.access.trusted_proxies == std::vector<std::string>{"::1/128"}));
 
   Args bare{"gw"};
   Args envp{"WG_UPSTREAM=http://127.0.0.1:2",
@@ -674,7 +676,8 @@ BOOST_AUTO_TEST_CASE(every_flag_and_env_variable) {
             "WG_ADMIN_LISTEN=127.0.0.1:2002",
             "WG_ADMIN_TOKEN=t2",
             "WG_LOG_LEVEL=error",
-            "WG_QUOTA_STATE_FILE=/var/lib/wg/env.state"};
+            "WG_QUOTA_STATE_FILE=/var/lib/wg/env.state",
+            "WG_TRUSTED_PROXIES=10.0.0.0/8, 172.16.0.0/12"};
   c = cfg::parse_invocation(bare.argc(), bare.data(), envp.data()).config;
   BOOST_TEST(c.upstream.base_url == "http://127.0.0.1:2");
   BOOST_TEST(c.server.listen.port == 2001);
@@ -685,6 +688,7 @@ BOOST_AUTO_TEST_CASE(every_flag_and_env_variable) {
   BOOST_TEST(c.admin.token == "t2");
   BOOST_TEST((c.log.level == cfg::LogLevel::error));
   BOOST_TEST(c.quota.state_file == "/var/lib/wg/env.state");
+  BOOST_TEST((c.access.trusted_proxies == std::vector<std::string>{"10.0.0.0/8", "172.16.0.0/12"}));
 
   // The flag beats the variable, which beats the file.
   TempFile file(std::string(kBase) + "[quota]\nstate_file = \"/var/lib/wg/file.state\"\n");
@@ -784,6 +788,10 @@ BOOST_AUTO_TEST_CASE(semantic_errors_name_where_the_value_was_set) {
   Args env{"WG_THREADS=2000"};
   e = error_of([&] { cfg::parse_invocation(argv.argc(), argv.data(), env.data()); });
   BOOST_TEST(contains(e, "server.threads: must be at most 1024 (from WG_THREADS)"), e);
+  Args proxies{"WG_TRUSTED_PROXIES=10.0.0.0/8,nginx"};
+  e = error_of([&] { cfg::parse_invocation(argv.argc(), argv.data(), proxies.data()); });
+  BOOST_TEST(contains(e, "\"nginx\" is not an IPv4 or IPv6 CIDR"), e);
+  BOOST_TEST(contains(e, "(from WG_TRUSTED_PROXIES)"), e);
 }
 
 BOOST_AUTO_TEST_CASE(bad_values_name_key_and_origin) {
@@ -839,14 +847,15 @@ BOOST_AUTO_TEST_CASE(actions) {
 
 BOOST_AUTO_TEST_CASE(usage_lists_every_flag_and_variable) {
   auto text = cfg::usage();
-  for (const char* flag : {"--config", "--listen", "--upstream", "--redis", "--quota-limit",
-                           "--threads", "--admin-listen", "--admin-token", "--log-level",
-                           "--quota-state-file", "--help", "--version", "--check-config"}) {
+  for (const char* flag :
+       {"--config", "--listen", "--upstream", "--redis", "--quota-limit", "--threads",
+        "--admin-listen", "--admin-token", "--log-level", "--quota-state-file", "--trusted-proxies",
+        "--help", "--version", "--check-config"}) {
     BOOST_TEST(contains(text, flag), flag);
   }
-  for (const char* env :
-       {"WG_CONFIG", "WG_LISTEN", "WG_UPSTREAM", "WG_REDIS", "WG_QUOTA_LIMIT", "WG_THREADS",
-        "WG_ADMIN_LISTEN", "WG_ADMIN_TOKEN", "WG_LOG_LEVEL", "WG_QUOTA_STATE_FILE"}) {
+  for (const char* env : {"WG_CONFIG", "WG_LISTEN", "WG_UPSTREAM", "WG_REDIS", "WG_QUOTA_LIMIT",
+                          "WG_THREADS", "WG_ADMIN_LISTEN", "WG_ADMIN_TOKEN", "WG_LOG_LEVEL",
+                          "WG_QUOTA_STATE_FILE", "WG_TRUSTED_PROXIES"}) {
     BOOST_TEST(contains(text, env), env);
   }
 }

@@ -8,6 +8,7 @@ Prints one line per failed check and "N passed, N failed"; exits 1 when anything
 Needs PyYAML (Debian: python3-yaml) and Python 3.11+ (tomllib).
 """
 
+import ipaddress
 import pathlib
 import re
 import shlex
@@ -35,12 +36,24 @@ KNOWN_KINDS = {
     ("kustomize.config.k8s.io/v1beta1", "Kustomization"),
 }
 
-# The environment variables the gateway reads (the contract's table); any other WG_* is ignored
-# by the gateway, so naming one in a deployment file would be a silent mistake.
-GATEWAY_ENV = {
-    "WG_CONFIG", "WG_LISTEN", "WG_UPSTREAM", "WG_REDIS", "WG_QUOTA_LIMIT", "WG_THREADS",
-    "WG_ADMIN_LISTEN", "WG_ADMIN_TOKEN", "WG_LOG_LEVEL", "WG_QUOTA_STATE_FILE",
-}
+# The environment variables the gateway reads, taken from the one table that defines them
+# (src/config/invocation.cpp) by main(); any other WG_* is ignored by the gateway (with a
+# warning), so naming one in a deployment file would be a mistake.
+GATEWAY_ENV = set()
+ENV_TABLE = "src/config/invocation.cpp"
+
+
+def read_gateway_env(root):
+    return set(re.findall(r'"(WG_[A-Z0-9_]+)"', (root / ENV_TABLE).read_text(encoding="utf-8")))
+
+
+# Images this repository builds itself; every other image is pinned (see check_pinned_image).
+OWN_IMAGES = {"widget-gateway"}
+# A specific release: "7.0.15-bookworm", "12.8-slim", "1.27.3-bookworm" (major.minor at least),
+# not "latest", "7-bookworm", "stable-bookworm" or "bookworm-slim", which move under you.
+PINNED_TAG = re.compile(r"\d+\.\d+(\.\d+)*(-[a-z0-9][a-z0-9.-]*)?")
+# The single env file, read by every unit, that holds the admin token (and other secrets).
+SECRETS_ENV_FILE = "/etc/widget-gateway/widget-gateway.env"
 
 DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -88,6 +101,25 @@ def port_of(host_port):
 
 def is_subset(small, big):
     return bool(small) and all(big.get(k) == v for k, v in small.items())
+
+
+def check_pinned_image(where, image, c):
+    """A third-party image names a specific release (or a digest), so that a rebuild or a pull
+    next month runs what was tested."""
+    image = str(image)
+    if "@sha256:" in image:
+        return
+    name, _, tag = image.rpartition(":") if ":" in image.split("/")[-1] else (image, "", "")
+    if name.split("/")[-1] in OWN_IMAGES:
+        return
+    c.check(PINNED_TAG.fullmatch(tag) is not None,
+            f"{where}: image {image} is not pinned to a release (e.g. redis:7.0.15-bookworm)")
+
+
+def nofile_limit(ulimits):
+    """The soft nofile limit of a compose service's ulimits, 0 when it sets none."""
+    nofile = (ulimits or {}).get("nofile", 0)
+    return int(nofile.get("soft", 0) if isinstance(nofile, dict) else nofile)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -144,7 +176,13 @@ def check_k8s(root, c):
     pod = spec.get("template", {})
     pod_labels = pod.get("metadata", {}).get("labels", {})
     c.check(is_subset(selector, pod_labels), "Deployment: selector does not match the pod labels")
-    c.check(spec.get("replicas", 1) >= 2, "Deployment: at least 2 replicas expected")
+    scaled = [d for d in in_kust if d["kind"] == "HorizontalPodAutoscaler"
+              and d["spec"].get("scaleTargetRef", {}).get("name") == dep_name]
+    if scaled:
+        c.check("replicas" not in spec, "Deployment: no replicas beside the "
+                "HorizontalPodAutoscaler (every apply would reset the fleet to it)")
+    else:
+        c.check(spec.get("replicas", 1) >= 2, "Deployment: at least 2 replicas expected")
 
     pod_spec = pod.get("spec", {})
     containers = pod_spec.get("containers", [])
@@ -155,6 +193,8 @@ def check_k8s(root, c):
     env = {e["name"]: e for e in gw.get("env", [])}
     for name in env:
         c.check(name in GATEWAY_ENV, f"Deployment: {name} is not a variable the gateway reads")
+    c.check("WG_QUOTA_LIMIT" in env,
+            "Deployment: WG_QUOTA_LIMIT expected (the plan's limit, for the operator to fill)")
     admin_port = port_of(env.get("WG_ADMIN_LISTEN", {}).get("value", conf["admin"]["listen"]))
     http_port = port_of(env.get("WG_LISTEN", {}).get("value", conf["server"]["listen"]))
     c.check(ports.get("admin") == admin_port, "Deployment: port 'admin' is not WG_ADMIN_LISTEN's")
@@ -226,6 +266,21 @@ def check_k8s(root, c):
                 mounted |= config_path == mount["mountPath"].rstrip("/") + "/" + key
     c.check(mounted,
             f"Deployment: WG_CONFIG ({config_path}) is not a key of a generated ConfigMap mount")
+
+    # quota.state_file: in a writable volume (the root file system is read-only), the pod's own.
+    state_file = env.get("WG_QUOTA_STATE_FILE", {}).get("value", "")
+    state_dir = str(pathlib.PurePosixPath(state_file).parent) if state_file else ""
+    state_mounts = [m for m in gw.get("volumeMounts", [])
+                    if m["mountPath"].rstrip("/") == state_dir and not m.get("readOnly")]
+    state_volume = volumes.get(state_mounts[0]["name"], {}) if state_mounts else {}
+    c.check("emptyDir" in state_volume or "persistentVolumeClaim" in state_volume,
+            f"Deployment: WG_QUOTA_STATE_FILE ({state_file or 'unset'}) must lie in a writable "
+            "emptyDir or PersistentVolumeClaim mount")
+
+    for f, d in objects:
+        if d.get("kind") in ("Deployment", "StatefulSet"):
+            for x in d["spec"]["template"]["spec"].get("containers", []):
+                check_pinned_image(f"{f}: {x.get('name')}", x.get("image", ""), c)
 
     images = {i["name"] for i in kust.get("images", [])}
     for x in containers:
@@ -392,6 +447,15 @@ def check_dockerfile(root, c, conf):
     c.check(len(stages) >= 2, "Dockerfile: multi-stage build expected")
     c.check(all("bookworm" in s or "DEBIAN_IMAGE" in s for s in stages),
             "Dockerfile: stages must be Debian bookworm")
+    args = dict(re.findall(r"^(\w+)=(\S+)", rest)[0] for word, rest in instructions
+                if word == "ARG" and "=" in rest)
+    for stage in stages:
+        image = stage.split()[0]
+        image = re.sub(r"\$\{?(\w+)\}?", lambda m: args.get(m.group(1), m.group(0)), image)
+        check_pinned_image("Dockerfile: FROM", image, c)
+    c.check(re.fullmatch(r"debian:12\.\d+-slim(@sha256:\w+)?", args.get("DEBIAN_IMAGE", "")),
+            "Dockerfile: DEBIAN_IMAGE must default to a Debian 12 (bookworm) point release "
+            "(the runtime stage installs bookworm's library packages)")
     for word, rest in instructions:
         if word in ("COPY", "ADD"):
             args = [a for a in shlex.split(rest) if not a.startswith("--")]
@@ -472,6 +536,44 @@ def check_compose(root, c, conf):
             "compose: exactly one Redis expected")
 
 
+COMPOSE_FILES = ("deploy/docker-compose.yml", "deploy/docker-compose.cluster.yml")
+
+
+def check_compose_runtime(root, c, conf):
+    """What every compose recipe must hold whatever its topology: pinned images, gateways with
+    file descriptors for server.max_connections, and a front proxy the gateways trust."""
+    max_connections = conf["server"]["max_connections"]
+    for recipe in COMPOSE_FILES:
+        path = root / recipe
+        if not c.check(path.is_file(), f"{recipe} missing"):
+            continue
+        services = load_yaml_docs(path)[0].get("services", {})
+        gateways = {n: s for n, s in services.items()
+                    if "WG_UPSTREAM" in (s.get("environment") or {})}
+        c.check(gateways, f"{path.name}: no gateway service found (the checks would miss it)")
+        for name, svc in services.items():
+            check_pinned_image(f"{path.name} {name}", svc.get("image", ""), c)
+        for name, svc in gateways.items():
+            c.check(nofile_limit(svc.get("ulimits")) > max_connections,
+                    f"{path.name} {name}: ulimits nofile must exceed server.max_connections "
+                    f"({max_connections})")
+        for proxy, svc in services.items():
+            if "nginx" not in str(svc.get("image", "")):
+                continue
+            addresses = [n.get("ipv4_address") for n in (svc.get("networks") or {}).values()
+                         if isinstance(n, dict) and n.get("ipv4_address")]
+            if not c.check(addresses, f"{path.name} {proxy}: a fixed ipv4_address expected, "
+                           "for the gateways' WG_TRUSTED_PROXIES"):
+                continue
+            for name, gw in gateways.items():
+                trusted = [ipaddress.ip_network(t.strip()) for t in
+                           str(gw["environment"].get("WG_TRUSTED_PROXIES", "")).split(",")
+                           if t.strip()]
+                c.check(any(ipaddress.ip_address(a) in net for a in addresses for net in trusted),
+                        f"{path.name} {name}: WG_TRUSTED_PROXIES must hold {proxy}'s address "
+                        f"{addresses}, or its per-IP limits count every client as the proxy")
+
+
 def unit_settings(path):
     """{key: [values]} of a systemd unit file (all sections; keys are unique across them here)."""
     settings = {}
@@ -511,6 +613,28 @@ def check_state_directory(name, s, c):
             f"{name}: WG_QUOTA_STATE_FILE must name a file in /var/lib/{dirs[0]}")
 
 
+def check_secrets_file(unit, s, c):
+    """One name for the file holding the admin token: every unit reads it and says so."""
+    c.check("-" + SECRETS_ENV_FILE in s.get("EnvironmentFile", []),
+            f"{unit.name}: EnvironmentFile=-{SECRETS_ENV_FILE} expected (the admin token)")
+    header = re.findall(r"^#\s+secrets:\s+(\S+)", unit.read_text(encoding="utf-8"), re.M)
+    c.check(header == [SECRETS_ENV_FILE],
+            f"{unit.name}: its header must name the secrets file as '#   secrets:  "
+            f"{SECRETS_ENV_FILE}'")
+    others = [line for line in unit.read_text(encoding="utf-8").splitlines()
+              if line.startswith("#") and "WG_ADMIN_TOKEN" in line
+              and re.search(r"\S+\.env\b", line) and SECRETS_ENV_FILE not in line]
+    c.check(not others, f"{unit.name}: WG_ADMIN_TOKEN placed in another file: {others}")
+
+
+def check_token_file_in_docs(root, c):
+    """deploy/README.md puts the admin token where the units read it."""
+    text = (root / "deploy/README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"WG_ADMIN_TOKEN=[^\n|]*\|\s*sudo tee\s+(\S+)", text)
+    c.check(targets and all(t == SECRETS_ENV_FILE for t in targets),
+            f"deploy/README.md: the admin token must go to {SECRETS_ENV_FILE}, not {targets}")
+
+
 def without_state_file(settings):
     env = [v for v in settings.get("Environment", []) if not v.startswith("WG_QUOTA_STATE_FILE=")]
     return {k: (env if k == "Environment" else v) for k, v in settings.items()
@@ -543,6 +667,7 @@ def check_units(root, c, conf):
             c.check(v.split("=", 1)[0] in GATEWAY_ENV,
                     f"{unit.name}: {v} is not a variable the gateway reads")
         check_state_directory(unit.name, s, c)
+        check_secrets_file(unit, s, c)
     plain, template = parsed.get("widget-gateway.service"), parsed.get("widget-gateway@.service")
     if c.check(plain is not None and template is not None,
                "widget-gateway.service and widget-gateway@.service expected"):
@@ -555,7 +680,9 @@ def check_references(root, c):
     conf = load_conf(root)
     check_dockerfile(root, c, conf)
     check_compose(root, c, conf)
+    check_compose_runtime(root, c, conf)
     check_units(root, c, conf)
+    check_token_file_in_docs(root, c)
     for doc in ("deploy/README.md", "deploy/SCALING.md"):
         c.check((root / doc).is_file(), f"{doc} missing")
 
@@ -584,11 +711,16 @@ def redis_options(words):
     return options
 
 
+# The one recommendation of README, deploy/ and docs/quota.md: volatile-ttl for a Redis the cache
+# fills (it evicts the entries closest to expiry, never the quota keys), or noeviction.
+RECOMMENDED_POLICIES = {"volatile-ttl", "noeviction"}
+
+
 def check_redis_options(where, options, c):
     policy = options.get("maxmemory-policy", "noeviction")
-    c.check(policy == "noeviction" or policy.startswith("volatile-"),
-            f"{where}: maxmemory-policy {policy} may evict the quota keys "
-            "(noeviction or volatile-* only)")
+    c.check(policy in RECOMMENDED_POLICIES,
+            f"{where}: maxmemory-policy {policy}: use volatile-ttl or noeviction (an allkeys-* "
+            "policy may evict the quota keys)")
     c.check(options.get("appendonly") == "yes", f"{where}: --appendonly yes expected (the quota)")
     c.check(options.get("appendfsync") == "everysec", f"{where}: --appendfsync everysec expected")
 
@@ -662,6 +794,7 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     root = pathlib.Path(argv[2]).resolve()
+    GATEWAY_ENV.update(read_gateway_env(root))
     c = Checker()
     checks[argv[1]](root, c)
     return c.finish()
