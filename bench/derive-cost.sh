@@ -3,10 +3,10 @@
 # from /proc) per request, for 20,000 requests of one page served from L1, then for ~20,000
 # distinct pages each cut from cached windows (L1 holds the windows, not the pages), both on
 # one keep-alive curl connection. Gateway on CPU 0, curl on CPU 1. Loopback port 7395 for Redis.
-#   bench/derive-cost.sh        (BIN=DIR for another build; default build-release/bin)
+#   bench/derive-cost.sh        (BIN=DIR for another build; default build/bin)
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-B=${BIN:-$ROOT/build-release/bin}
+B=${BIN:-$ROOT/build/bin}
 W=$(mktemp -d)
 PIDS=()
 cleanup() {

@@ -14,7 +14,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SCENARIO=hot-hits
 REQUESTS=20000
 TOP=25
-BUILD_DIR="$ROOT/build-release"
+BUILD_DIR="$ROOT/build"
 BUILD=1
 while (($#)); do
   case "$1" in
@@ -39,7 +39,7 @@ done
 log() { printf '[profile] %s\n' "$*" >&2; }
 if ((BUILD)); then
   log "building Release in $BUILD_DIR"
-  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWG_BUILD_TESTS=OFF >/dev/null
+  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$BUILD_DIR" -j 2 --target widget-gateway widget-upstream-stub wg-bench >/dev/null
 fi
 BIN="$BUILD_DIR/bin"

@@ -2,8 +2,8 @@
 # Runs the bench harness: bench/run.sh SCENARIO|all [--compare] [options], or compares two
 # result folders: bench/run.sh compare DIR_A DIR_B [--threshold 10%]. See bench/README.md.
 #
-# Builds the gateway, the stub upstream and wg-bench in Release (its own build directory, tests
-# off), starts a private redis-server, the stub and the system under test on 127.0.0.1 only,
+# Builds the gateway, the stub upstream and wg-bench in Release (in build/, the shipped build that
+# tests/run-all.sh tests first), starts a private redis-server, the stub and the system under test on 127.0.0.1 only,
 # drives the scenario's load (and its faults) with wg-bench, and reports the client's figures
 # with the stub's upstream request count and the server's peak RSS. With --compare the same
 # load also goes, in the same run and alternating (A B C D A B C D), to nginx proxy_cache,
@@ -49,7 +49,7 @@ usage: bench/run.sh SCENARIO|all [options]
   --out DIR         the run's folder (default: bench/results/<UTC time>-<scenario|all>/)
   --publish         also copy the run's folder to bench/published/ (replacing it) and write
                     bench/RESULTS.md from it; without it no tracked file changes
-  --build-dir DIR   Release build directory (default: build-release)
+  --build-dir DIR   Release build directory (default: build, shared with the test suite)
   --no-build        use the binaries already in the build directory
   --no-install      do not install missing tools (nginx-light, varnish, gnuplot-nox)
   --jobs N          build jobs (default 2)
@@ -261,7 +261,7 @@ CONNECTIONS=""
 BENCH_THREADS=""
 MAX_THREADS=""
 CLIENT_CPUS=""
-BUILD_DIR="$ROOT/build-release"
+BUILD_DIR="$ROOT/build"
 BUILD=1
 INSTALL=1
 JOBS=2
@@ -389,7 +389,8 @@ command -v gnuplot >/dev/null 2>&1 && HAVE_GNUPLOT=1 || HAVE_GNUPLOT=0
 
 if ((BUILD)); then
   log "building Release in $BUILD_DIR"
-  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWG_BUILD_TESTS=OFF >/dev/null
+  # Tests stay as configured: build/ is also the test suite's first pass; only these are built.
+  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$BUILD_DIR" -j "$JOBS" --target widget-gateway widget-upstream-stub wg-bench
 fi
 BIN="$BUILD_DIR/bin"

@@ -14,7 +14,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DURATION=8s
 REPS=3
 OUT=""
-BUILD_DIR="$ROOT/build-release"
+BUILD_DIR="$ROOT/build"
 BUILD=1
 while (($#)); do
   case "$1" in
@@ -32,7 +32,7 @@ mkdir -p "$OUT"
 command -v nginx >/dev/null || { echo "tls-h2.sh: nginx missing" >&2; exit 1; }
 
 if ((BUILD)); then
-  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWG_BUILD_TESTS=OFF >/dev/null
+  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$BUILD_DIR" --target widget-gateway widget-upstream-stub wg-bench -j 2 >/dev/null
 fi
 BIN="$BUILD_DIR/bin"

@@ -4,10 +4,10 @@
 # proxy_cache with 1 and 2 workers (reuseport), alternating 4 s runs, 3 repetitions. Loopback
 # ports 7394 (Redis), 18081 (gateway) and 18082 (nginx). bench/run.sh scaling is the pinned,
 # repeated version with latency figures.
-#   bench/wrk-threads.sh        (BIN=DIR for another build; default build-release/bin)
+#   bench/wrk-threads.sh        (BIN=DIR for another build; default build/bin)
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-B=${BIN:-$ROOT/build-release/bin}
+B=${BIN:-$ROOT/build/bin}
 W=$(mktemp -d)
 chmod 755 "$W"  # nginx's workers (another user) write their cache below it
 PIDS=()

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs the whole test suite with ctest; then builds it
-# again with AddressSanitizer + UndefinedBehaviorSanitizer (build-asan) and runs it there too.
+# Installs what is missing, then builds and runs the whole test suite twice (what CI runs):
+#   pass 1, build/: GCC Release, the build that ships (the Dockerfile and bench/run.sh build the
+#     same configuration; bench/run.sh reuses this directory);
+#   pass 2, build-clang-asan/: Clang Debug with AddressSanitizer + UndefinedBehaviorSanitizer,
+#     the suite again, plus the libFuzzer targets of tests/fuzz and a 20-second smoke run of each.
 #   tests/run-all.sh
 # WG_SKIP_SANITIZERS=1 skips the second pass (a quicker local run; CI always does both).
 set -euo pipefail
@@ -14,18 +17,37 @@ unset WG_SKIP_SANITIZERS
 
 "$root/deploy/install-deps.sh" --test-tools
 
-cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$root/build" -j "$jobs"
-ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
+# Each pass is one compiler: a new tree is configured with it (CXX), and an existing one must
+# have been (CMake keeps a tree's compiler; naming it again would make CMake start the tree over
+# whenever it was spelt differently, e.g. c++ for g++).
+pass() {
+  local name=$1 dir=$2 cxx=$3 compiler_id=$4
+  shift 4
+  local started=$SECONDS
+  CXX=$cxx cmake -S "$root" -B "$dir" -G Ninja "$@" >/dev/null
+  local configured
+  configured=$(sed -n 's/^set(CMAKE_CXX_COMPILER_ID "\(.*\)")$/\1/p' \
+    "$dir"/CMakeFiles/*/CMakeCXXCompiler.cmake | head -n 1)
+  if [[ $configured != "$compiler_id" ]]; then
+    echo "run-all: $dir was configured with $configured, not $compiler_id: remove it" >&2
+    exit 1
+  fi
+  cmake --build "$dir" -j "$jobs"
+  local built=$SECONDS
+  ctest --test-dir "$dir" --output-on-failure -j "$jobs"
+  echo "run-all: $name: build $((built - started)) s, tests $((SECONDS - built)) s"
+}
+
+pass "pass 1 (GCC Release)" "$root/build" g++ GNU -DCMAKE_BUILD_TYPE=Release
 
 if [[ $skip_sanitizers == 1 ]]; then exit 0; fi
 
-# Debug (-O0): measured to build faster than RelWithDebInfo under the sanitizers, and the
-# suite waits on sockets and processes far more than it computes.
-cmake -S "$root" -B "$root/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DWG_SANITIZE=ON \
-  >/dev/null
-cmake --build "$root/build-asan" -j "$jobs"
-# Children started by the tests (gateway, stub) inherit these: a leak, an overflow or undefined
-# behaviour anywhere aborts that process, and the test that started it fails.
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs"
+# Debug (-O0): it builds faster than an optimised build under the sanitizers, and the suite
+# waits on sockets and processes far more than it computes. Children started by the tests
+# (gateway, stub) inherit the options: a leak, an overflow or undefined behaviour anywhere
+# aborts that process, and the test that started it fails.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+pass "pass 2 (Clang Debug, ASan+UBSan, fuzz smoke)" "$root/build-clang-asan" clang++ Clang \
+  -DCMAKE_BUILD_TYPE=Debug -DWG_SANITIZE=ON -DWG_FUZZ=ON
+echo "run-all: both passes in $SECONDS s"

@@ -15,8 +15,8 @@
 namespace wg::cache {
 namespace asio = boost::asio;
 
-// Arguments are built before co_await throughout: GCC 12 destroys temporaries in a co_await
-// expression twice.
+// Arguments are built before co_await throughout: GCC 12 rejects a braced list inside a
+// co_await expression (docs/ci.md lists its coroutine bugs).
 
 namespace {
 

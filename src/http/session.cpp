@@ -1,23 +1,20 @@
 #include "session.hpp"
 
-#include <algorithm>
 #include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/rfc7230.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <ctime>
 #include <limits>
 #include <optional>
 
 #include "h2_session.hpp"
-#include "header_limits.hpp"
+#include "head_checks.hpp"
 #include "http_date.hpp"
 #include "response_head.hpp"
 #include "send_progress.hpp"
@@ -34,96 +31,8 @@ using asio::use_awaitable;
 
 namespace {
 
-// The first line of the HTTP/2 client preface (RFC 9113 3.4).
-constexpr std::string_view kH2PrefacePrefix = "PRI * HTTP/2.0\r\n";
-
-// Whether the first bytes of a connection are the HTTP/2 preface: its first line, or (when
-// fewer bytes came) at least "PRI", a method no HTTP/1.x request of ours uses.
-bool starts_h2_preface(std::string_view bytes) {
-  const std::size_t n = std::min(bytes.size(), kH2PrefacePrefix.size());
-  return n >= 3 && bytes.substr(0, n) == kH2PrefacePrefix.substr(0, n);
-}
-
 template <class Stream>
 constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
-
-std::string_view buffered(const beast::flat_buffer& buffer) {
-  return {static_cast<const char*>(buffer.data().data()), buffer.size()};
-}
-
-// Whether an over-long head is the request line's fault (414) rather than the fields' (431).
-// Once Beast has parsed the request line the parser holds its target (and the line is gone
-// from the buffer); before that, the buffer still starts with the line.
-bool request_line_too_long(const bhttp::request_parser<bhttp::string_body>& parser,
-                           const beast::flat_buffer& buffer, std::size_t max_target) {
-  const std::size_t parsed_target = parser.get().target().size();
-  if (parsed_target > 0) return parsed_target > max_target;
-  auto end = buffered(buffer).find("\r\n");
-  return end == std::string_view::npos || end > max_target + 32;  // 32: method and version
-}
-
-// RFC 9112 2.2: a server SHOULD ignore an empty line or two before a request line (some
-// clients send CRLF after a body). Only a few, so that they cannot keep a connection busy.
-void skip_empty_lines(beast::flat_buffer& buffer) {
-  for (int i = 0; i < 4 && buffered(buffer).starts_with("\r\n"); ++i) buffer.consume(2);
-}
-
-// Beast parses only HTTP/1.0 and HTTP/1.1. When the buffered request line is
-// "METHOD SP TARGET SP HTTP/d.d" with a version other than those two (RFC 9112 2.3), points
-// at the major digit in the buffer; nullptr otherwise (the line is malformed some other way).
-char* other_version(beast::flat_buffer& buffer) {
-  std::string_view bytes = buffered(buffer);
-  auto end = bytes.find("\r\n");
-  if (end == std::string_view::npos || end < 9) return nullptr;
-  std::string_view line = bytes.substr(0, end);
-  std::string_view version = line.substr(end - 9);
-  auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  if (std::count(line.begin(), line.end(), ' ') != 2 || !version.starts_with(" HTTP/") ||
-      !digit(version[6]) || version[7] != '.' || !digit(version[8]) || version == " HTTP/1.0" ||
-      version == " HTTP/1.1") {
-    return nullptr;
-  }
-  return static_cast<char*>(buffer.data().data()) + end - 3;
-}
-
-// True when every Transfer-Encoding line together names exactly one coding, "chunked".
-bool only_chunked(const bhttp::fields& fields) {
-  std::size_t codings = 0;
-  bool chunked = false;
-  for (const auto& field : fields) {
-    if (field.name() != bhttp::field::transfer_encoding) continue;
-    for (auto coding : bhttp::token_list(field.value())) {
-      ++codings;
-      chunked = beast::iequals(coding, "chunked");
-    }
-  }
-  return codings == 1 && chunked;
-}
-
-// What Beast's parser accepts but this server refuses, checked right after the head is read
-// (before any body byte): the first applicable refusal, or nullopt when the head may be served.
-// Each of these answers closes the connection.
-std::optional<Refusal> refuse_head(const bhttp::request<bhttp::string_body>& req,
-                                   std::size_t max_target) {
-  std::size_t fields = 0, hosts = 0;
-  bool transfer_encoding = false, content_length = false;
-  for (const auto& field : req) {
-    ++fields;
-    hosts += field.name() == bhttp::field::host;
-    transfer_encoding |= field.name() == bhttp::field::transfer_encoding;
-    content_length |= field.name() == bhttp::field::content_length;
-  }
-  if (req.target().size() > max_target) return Refusal::target_too_long;
-  if (fields > kMaxHeaderFields) return Refusal::head_too_large;
-  // Beast rejects chunked + Content-Length, but not another coding + Content-Length: both
-  // are a request-smuggling vector (RFC 9112 6.3), and so are several Host lines. HTTP/1.1
-  // requires exactly one Host (RFC 9112 3.2); 1.0 may omit it.
-  if (transfer_encoding && content_length) return Refusal::framing_conflict;
-  if (hosts > 1) return Refusal::duplicate_host;
-  if (hosts == 0 && req.version() >= 11) return Refusal::missing_host;
-  if (transfer_encoding && !only_chunked(req)) return Refusal::transfer_coding;
-  return std::nullopt;
-}
 
 bool is_disconnect(const boost::system::error_code& ec) {
   return ec == bhttp::error::end_of_stream || ec == asio::error::eof ||

@@ -33,9 +33,19 @@ class ReplyParser {
   // Why the stream is malformed; empty while it is well-formed. A malformed stream stays so.
   const std::string& error() const { return error_; }
 
+  // Array elements one reply may announce, nested arrays included. hiredis allocates an
+  // array's element pointers as soon as its header arrives, so without a bound 14 bytes
+  // ("*2147483647\r\n") ask for 16 GiB. The largest reply the client asks for, CLUSTER SLOTS
+  // of a cluster cut into many ranges, announces far fewer.
+  static constexpr long long kMaxReplyElements = 1 << 20;
+
  private:
+  struct Bounds;
+
   redisReader* reader_;
   std::string error_;
+  long long announced_ = 0;  // elements announced by the reply being read
+  bool too_large_ = false;
 };
 
 }  // namespace wg::redis::detail

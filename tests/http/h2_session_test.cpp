@@ -69,7 +69,14 @@ std::string big_body() {
 
 // How much the process's resident memory may grow during an attack. AddressSanitizer keeps
 // freed memory in quarantine, so there RSS follows allocation churn rather than live memory.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__)  // GCC's name
+#define WG_ADDRESS_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)  // clang's
+#define WG_ADDRESS_SANITIZER 1
+#endif
+#endif
+#if defined(WG_ADDRESS_SANITIZER)
 constexpr long kMaxGrowthKib = 512 * 1024;
 #else
 constexpr long kMaxGrowthKib = 16 * 1024;

@@ -1,6 +1,10 @@
 #define BOOST_TEST_MODULE resp_codec_test
 #include <boost/test/unit_test.hpp>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "redis/resp_codec.hpp"
 #include "widget_gateway/metrics/gateway_metrics.hpp"
 #include "widget_gateway/redis/error_kind.hpp"
@@ -56,6 +60,41 @@ BOOST_AUTO_TEST_CASE(malformed_stream_is_an_error_that_stays) {
   BOOST_TEST(!parser.error().empty());
   parser.feed("+OK\r\n", 5);
   BOOST_TEST(!parser.next().has_value());
+}
+
+namespace {
+
+// Feeds `bytes` to a fresh parser: the replies it completes, and its error.
+std::pair<std::vector<Reply>, std::string> read_all(const std::string& bytes) {
+  ReplyParser parser;
+  parser.feed(bytes.data(), bytes.size());
+  std::vector<Reply> replies;
+  while (auto reply = parser.next()) replies.push_back(std::move(*reply));
+  return {std::move(replies), parser.error()};
+}
+
+std::string array_header(long long elements) {
+  return "*" + std::to_string(elements) + "\r\n";
+}
+
+}  // namespace
+
+// hiredis allocates an array's element pointers when its header arrives: the elements a reply
+// may announce are bounded, and what is over the bound is an error before anything is allocated.
+BOOST_AUTO_TEST_CASE(array_announcements_are_bounded_per_reply) {
+  constexpr long long kMax = ReplyParser::kMaxReplyElements;
+  BOOST_TEST(!read_all(array_header(2147483647)).second.empty());
+  BOOST_TEST(!read_all(array_header(kMax + 1)).second.empty());
+  BOOST_TEST(!read_all(array_header(-5)).second.empty());
+  // Nested arrays count together.
+  BOOST_TEST(read_all(array_header(2) + array_header(kMax - 2)).second.empty());
+  BOOST_TEST(!read_all(array_header(2) + array_header(kMax - 1)).second.empty());
+  // Each reply has its own bound.
+  const auto [replies, error] =
+      read_all(array_header(2) + ":1\r\n:2\r\n" + array_header(kMax) + ":1\r\n");
+  BOOST_TEST(error.empty());
+  BOOST_REQUIRE(replies.size() == 1u);
+  BOOST_TEST(replies[0].elements.size() == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(error_replies_are_classified) {
