@@ -42,7 +42,7 @@ SAMPLE_EVERY=10s
 QUIET=30s
 OUT=""
 PUBLISH=0
-BUILD_DIR="$ROOT/build-release"
+BUILD_DIR="$ROOT/build"
 BUILD=1
 INSTALL=1
 JOBS=2
@@ -62,7 +62,7 @@ usage: bench/run.sh soak [options]
   --quiet D          no fault starts in the run's last D (default 30s)
   --out DIR          the run's folder (new or empty; default bench/results/<UTC time>-soak/)
   --publish          also copy the folder to bench/published-soak/ and write bench/RESULTS-soak.md
-  --build-dir DIR    Release build directory (default build-release)
+  --build-dir DIR    Release build directory (default build, the shipped build CI tests)
   --no-build         use the binaries already in the build directory
   --no-install       do not install missing tools
   --jobs N           build jobs (default 2)
@@ -154,7 +154,7 @@ fi
 command -v gnuplot >/dev/null 2>&1 && HAVE_GNUPLOT=1 || HAVE_GNUPLOT=0
 if ((BUILD)); then
   log "building Release in $BUILD_DIR"
-  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWG_BUILD_TESTS=OFF >/dev/null
+  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$BUILD_DIR" -j "$JOBS" --target widget-gateway widget-upstream-stub wg-bench
 fi
 BIN="$BUILD_DIR/bin"
