@@ -129,6 +129,9 @@ if ! [[ $RATE =~ ^[0-9]+$ ]] || ((RATE < 2)); then usage_error "--rate must be a
   usage_error "--settle must leave at least three samples of the run to judge growth on"
 ((QUIET_MS < DURATION_MS)) || usage_error "--quiet must be shorter than --duration"
 
+# The commit the run measures, read now: the checkout may move during a long run.
+COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+
 # The run's folder: new or empty, never another run's.
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 if [[ -n $OUT ]]; then
@@ -449,7 +452,7 @@ failures+=("${stop_failed[@]}" "${bench_failed[@]}")
   echo "# Soak: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo
   echo "Command: \`bench/run.sh soak --duration $DURATION --rate $RATE --settle $SETTLE --redis-every $REDIS_EVERY --redis-down-for $REDIS_DOWN_FOR --outage-every $OUTAGE_EVERY --outage-for $OUTAGE_FOR --sighup-every $SIGHUP_EVERY --sample-every $SAMPLE_EVERY\`"
-  echo "Commit: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown); machine: $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo); nothing pinned (two gateways, two wg-bench, the stub and Redis share the CPUs)."
+  echo "Commit: $COMMIT (at the start); machine: $(nproc) CPUs, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo); nothing pinned (two gateways, two wg-bench, the stub and Redis share the CPUs)."
   echo
   echo "## Verdict: $( ((${#failures[@]} == 0)) && echo passed || echo FAILED)"
   echo
