@@ -469,17 +469,7 @@ PIDS=()
 LAST_PID=""
 # shellcheck source-path=SCRIPTDIR source=lib/processes.sh
 source "$BENCH_DIR/lib/processes.sh"
-
-cleanup() {
-  local status=$?
-  trap - EXIT INT TERM
-  for pid in "${PIDS[@]}"; do stop_pid "$pid"; done
-  rm -rf "$WORK"
-  exit "$status"
-}
-trap cleanup EXIT
-trap 'log "failed: line $LINENO: $BASH_COMMAND"' ERR
-trap 'exit 130' INT TERM
+stop_all_on_exit
 
 # --- redis-server
 REDIS_PID=""

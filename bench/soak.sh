@@ -171,16 +171,7 @@ PIDS=()
 LAST_PID=""
 # shellcheck source-path=SCRIPTDIR source=lib/processes.sh
 source "$BENCH_DIR/lib/processes.sh"
-cleanup() {
-  local status=$?
-  trap - EXIT INT TERM
-  for pid in "${PIDS[@]}"; do stop_pid "$pid"; done
-  rm -rf "$WORK"
-  exit "$status"
-}
-trap cleanup EXIT
-trap 'log "failed: line $LINENO: $BASH_COMMAND"' ERR
-trap 'exit 130' INT TERM
+stop_all_on_exit
 
 REDIS_PORT=$(free_port) || die "no free port for redis-server"
 REDIS_PID=""

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Process helpers shared by the bench scripts (run.sh, soak.sh): background processes that a
 # trap stops on exit, the ports they listen on, and what they use. The caller defines log(),
-# an array PIDS (what its exit trap stops) and LAST_PID.
+# an array PIDS (what its exit trap stops), LAST_PID and WORK (a scratch folder).
 
 stop_pid() {
   local pid=$1 i
@@ -88,4 +88,19 @@ peak_rss_kb() {
     total=$((total + ${v:-0}))
   done
   echo "$total"
+}
+
+# Traps: on exit (normal, an error, Ctrl-C or SIGTERM) every process in PIDS is stopped and
+# WORK removed; a failing command is logged with its line.
+stop_all_on_exit() {
+  trap stop_all_and_exit EXIT
+  trap 'log "failed: line $LINENO: $BASH_COMMAND"' ERR
+  trap 'exit 130' INT TERM
+}
+stop_all_and_exit() {
+  local status=$?
+  trap - EXIT INT TERM
+  for pid in "${PIDS[@]}"; do stop_pid "$pid"; done
+  rm -rf "$WORK"
+  exit "$status"
 }
