@@ -155,15 +155,9 @@ if ((${#missing[@]})); then
   "$ROOT/deploy/install-deps.sh" --bench-tools
 fi
 command -v gnuplot >/dev/null 2>&1 && HAVE_GNUPLOT=1 || HAVE_GNUPLOT=0
-if ((BUILD)); then
-  log "building Release in $BUILD_DIR"
-  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$BUILD_DIR" -j "$JOBS" --target widget-gateway widget-upstream-stub wg-bench
-fi
-BIN="$BUILD_DIR/bin"
-for b in widget-gateway widget-upstream-stub wg-bench; do
-  [[ -x $BIN/$b ]] || die "$BIN/$b is missing (build first or drop --no-build)"
-done
+# shellcheck source-path=SCRIPTDIR source=lib/build.sh
+source "$BENCH_DIR/lib/build.sh"
+BIN=$(release_binaries "$BUILD" "$BUILD_DIR" "$JOBS")
 
 # ----------------------------------------------------------------------------- processes
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/wg-soak.XXXXXX")
