@@ -250,3 +250,20 @@ BOOST_AUTO_TEST_CASE(a_full_upstream_queue_is_named) {
   BOOST_TEST(logged(busy, "upstream_busy", 503, 3));
   BOOST_TEST(refusals(busy, "upstream_busy") == 3);
 }
+
+BOOST_AUTO_TEST_CASE(a_quota_that_cannot_grant_without_redis_is_named) {
+  // A quota limit and Redis unreachable from the start: no lease to spend, none to be had.
+  Stub stub({}, 10);
+  const std::uint16_t redis_port = free_port();
+  Gateway gateway(stub.base_url(), "redis://127.0.0.1:" + std::to_string(redis_port) + "/0", {},
+                  "[quota]\nmonthly_limit = 1000\n");
+  const auto widgets = stub.widgets();
+  auto refused = gateway.get(widget_path(widgets[0].id));
+  BOOST_TEST(refused.status == 503);
+  BOOST_TEST(says(refused, "\"code\":\"service_unavailable\""));
+  BOOST_TEST(says(refused, "Redis is unreachable"), refused.body);
+  BOOST_TEST(number(refused.header("retry-after")) >= 1);
+  BOOST_TEST(stub.stats().total == 0u);
+  BOOST_TEST(logged(gateway, "quota_unavailable", 503));
+  BOOST_TEST(refusals(gateway, "quota_unavailable") == 1);
+}
