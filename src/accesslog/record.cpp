@@ -100,6 +100,10 @@ void append_line(std::string& out, const Record& r) {
   append_unsigned(out, r.status);
   out += ",\"cache\":";
   append_field(out, r.cache);
+  if (!r.reason.empty()) {
+    out += ",\"reason\":";
+    append_field(out, r.reason);
+  }
   out += ",\"upstream_ms\":";
   if (r.upstream_ms) {
     append_ms(out, *r.upstream_ms);

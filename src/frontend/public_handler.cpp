@@ -149,6 +149,11 @@ std::optional<http::Response> PublicHandler::answer_before_body(const http::Requ
 }
 
 http::Response PublicHandler::refuse(http::Refusal why) {
+  // The output budget's 503 is a refusal of the gateway's own (the others say the request is
+  // malformed, or the handler failed).
+  if (why == http::Refusal::overloaded && metrics_) {
+    metrics_->refused(metrics::RefusalReason::overloaded);
+  }
   return refusal_response(why, Listener::public_api);
 }
 
@@ -189,6 +194,7 @@ void PublicHandler::observe(const http::Request& request, api::Route route,
     record.widget = observation.widget;
     record.status = response.status;
     record.cache = metrics::to_string(observation.cache);
+    if (observation.refusal) record.reason = metrics::to_string(*observation.refusal);
     if (observation.upstream_ms >= 0) record.upstream_ms = observation.upstream_ms;
     record.bytes = response.body_mode == http::BodyMode::send ? response.body.size() : 0;
     record.duration_ms = seconds * 1000.0;
@@ -259,6 +265,10 @@ asio::awaitable<http::Response> PublicHandler::handle_api(const http::Request& r
   }
   observation.cache = cache_result_of(served);
   observation.upstream_ms = served.upstream_ms;
+  if (!served.ok() && served.refusal) {
+    observation.refusal = served.refusal;
+    if (metrics_) metrics_->refused(*served.refusal);
+  }
   if (const auto stale = stale_reason_of(served.outcome.stale()); stale && metrics_) {
     metrics_->stale_served(*stale);
   }

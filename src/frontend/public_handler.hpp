@@ -63,6 +63,7 @@ class PublicHandler final : public http::RequestHandler {
     std::string_view widget;
     double upstream_ms = -1;
     std::string client;
+    std::optional<metrics::RefusalReason> refusal;  // the gateway refused it itself
   };
   boost::asio::awaitable<http::Response> handle_api(const http::Request& request,
                                                     const api::RouteMatch& match,

@@ -1,10 +1,12 @@
 #pragma once
 // /readyz: 200 whenever the gateway can serve, "degraded" when Redis is down or unusable, the
-// upstream circuit is open or the quota is exhausted; 503 while draining, and 503 "degraded"
+// upstream circuit is open, upstream's own Retry-After holds requests back (then with
+// "upstream_hold_seconds") or the quota is exhausted; 503 while draining, and 503 "degraded"
 // while it can serve nothing at all (no Redis, no copy in L1, and no upstream request it may
-// send: the circuit open, or a quota limit with no lease left).
+// send: the circuit open, upstream's hold, or a quota limit with no lease left).
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <string_view>
 
@@ -24,6 +26,7 @@ struct ReadinessFacts {
   bool draining = false;
   bool redis_up = false;  // every connection up and usable
   bool circuit_open = false;
+  bool upstream_hold = false;  // upstream's own 429/503 Retry-After is in force
   bool quota_exhausted = false;
   bool copies_in_l1 = false;  // some worker's L1 holds an entry
   // An upstream request may be sent without asking Redis: an unlimited quota, or some of this
@@ -45,9 +48,15 @@ class Readiness {
   // `redis_up`: whether the process's Redis connections are up and usable (thread-safe), e.g.
   // every client's redis_usable(). "redis":"up" is never shown while it is false.
   // `copies_in_l1`: whether any worker's L1 holds an entry (thread-safe).
+  // `upstream_hold`: the seconds left of upstream's hold, 0 when none (thread-safe); empty:
+  // never held.
   Readiness(std::function<bool()> redis_up, std::function<bool()> copies_in_l1,
-            const quota::QuotaCounter& quota)
-      : redis_up_(std::move(redis_up)), copies_in_l1_(std::move(copies_in_l1)), quota_(quota) {}
+            const quota::QuotaCounter& quota,
+            std::function<std::chrono::seconds()> upstream_hold = {})
+      : redis_up_(std::move(redis_up)),
+        copies_in_l1_(std::move(copies_in_l1)),
+        upstream_hold_(std::move(upstream_hold)),
+        quota_(quota) {}
 
   void set_draining() { draining_.store(true); }
   void set_circuit_open(bool open) { circuit_open_.store(open); }
@@ -57,6 +66,7 @@ class Readiness {
  private:
   std::function<bool()> redis_up_;
   std::function<bool()> copies_in_l1_;
+  std::function<std::chrono::seconds()> upstream_hold_;
   const quota::QuotaCounter& quota_;
   std::atomic<bool> draining_{false};
   std::atomic<bool> circuit_open_{false};

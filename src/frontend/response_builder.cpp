@@ -68,10 +68,11 @@ http::Response error_answer(const Served& served, api::ErrorCode code, unsigned 
                             const ResponseOptions& options, const edge::CorsPolicy& cors) {
   http::Response response = error_with_policy(code, endpoint, served.message, options);
   response.status = status;
-  // 429s always say when to come back; a 503 does when it knows (upstream's own Retry-After,
-  // a full upstream queue, the quota unreachable).
+  // 429s always say when to come back; other refusals do when they know (upstream's own
+  // Retry-After, a full upstream queue, the quota unreachable, the circuit's pause). A real
+  // upstream failure has none.
   if (code == api::ErrorCode::quota_exhausted || code == api::ErrorCode::rate_limited ||
-      (code == api::ErrorCode::service_unavailable && served.retry_after.count() > 0)) {
+      served.retry_after.count() > 0) {
     response.add_header("Retry-After", std::to_string(served.retry_after.count()));
   }
   if (served.ok()) response.add_header("Cache-Status", cache_status(served));

@@ -70,6 +70,36 @@ std::string_view to_string(Withheld reason) {
   return "busy";
 }
 
+std::string_view to_string(RefusalReason reason) {
+  switch (reason) {
+    case RefusalReason::client_rate:
+      return "client_rate";
+    case RefusalReason::client_unknown_rate:
+      return "client_unknown_rate";
+    case RefusalReason::unknown_budget:
+      return "unknown_budget";
+    case RefusalReason::upstream_rate_limited:
+      return "upstream_rate_limited";
+    case RefusalReason::upstream_unavailable:
+      return "upstream_unavailable";
+    case RefusalReason::circuit_open:
+      return "circuit_open";
+    case RefusalReason::quota_exhausted:
+      return "quota_exhausted";
+    case RefusalReason::quota_unavailable:
+      return "quota_unavailable";
+    case RefusalReason::upstream_busy:
+      return "upstream_busy";
+    case RefusalReason::widget_paced:
+      return "widget_paced";
+    case RefusalReason::fetch_waiters_full:
+      return "fetch_waiters_full";
+    case RefusalReason::overloaded:
+      return "overloaded";
+  }
+  return "overloaded";
+}
+
 std::string_view to_string(UpstreamFailure failure) {
   switch (failure) {
     case UpstreamFailure::none:
@@ -302,6 +332,11 @@ GatewayMetrics::GatewayMetrics(Registry& registry, ScrapeSources sources) {
                           "Requests that needed upstream and were not sent there, by reason.",
                           {{"reason", label(static_cast<Withheld>(r))}});
   }
+  for (std::size_t r = 0; r < kRefusalReasons; ++r) {
+    refusals_[r] =
+        &registry.counter("wg_refusals_total", "Requests the gateway refused itself, by reason.",
+                          {{"reason", label(static_cast<RefusalReason>(r))}});
+  }
   redis_up_ = &registry.gauge("wg_redis_up", "1 while connected to Redis, else 0.");
   circuit_open_ =
       &registry.gauge("wg_upstream_circuit_open", "1 while the upstream circuit is open, else 0.");
@@ -412,6 +447,11 @@ void GatewayMetrics::derived_page() noexcept {
 }
 void GatewayMetrics::withheld(Withheld reason) noexcept {
   withheld_[static_cast<std::size_t>(reason)]->inc();
+}
+
+void GatewayMetrics::refused(RefusalReason reason) noexcept {
+  const auto r = static_cast<std::size_t>(reason);
+  if (r < kRefusalReasons) refusals_[r]->inc();
 }
 
 void GatewayMetrics::redis_error(RedisError kind) noexcept {

@@ -343,6 +343,7 @@ void GatewayService::fold_failure(KeyServing& s, const FailureAnswer& answer, co
   if (upstream_error) s.failed.upstream_error = upstream_error;
   s.failed.error = answer.code;
   s.failed.message = answer.message;
+  s.failed.refusal = answer.reason;
   s.failed.retry_after = retry_after;
   s.facts.failure = answer.failure;
   s.facts.fallback = step.fallback;

@@ -246,40 +246,78 @@ Step next_step(const RequestFacts& f) {
 FailureAnswer failure_answer(const std::error_code& ec) {
   using Failure = RequestFacts::Failure;
   using Code = api::ErrorCode;
-  if (ec == errc::quota_exhausted) return {Failure::quota_exhausted, Code::quota_exhausted, {}};
+  using Reason = metrics::RefusalReason;
+  // The refusals first, each with the words a client (and the operator reading its report)
+  // needs: which limit, and when to come back.
+  if (ec == errc::quota_exhausted) {
+    return {Failure::quota_exhausted, Code::quota_exhausted, {}, Reason::quota_exhausted};
+  }
   if (ec == errc::widget_paced) {
     return {Failure::paced, Code::service_unavailable,
             "upstream requests for this widget are paced: it spent its bound for this period "
-            "(quota.widget_slack)"};
+            "(quota.widget_slack)",
+            Reason::widget_paced};
   }
   if (ec == errc::upstream_rate_limited) {
     return {Failure::upstream, Code::rate_limited,
-            "upstream asked to wait (its own Retry-After); try again after Retry-After"};
+            "upstream asked to wait (its own 429 and Retry-After); try again after Retry-After",
+            Reason::upstream_rate_limited};
+  }
+  if (ec == errc::upstream_unavailable) {
+    return {Failure::upstream, Code::service_unavailable,
+            "upstream is unavailable and asked to wait (its own 503 and Retry-After); try again "
+            "after Retry-After",
+            Reason::upstream_unavailable};
   }
   if (ec == errc::unknown_budget_exhausted) {
     return {Failure::upstream, Code::rate_limited,
             "this month's budget for widget ids upstream does not know is spent "
-            "(quota.unknown_share)"};
+            "(quota.unknown_share)",
+            Reason::unknown_budget};
   }
-  if (ec == errc::upstream_timeout) return {Failure::upstream, Code::upstream_timeout, {}};
-  if (ec == errc::overloaded || ec == errc::upstream_unavailable || ec == errc::upstream_busy ||
-      ec == errc::quota_unavailable) {
-    return {Failure::upstream, Code::service_unavailable, {}};
+  if (ec == errc::circuit_open) {
+    // The contract's 502 for an open circuit, told apart from a failure that just happened.
+    return {Failure::upstream, Code::upstream_error,
+            "upstream circuit open after repeated upstream failures: no request was sent; try "
+            "again after Retry-After",
+            Reason::circuit_open};
   }
-  return {Failure::upstream, Code::upstream_error, {}};
+  if (ec == errc::upstream_busy) {
+    return {Failure::upstream, Code::service_unavailable,
+            "too many upstream requests in flight and waiting (upstream.max_in_flight, "
+            "upstream.max_queued); retry",
+            Reason::upstream_busy};
+  }
+  if (ec == errc::quota_unavailable) {
+    return {Failure::upstream, Code::service_unavailable,
+            "the quota cannot grant a request: this instance's lease is spent and Redis is "
+            "unreachable; retry",
+            Reason::quota_unavailable};
+  }
+  if (ec == errc::overloaded) {
+    return {Failure::upstream, Code::service_unavailable,
+            "too many requests already waiting for this answer from upstream; retry",
+            Reason::fetch_waiters_full};
+  }
+  // Upstream failed: the code's own words.
+  if (ec == errc::upstream_timeout) return {Failure::upstream, Code::upstream_timeout, {}, {}};
+  return {Failure::upstream, Code::upstream_error, {}, {}};
 }
 
 FailureAnswer failure_answer(ClientLimit limit) {
+  using Reason = metrics::RefusalReason;
   switch (limit) {
     case ClientLimit::upstream_requests:
       return {RequestFacts::Failure::refused, api::ErrorCode::rate_limited,
-              "too many upstream requests from this client (access.per_ip_rate)"};
+              "too many upstream requests from this client (access.per_ip_rate)",
+              Reason::client_rate};
     case ClientLimit::unknown_ids:
       break;
   }
   return {RequestFacts::Failure::refused, api::ErrorCode::rate_limited,
           "too many lookups of widget ids not known to be valid from this client "
-          "(access.unknown_per_ip_rate)"};
+          "(access.unknown_per_ip_rate)",
+          Reason::client_unknown_rate};
 }
 
 bool refunds_unknown_token(const RequestFacts& f) {

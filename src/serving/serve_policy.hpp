@@ -35,11 +35,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <system_error>
 
 #include "widget_gateway/api/errors.hpp"
 #include "widget_gateway/cache/entry.hpp"
+#include "widget_gateway/metrics/gateway_metrics.hpp"
 #include "widget_gateway/quota/mode.hpp"
 
 namespace wg::serving {
@@ -192,13 +194,15 @@ bool needs_quota_mode(const RequestFacts& facts);
 
 Step next_step(const RequestFacts& facts);
 
-// What a failed or refused fetch answers: its class for the rules above, the API's error code
-// and, where the code alone does not say which limit refused, a message naming it. The one
-// place a fetch's error is classified.
+// What a failed or refused fetch answers: its class for the rules above, the API's error code,
+// for a refusal the gateway chose itself its reason (metrics and the access log carry it), and
+// a message that says in words which limit refused or what failed. The one place a fetch's
+// error is classified; a real upstream failure has no reason and keeps the code's message.
 struct FailureAnswer {
   RequestFacts::Failure failure = RequestFacts::Failure::upstream;
   api::ErrorCode code = api::ErrorCode::upstream_error;
-  std::string_view message;  // static; empty: the code's default message
+  std::string_view message;                      // static; empty: the code's default message
+  std::optional<metrics::RefusalReason> reason;  // nullopt: not a refusal (upstream failed)
 };
 FailureAnswer failure_answer(const std::error_code& ec);
 

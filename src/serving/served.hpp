@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <system_error>
 
@@ -20,6 +21,8 @@ struct Served {
   double upstream_ms = -1;         // this request's own upstream exchange; < 0 when none
   api::ErrorCode error = api::ErrorCode::upstream_error;
   std::string_view message;  // with `error`: why, when the default message does not say; static
+  // With `error`: the refusal's reason when the gateway refused it itself (failure_answer).
+  std::optional<metrics::RefusalReason> refusal;
   RequestFacts::Failure failure = RequestFacts::Failure::none;  // with `error`: its class
   bool proven = false;  // answered from what the widget data or the windows prove (local)
   std::chrono::seconds retry_after{0};  // for quota_exhausted and rate_limited

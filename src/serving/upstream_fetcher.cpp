@@ -1,5 +1,7 @@
 #include "upstream_fetcher.hpp"
 
+#include <algorithm>
+
 #include "widget_gateway/api/keys.hpp"
 #include "widget_gateway/common/error.hpp"
 #include "widget_gateway/common/log.hpp"
@@ -42,6 +44,13 @@ bool body_is_valid(api::Endpoint endpoint, std::string_view body,
   return true;
 }
 
+// What a caller the open circuit turns away is told: the rest of the pause, at least 1 s (a
+// half-open breaker's probe is out, and its outcome comes soon).
+std::chrono::seconds circuit_wait(const upstream::CircuitBreaker& breaker, SteadyTime now) {
+  return std::max(std::chrono::ceil<std::chrono::seconds>(breaker.until_half_open(now)),
+                  std::chrono::seconds(1));
+}
+
 }  // namespace
 
 UpstreamFetcher::UpstreamFetcher(FetcherParts parts) : parts_(parts) {}
@@ -62,7 +71,10 @@ std::error_code UpstreamFetcher::refusal(std::chrono::seconds* retry_after) cons
     return make_error_code(hold.status == 503 ? errc::upstream_unavailable
                                               : errc::upstream_rate_limited);
   }
-  if (parts_.breaker.rejects(now)) return make_error_code(errc::circuit_open);
+  if (parts_.breaker.rejects(now)) {
+    if (retry_after) *retry_after = circuit_wait(parts_.breaker, now);
+    return make_error_code(errc::circuit_open);
+  }
   return {};
 }
 
@@ -75,17 +87,21 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch(const api::ApiRequest& requ
     outcome.error = make_error_code(error);
     outcome.retry_after = retry_after;
   };
-  if (auto refused = refusal(&outcome.retry_after); refused == errc::quota_exhausted) {
+  std::chrono::seconds refused_for{0};
+  if (auto refused = refusal(&refused_for); refused == errc::quota_exhausted) {
     outcome.error = refused;
+    outcome.retry_after = refused_for;
     co_return outcome;
   } else if (refused && refused != errc::circuit_open) {
-    withhold(metrics::Withheld::upstream_hold, static_cast<errc>(refused.value()),
-             outcome.retry_after);
+    withhold(metrics::Withheld::upstream_hold, static_cast<errc>(refused.value()), refused_for);
     co_return outcome;
   }
-  const auto permit = parts_.breaker.try_acquire(parts_.clock.steady_now());
+  // The breaker itself decides (refusal() only looked): this caller may become the probe.
+  const SteadyTime asked_at = parts_.clock.steady_now();
+  const auto permit = parts_.breaker.try_acquire(asked_at);
   if (permit == upstream::CircuitBreaker::Permit::rejected) {
     outcome.error = make_error_code(errc::circuit_open);
+    outcome.retry_after = circuit_wait(parts_.breaker, asked_at);
     co_return outcome;
   }
   // Nothing is sent below without a slot, an unknown-id reservation (when needed) and a quota

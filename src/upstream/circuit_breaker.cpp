@@ -68,6 +68,14 @@ bool CircuitBreaker::rejects(SteadyTime now) const {
   return true;
 }
 
+std::chrono::milliseconds CircuitBreaker::until_half_open(SteadyTime now) const {
+  std::lock_guard lock(mutex_);
+  if (state_ != State::open) return std::chrono::milliseconds(0);
+  const auto left =
+      pause_ - std::chrono::duration_cast<std::chrono::milliseconds>(now - opened_at_);
+  return std::max(left, std::chrono::milliseconds(0));
+}
+
 void CircuitBreaker::on_success(SteadyTime now) {
   std::unique_lock lock(mutex_);
   switch (state_) {

@@ -61,6 +61,23 @@ BOOST_AUTO_TEST_CASE(exact_line) {
              "\n");
 }
 
+BOOST_AUTO_TEST_CASE(a_refusal_names_its_reason_and_a_normal_answer_has_none) {
+  Record r = sample_record();
+  BOOST_TEST(line_of(r).find("\"reason\"") == std::string::npos);
+  r.status = 502;
+  r.cache = "none";
+  r.upstream_ms.reset();
+  r.reason = "circuit_open";
+  BOOST_TEST(line_of(r) ==
+             R"({"time":"2024-05-01T12:34:56.789Z","client":"127.0.0.1","method":"GET",)"
+             R"("route":"reviews","widget":"abc-1","status":502,"cache":"none",)"
+             R"("reason":"circuit_open","upstream_ms":null,"bytes":5120,"duration_ms":0.250})"
+             "\n");
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(line_of(r));
+  BOOST_TEST(std::string_view(doc["reason"]) == "circuit_open");
+}
+
 BOOST_AUTO_TEST_CASE(line_is_json_with_every_field) {
   const std::string line = line_of(sample_record());
   simdjson::dom::parser parser;

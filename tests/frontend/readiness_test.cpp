@@ -26,6 +26,11 @@ ReadinessFacts facts(bool redis_up, bool copies, bool lease, bool circuit_open =
   return f;
 }
 
+ReadinessFacts held(ReadinessFacts f) {
+  f.upstream_hold = true;
+  return f;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(ready_degraded_or_unavailable_by_what_can_still_serve) {
@@ -47,6 +52,11 @@ BOOST_AUTO_TEST_CASE(ready_degraded_or_unavailable_by_what_can_still_serve) {
        "degraded"},
       {"no Redis, copies in L1, circuit open", facts(false, true, true, true), 200, "degraded"},
       {"draining", draining, 503, "draining"},
+      {"Redis up, upstream's hold: the cache serves", held(facts(true, false, true)), 200,
+       "degraded"},
+      {"no Redis, copies in L1, upstream's hold", held(facts(false, true, true)), 200, "degraded"},
+      {"no Redis, no copy, upstream's hold: nothing", held(facts(false, false, true)), 503,
+       "degraded"},
   };
   for (const Row& row : rows) {
     BOOST_TEST_CONTEXT(row.what) {

@@ -123,6 +123,30 @@ BOOST_AUTO_TEST_CASE(each_stale_reason_has_its_own_series) {
   BOOST_TEST(text.find(R"(wg_stale_served_total{reason="other"})") == std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(each_refusal_reason_has_its_own_series_in_a_fixed_label_set) {
+  Registry registry;
+  GatewayMetrics metrics(registry);
+  // The documented label set (README, "Metrics and health"), in the enum's order.
+  const std::string labels[] = {"client_rate",           "client_unknown_rate",  "unknown_budget",
+                                "upstream_rate_limited", "upstream_unavailable", "circuit_open",
+                                "quota_exhausted",       "quota_unavailable",    "upstream_busy",
+                                "widget_paced",          "fetch_waiters_full",   "overloaded"};
+  BOOST_REQUIRE_EQUAL(std::size(labels), kRefusalReasons);
+  const std::string before = registry.render();
+  for (std::size_t k = 0; k < kRefusalReasons; ++k) {
+    // Registered at 0 before anything is refused, so rate() sees the first one.
+    BOOST_TEST(has_line(before, "wg_refusals_total{reason=\"" + labels[k] + "\"} 0"), labels[k]);
+    for (std::size_t n = 0; n <= k; ++n) metrics.refused(static_cast<RefusalReason>(k));
+  }
+  const std::string text = registry.render();
+  for (std::size_t k = 0; k < kRefusalReasons; ++k) {
+    BOOST_TEST(to_string(static_cast<RefusalReason>(k)) == labels[k]);
+    BOOST_TEST(
+        has_line(text, "wg_refusals_total{reason=\"" + labels[k] + "\"} " + std::to_string(k + 1)),
+        labels[k]);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(cache_and_state_metrics) {
   Registry registry;
   GatewayMetrics metrics(registry);

@@ -405,31 +405,54 @@ BOOST_AUTO_TEST_CASE(the_quota_is_read_only_for_stale_copies_and_early_refreshes
 }
 
 BOOST_AUTO_TEST_CASE(failures_are_classified_in_one_place) {
-  auto check = [](wg::errc e, Failure failure, wg::api::ErrorCode code, bool names_a_limit) {
+  using Code = wg::api::ErrorCode;
+  using Reason = wg::metrics::RefusalReason;
+  // A refusal has its reason and words of its own that name what refused (`names`); a real
+  // upstream failure has neither.
+  auto check = [](wg::errc e, Failure failure, Code code, std::optional<Reason> reason,
+                  std::string_view names) {
     const FailureAnswer a = failure_answer(make_error_code(e));
     BOOST_TEST_CONTEXT(static_cast<int>(e)) {
       BOOST_TEST((a.failure == failure));
       BOOST_TEST((a.code == code));
-      BOOST_TEST(a.message.empty() == !names_a_limit);
+      BOOST_TEST((a.reason == reason));
+      BOOST_TEST(a.message.empty() == names.empty());
+      BOOST_TEST(a.message.find(names) != std::string_view::npos, a.message);
     }
   };
-  using Code = wg::api::ErrorCode;
-  check(wg::errc::quota_exhausted, Failure::quota_exhausted, Code::quota_exhausted, false);
-  check(wg::errc::widget_paced, Failure::paced, Code::service_unavailable, true);
-  check(wg::errc::upstream_rate_limited, Failure::upstream, Code::rate_limited, true);
-  check(wg::errc::unknown_budget_exhausted, Failure::upstream, Code::rate_limited, true);
-  check(wg::errc::upstream_timeout, Failure::upstream, Code::upstream_timeout, false);
-  check(wg::errc::upstream_unavailable, Failure::upstream, Code::service_unavailable, false);
-  check(wg::errc::upstream_busy, Failure::upstream, Code::service_unavailable, false);
-  check(wg::errc::circuit_open, Failure::upstream, Code::upstream_error, false);
-  check(wg::errc::upstream_bad_status, Failure::upstream, Code::upstream_error, false);
+  // The default words of quota_exhausted name the monthly quota already.
+  check(wg::errc::quota_exhausted, Failure::quota_exhausted, Code::quota_exhausted,
+        Reason::quota_exhausted, "");
+  check(wg::errc::widget_paced, Failure::paced, Code::service_unavailable, Reason::widget_paced,
+        "quota.widget_slack");
+  check(wg::errc::upstream_rate_limited, Failure::upstream, Code::rate_limited,
+        Reason::upstream_rate_limited, "its own 429 and Retry-After");
+  check(wg::errc::upstream_unavailable, Failure::upstream, Code::service_unavailable,
+        Reason::upstream_unavailable, "its own 503 and Retry-After");
+  check(wg::errc::unknown_budget_exhausted, Failure::upstream, Code::rate_limited,
+        Reason::unknown_budget, "quota.unknown_share");
+  check(wg::errc::circuit_open, Failure::upstream, Code::upstream_error, Reason::circuit_open,
+        "upstream circuit open");
+  check(wg::errc::upstream_busy, Failure::upstream, Code::service_unavailable,
+        Reason::upstream_busy, "upstream.max_in_flight");
+  check(wg::errc::quota_unavailable, Failure::upstream, Code::service_unavailable,
+        Reason::quota_unavailable, "Redis is unreachable");
+  check(wg::errc::overloaded, Failure::upstream, Code::service_unavailable,
+        Reason::fetch_waiters_full, "already waiting");
+  check(wg::errc::upstream_timeout, Failure::upstream, Code::upstream_timeout, std::nullopt, "");
+  check(wg::errc::upstream_bad_status, Failure::upstream, Code::upstream_error, std::nullopt, "");
+  check(wg::errc::upstream_connect_failed, Failure::upstream, Code::upstream_error, std::nullopt,
+        "");
+  check(wg::errc::upstream_invalid_body, Failure::upstream, Code::upstream_error, std::nullopt, "");
   for (ClientLimit limit : {ClientLimit::upstream_requests, ClientLimit::unknown_ids}) {
     const FailureAnswer a = failure_answer(limit);
     BOOST_TEST((a.failure == Failure::refused));
     BOOST_TEST((a.code == Code::rate_limited));
   }
+  BOOST_TEST((failure_answer(ClientLimit::upstream_requests).reason == Reason::client_rate));
   BOOST_TEST(failure_answer(ClientLimit::upstream_requests).message.find("access.per_ip_rate") !=
              std::string_view::npos);
+  BOOST_TEST((failure_answer(ClientLimit::unknown_ids).reason == Reason::client_unknown_rate));
   BOOST_TEST(failure_answer(ClientLimit::unknown_ids).message.find("unknown_per_ip_rate") !=
              std::string_view::npos);
 }

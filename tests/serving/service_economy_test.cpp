@@ -208,6 +208,7 @@ BOOST_AUTO_TEST_CASE(a_forced_over_spend_is_paced_with_stale_copies_served) {
     BOOST_TEST(paced.retry_after.count() > 0);
     BOOST_TEST(paced.retry_after.count() <= 300);
     BOOST_TEST(std::string(paced.message).find("quota.widget_slack") != std::string::npos);
+    BOOST_TEST((paced.refusal == metrics::RefusalReason::widget_paced));
   }
   // A stale copy is served instead of the error.
   Served stale = f.serve(f.reviews(0, 1, 0));
@@ -294,12 +295,15 @@ BOOST_AUTO_TEST_CASE(rate_limited_says_which_limit_refused) {
   BOOST_TEST(!client.ok());
   BOOST_TEST(client.error == api::ErrorCode::rate_limited);
   BOOST_TEST(std::string(client.message).find("access.per_ip_rate") != std::string::npos);
+  BOOST_TEST((client.refusal == metrics::RefusalReason::client_rate));
 
   f.main().hold.hold_until(f.clock.steady_now() + 60s, 429);
   Served upstream = f.serve(f.widget(2));
   BOOST_TEST(!upstream.ok());
   BOOST_TEST(upstream.error == api::ErrorCode::rate_limited);
-  BOOST_TEST(std::string(upstream.message).find("upstream") != std::string::npos);
+  BOOST_TEST(std::string(upstream.message).find("its own 429") != std::string::npos);
+  BOOST_TEST((upstream.refusal == metrics::RefusalReason::upstream_rate_limited));
+  BOOST_TEST(upstream.retry_after.count() >= 59);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

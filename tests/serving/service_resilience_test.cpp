@@ -131,6 +131,9 @@ BOOST_AUTO_TEST_CASE(the_circuit_opens_after_five_consecutive_failures_not_one_a
     Served failed = f.serve(f.widget(i));
     BOOST_TEST(!failed.ok());
     BOOST_TEST(failed.error == api::ErrorCode::upstream_error);
+    // A real failure: no refusal of the gateway's own, nothing to wait for.
+    BOOST_TEST(!failed.refusal.has_value());
+    BOOST_TEST(failed.retry_after.count() == 0);
     BOOST_TEST(f.upstream_calls() == i + 1);
     BOOST_TEST((breaker.state() == (i < 4 ? State::closed : State::open)));
   }
@@ -141,6 +144,17 @@ BOOST_AUTO_TEST_CASE(the_circuit_opens_after_five_consecutive_failures_not_one_a
   BOOST_TEST(!rejected.ok());
   BOOST_TEST(rejected.error == api::ErrorCode::upstream_error);
   BOOST_TEST(rejected.upstream_error == make_error_code(errc::circuit_open));
+  BOOST_TEST(f.upstream_calls() == 5u);
+  // Its own reason and words, and the pause's rest as Retry-After (30 s, counting down).
+  BOOST_TEST((rejected.refusal == metrics::RefusalReason::circuit_open));
+  BOOST_TEST(std::string(rejected.message).find("upstream circuit open") != std::string::npos);
+  BOOST_TEST(rejected.retry_after.count() >= 1);
+  BOOST_TEST(rejected.retry_after.count() <= 30);
+  f.clock.advance(10s);
+  Served later = f.serve(f.widget(5));
+  BOOST_TEST((later.refusal == metrics::RefusalReason::circuit_open));
+  BOOST_TEST(later.retry_after.count() >= 1);
+  BOOST_TEST(later.retry_after.count() <= 20);
   BOOST_TEST(f.upstream_calls() == 5u);
 
   // After the pause one probe goes; its failure opens the circuit again.

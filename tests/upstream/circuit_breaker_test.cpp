@@ -190,3 +190,18 @@ BOOST_AUTO_TEST_CASE(the_pause_starts_short_and_doubles_per_failed_probe_up_to_o
   BOOST_TEST(breaker.rejects(now + milliseconds(999)));
   BOOST_TEST((breaker.try_acquire(now + seconds(1)) == Permit::probe));
 }
+
+BOOST_AUTO_TEST_CASE(until_half_open_counts_down_the_current_pause) {
+  Breaker breaker(5, seconds(30), {}, seconds(1));
+  BOOST_TEST(breaker.until_half_open(t0).count() == 0);  // closed
+  fail(breaker, 5, t0);
+  BOOST_TEST(breaker.until_half_open(t0).count() == 1000);
+  BOOST_TEST(breaker.until_half_open(t0 + milliseconds(400)).count() == 600);
+  BOOST_TEST(breaker.until_half_open(t0 + seconds(5)).count() == 0);  // over, not yet probed
+  // A failed probe doubles the pause, and the count starts from the probe's failure.
+  BOOST_REQUIRE((breaker.try_acquire(t0 + seconds(5)) == Permit::probe));
+  BOOST_TEST(breaker.until_half_open(t0 + seconds(5)).count() == 0);  // half-open
+  breaker.on_failure(t0 + seconds(6));
+  BOOST_TEST(breaker.until_half_open(t0 + seconds(6)).count() == 2000);
+  BOOST_TEST(breaker.until_half_open(t0 + milliseconds(7500)).count() == 500);
+}

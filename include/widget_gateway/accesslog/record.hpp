@@ -18,7 +18,8 @@ struct Record {
   std::string_view route;   // "widget", "reviews", "healthz", ...
   std::string_view widget;  // empty: none (written as null)
   unsigned status = 0;
-  std::string_view cache;             // hit, miss, collapsed, stale, derived, local, none
+  std::string_view cache;   // hit, miss, collapsed, stale, derived, local, none
+  std::string_view reason;  // why the gateway refused it (wg_refusals_total's); empty: not written
   std::optional<double> upstream_ms;  // nullopt: no upstream call
   std::uint64_t bytes = 0;            // bytes sent to the client, head included
   double duration_ms = 0.0;
@@ -31,6 +32,8 @@ inline constexpr std::size_t kMaxFieldBytes = 256;
 // Appends one line, newline included:
 // {"time":"2024-05-01T12:34:56.789Z","client":"...","method":"GET","route":"widget",
 //  "widget":"abc","status":200,"cache":"hit","upstream_ms":null,"bytes":512,"duration_ms":0.25}
+// A refusal has "reason" after "cache" ("cache":"none","reason":"circuit_open",...); other
+// answers have no such member.
 // Strings are escaped for JSON; bytes that are not valid UTF-8 become U+FFFD.
 void append_line(std::string& out, const Record& record);
 

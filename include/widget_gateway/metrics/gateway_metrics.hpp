@@ -40,6 +40,23 @@ enum class Withheld : std::uint8_t {
   unknown_client,     // this client's rate for unknown ids is spent
   widget_paced,       // the per-widget guard paces the widget (spent past its bound)
 };
+// Why the gateway refused a request itself (an error answer it chose, not a failure of
+// upstream): wg_refusals_total{reason} and the access log's `reason`, in these spellings.
+enum class RefusalReason : std::uint8_t {
+  client_rate,            // this client's upstream requests (access.per_ip_rate)
+  client_unknown_rate,    // this client's lookups of ids not known (access.unknown_per_ip_rate)
+  unknown_budget,         // the fleet's monthly budget for unknown ids (quota.unknown_share)
+  upstream_rate_limited,  // upstream's own 429 and its Retry-After
+  upstream_unavailable,   // upstream's own 503 with Retry-After
+  circuit_open,           // the circuit breaker is open: upstream not called
+  quota_exhausted,        // the monthly quota is spent
+  quota_unavailable,      // no lease left and Redis cannot grant one
+  upstream_busy,          // upstream.max_in_flight in flight and the queue full
+  widget_paced,           // the per-widget guard paces the widget
+  fetch_waiters_full,     // too many requests already waiting for one key's fetch
+  overloaded,             // the output budget: answers waiting for slow clients
+};
+inline constexpr std::size_t kRefusalReasons = 12;
 // Why a stale copy was served: serving's reasons, which the frontend maps here (metrics does
 // not depend on serving).
 enum class StaleReason : std::uint8_t {
@@ -72,6 +89,7 @@ std::string_view to_string(UpstreamEndpoint endpoint);
 std::string_view to_string(UpstreamFailure failure);
 std::string_view to_string(Tier tier);
 std::string_view to_string(Withheld reason);
+std::string_view to_string(RefusalReason reason);
 std::string_view to_string(StaleReason reason);  // the Cache-Status detail spelling
 std::string_view to_string(QuotaMode mode);
 std::string_view to_string(RedisError error);
@@ -148,6 +166,8 @@ class GatewayMetrics {
   // Transitional, for callers that do not know the kind: counted as "other".
   void redis_error() noexcept { redis_error(RedisError::other); }
   void withheld(Withheld reason) noexcept;
+  // One request the gateway answered with a refusal of its own (wg_refusals_total{reason}).
+  void refused(RefusalReason reason) noexcept;
   void redis_state(bool up) noexcept;
   void circuit_state(bool open) noexcept;
 
@@ -177,6 +197,7 @@ class GatewayMetrics {
   Counter* derived_pages_ = nullptr;
   std::array<Counter*, kRedisErrors> redis_errors_{};
   std::array<Counter*, 6> withheld_{};
+  std::array<Counter*, kRefusalReasons> refusals_{};
   Gauge* redis_up_ = nullptr;
   Gauge* circuit_open_ = nullptr;
 };

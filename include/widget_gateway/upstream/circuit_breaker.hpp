@@ -52,6 +52,9 @@ class CircuitBreaker {
   // state: lets callers skip work (a background refresh, its Redis lock and lookups) that
   // could only end in circuit_open.
   bool rejects(SteadyTime now) const;
+  // While open: how long until the pause ends and the next caller becomes the probe (what a
+  // caller refused now may be told to wait). Zero when closed or half-open.
+  std::chrono::milliseconds until_half_open(SteadyTime now) const;
 
   // Closed: resets the consecutive count. Half-open: closes. Open: ignored (a call let through
   // before the breaker opened says nothing about the upstream of now).
