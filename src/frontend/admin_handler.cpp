@@ -187,10 +187,11 @@ http::Response AdminHandler::quota_status() const {
   quota::Snapshot s = deps_.quota.snapshot();
   const WallTime now = deps_.clock.wall_now();
   const auto period = quota::quota_period(now, s.utc_offset);
+  const std::optional<std::uint64_t> remaining = s.remaining();  // null: no limit
   std::string body =
       "{\"month\":\"" + s.month + "\",\"used\":" + std::to_string(s.used) +
       ",\"limit\":" + std::to_string(s.limit) +
-      ",\"remaining\":" + (s.limit == 0 ? std::string("null") : std::to_string(s.remaining())) +
+      ",\"remaining\":" + (remaining ? std::to_string(*remaining) : std::string("null")) +
       ",\"leased\":" + std::to_string(s.leased) + ",\"own_lease\":" + std::to_string(s.own_lease) +
       ",\"unknown_used\":" + std::to_string(s.unknown_used) + ",\"unknown_limit\":" +
       (s.unknown_limit ? std::to_string(*s.unknown_limit) : std::string("null")) +

@@ -9,6 +9,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -593,7 +594,11 @@ class Gateway final : private Workers, private SiblingCaches {
     metrics::ScrapeSources sources;
     sources.quota_used = [this] { return static_cast<double>(quota_.snapshot().used); };
     sources.quota_limit = [this] { return static_cast<double>(quota_.snapshot().limit); };
-    sources.quota_remaining = [this] { return static_cast<double>(quota_.snapshot().remaining()); };
+    // With no limit nothing runs out: +Inf, as /admin/quota's null, never a 0 that looks spent.
+    sources.quota_remaining = [this] {
+      const auto remaining = quota_.snapshot().remaining();
+      return remaining ? static_cast<double>(*remaining) : std::numeric_limits<double>::infinity();
+    };
     sources.quota_leased = [this] { return static_cast<double>(quota_.snapshot().leased); };
     sources.quota_unknown_used = [this] {
       return static_cast<double>(quota_.snapshot().unknown_used);

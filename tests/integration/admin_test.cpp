@@ -1,6 +1,9 @@
 #define BOOST_TEST_MODULE admin api integration
 #include <boost/test/unit_test.hpp>
 
+#include <simdjson.h>
+
+#include <cmath>
 #include <memory>
 #include <sstream>
 #include <thread>
@@ -15,6 +18,39 @@ const std::map<std::string, std::string> kAuth{{"Authorization", "Bearer s3cret"
 
 bool is_hit(const HttpResponse& r) {
   return r.header("cache-status").find("; hit") != std::string::npos;
+}
+
+bool contains(const std::string& text, std::string_view part) {
+  return text.find(part) != std::string::npos;
+}
+
+// /readyz says Redis is up (the first commands have been answered).
+bool redis_up(std::uint16_t admin_port) {
+  return eventually([&] { return contains(http_get(admin_port, "/readyz").body, "\"up\""); });
+}
+
+struct QuotaFigures {
+  std::uint64_t used = 0, leased = 0, limit = 0;
+  std::optional<std::uint64_t> remaining;  // null in the answer: no limit
+};
+
+QuotaFigures quota_figures(std::uint16_t admin_port) {
+  auto answer = http_get(admin_port, "/admin/quota", kAuth);
+  BOOST_REQUIRE_EQUAL(answer.status, 200);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  BOOST_REQUIRE(parser.parse(answer.body).get(doc) == simdjson::SUCCESS);
+  QuotaFigures f;
+  BOOST_REQUIRE(doc["used"].get(f.used) == simdjson::SUCCESS);
+  BOOST_REQUIRE(doc["leased"].get(f.leased) == simdjson::SUCCESS);
+  BOOST_REQUIRE(doc["limit"].get(f.limit) == simdjson::SUCCESS);
+  std::uint64_t remaining = 0;
+  if (doc["remaining"].get(remaining) == simdjson::SUCCESS) {
+    f.remaining = remaining;
+  } else {
+    BOOST_REQUIRE(doc["remaining"].is_null());
+  }
+  return f;
 }
 
 }  // namespace
@@ -192,4 +228,33 @@ BOOST_AUTO_TEST_CASE(two_key_prefixes_on_one_redis_share_no_entry_purge_or_quota
     BOOST_TEST((key.starts_with("fleet-a:") || key.starts_with("fleet-b:")), key);
   }
   BOOST_TEST(count >= 10u);
+}
+
+// remaining is what the fleet may still send: the limit less what was sent and what instances
+// hold reserved (a lease is spent without asking Redis, so it is not available to others).
+BOOST_AUTO_TEST_CASE(quota_remaining_is_the_limit_less_used_and_leased) {
+  RedisServer redis;
+  Stub stub;
+  auto ids = stub.widgets(8);
+  Gateway gateway(stub.base_url(), redis.url(),
+                  {"--admin-token", "s3cret", "--quota-limit", "1000"});
+  BOOST_REQUIRE(redis_up(gateway.admin_port()));
+  for (const auto& widget : ids) BOOST_TEST(gateway.get(widget_path(widget.id)).status == 200);
+
+  // The lease the spending took is reserved until it is spent or given back (idle for minutes).
+  QuotaFigures f;
+  BOOST_TEST(eventually([&] {
+    f = quota_figures(gateway.admin_port());
+    return f.used >= ids.size() && f.leased > 0;
+  }));
+  BOOST_TEST(f.limit == 1000u);
+  BOOST_REQUIRE(f.remaining.has_value());
+  BOOST_TEST(*f.remaining == f.limit - f.used - f.leased);
+  BOOST_TEST(metric_sum(gateway.admin_port(), "wg_quota_remaining") ==
+             static_cast<double>(*quota_figures(gateway.admin_port()).remaining));
+
+  // No limit: nothing runs out, in the answer (null) as in the metric (+Inf).
+  Gateway unlimited(stub.base_url(), redis.url(), {"--admin-token", "s3cret"});
+  BOOST_TEST(!quota_figures(unlimited.admin_port()).remaining.has_value());
+  BOOST_TEST(std::isinf(metric_sum(unlimited.admin_port(), "wg_quota_remaining")));
 }
