@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <memory>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -257,4 +258,71 @@ BOOST_AUTO_TEST_CASE(quota_remaining_is_the_limit_less_used_and_leased) {
   Gateway unlimited(stub.base_url(), redis.url(), {"--admin-token", "s3cret"});
   BOOST_TEST(!quota_figures(unlimited.admin_port()).remaining.has_value());
   BOOST_TEST(std::isinf(metric_sum(unlimited.admin_port(), "wg_quota_remaining")));
+}
+
+// A page cut from a window: the entry names the window (key, range, age, TTL in both tiers),
+// the page's own copy lives in L1 only, page=N is skip = N * limit, and every time is UTC "Z".
+BOOST_AUTO_TEST_CASE(entry_of_a_derived_page_shows_the_window_it_was_cut_from) {
+  RedisServer redis;
+  Stub stub;
+  const StubWidget widget = stub.widgets(1).front();  // 700 reviews
+  BOOST_REQUIRE(widget.total_review_amount >= 60u);
+  const std::string& id = widget.id;
+  Gateway gateway(stub.base_url(), redis.url(), {"--admin-token", "s3cret"});
+  BOOST_REQUIRE(redis_up(gateway.admin_port()));
+  auto page = gateway.get(reviews_path(id, "limit=20&skip=40"));
+  BOOST_REQUIRE_EQUAL(page.status, 200);
+  BOOST_TEST(contains(page.header("cache-status"), "detail=derived"), page.header("cache-status"));
+
+  // Page 2 of 20 is skip 40: the page just served, not the first one.
+  auto answer =
+      http_get(gateway.admin_port(), "/admin/entry?widget=" + id + "&limit=20&page=2", kAuth);
+  BOOST_REQUIRE_EQUAL(answer.status, 200);
+  const std::string& body = answer.body;
+  const std::string prefix = "wg:{" + id + "}:";
+  BOOST_TEST(body.starts_with("{\"key\":\"" + prefix +
+                              "r:*:20:40\",\"redis_key\":null,"
+                              "\"l1\":{\"cached\":true"),
+             body);
+  BOOST_TEST(contains(body, "\"l2\":null"), body);
+  BOOST_TEST(contains(body, "\"derived\":true,\"cut_from\":[{\"skip\":0,\"limit\":300,\"key\":\"" +
+                                prefix + "r:*:300:0\",\"redis_key\":\"" + prefix + "g"),
+             body);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  BOOST_REQUIRE(parser.parse(body).get(doc) == simdjson::SUCCESS);
+  simdjson::dom::array windows;
+  BOOST_REQUIRE(doc["cut_from"].get(windows) == simdjson::SUCCESS);
+  BOOST_TEST(windows.size() == 1u);
+  for (const char* tier : {"l1", "l2"}) {
+    BOOST_TEST_CONTEXT(tier) {
+      bool cached = false;
+      std::int64_t age = -1, ttl = -1;
+      BOOST_TEST(windows.at(0)[tier]["cached"].get(cached) == simdjson::SUCCESS);
+      BOOST_TEST(cached);
+      BOOST_TEST(windows.at(0)[tier]["age_s"].get(age) == simdjson::SUCCESS);
+      BOOST_TEST(age >= 0);
+      BOOST_TEST(windows.at(0)[tier]["fresh_for_s"].get(ttl) == simdjson::SUCCESS);
+      BOOST_TEST(ttl > 0);
+    }
+  }
+  // The page carries its window's times.
+  std::string_view page_stored, window_stored;
+  BOOST_TEST(doc["l1"]["stored_at"].get(page_stored) == simdjson::SUCCESS);
+  BOOST_TEST(windows.at(0)["l2"]["stored_at"].get(window_stored) == simdjson::SUCCESS);
+  BOOST_TEST(page_stored == window_stored);
+  // One time format, one zone: every timestamp is UTC with milliseconds and a Z.
+  const std::regex any_time("\"\\d{4}-\\d{2}-\\d{2}T[^\"]*\"");
+  const std::regex utc_z("\"\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z\"");
+  std::size_t times = 0;
+  for (auto it = std::sregex_iterator(body.begin(), body.end(), any_time);
+       it != std::sregex_iterator(); ++it, ++times) {
+    BOOST_TEST(std::regex_match(it->str(), utc_z), it->str());
+  }
+  BOOST_TEST(times == 10u);  // now, and three per cached copy: the page's and the window's two
+
+  // skip and page together are ambiguous.
+  auto both = http_get(gateway.admin_port(),
+                       "/admin/entry?widget=" + id + "&limit=20&page=2&skip=40", kAuth);
+  BOOST_TEST(both.status == 400);
 }
