@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE admin api integration
 #include <boost/test/unit_test.hpp>
 
+#include <signal.h>
 #include <simdjson.h>
 
 #include <cmath>
@@ -325,4 +326,38 @@ BOOST_AUTO_TEST_CASE(entry_of_a_derived_page_shows_the_window_it_was_cut_from) {
   auto both = http_get(gateway.admin_port(),
                        "/admin/entry?widget=" + id + "&limit=20&page=2&skip=40", kAuth);
   BOOST_TEST(both.status == 400);
+}
+
+// server.public_readyz_detail = false: the public /readyz says only its status, the admin one
+// keeps the detail, and a SIGHUP turns the detail back on without a restart.
+BOOST_AUTO_TEST_CASE(public_readyz_may_answer_the_status_alone) {
+  RedisServer redis;
+  Stub stub;
+  TempDir dir;
+  const std::string path = dir.write("gateway.toml", "[server]\npublic_readyz_detail = false\n");
+  Gateway gateway(stub.base_url(), redis.url(), {"--config", path});
+  BOOST_REQUIRE(redis_up(gateway.admin_port()));
+
+  auto bare = gateway.get("/readyz");
+  BOOST_TEST(bare.status == 200);
+  BOOST_TEST(bare.body == "{\"status\":\"ready\"}");
+  auto full = http_get(gateway.admin_port(), "/readyz");
+  BOOST_TEST(full.status == 200);
+  BOOST_TEST(full.body ==
+             "{\"status\":\"ready\",\"redis\":\"up\",\"upstream\":\"ok\","
+             "\"quota\":\"normal\"}");
+
+  // Degraded answers are reduced too.
+  redis.stop();
+  BOOST_TEST(
+      eventually([&] { return gateway.get("/readyz").body == "{\"status\":\"degraded\"}"; }));
+  BOOST_TEST(contains(http_get(gateway.admin_port(), "/readyz").body, "\"redis\":\"down\""));
+
+  dir.write("gateway.toml", "[server]\npublic_readyz_detail = true\n");
+  gateway.process().signal(SIGHUP);
+  BOOST_TEST(
+      eventually([&] { return contains(gateway.get("/readyz").body, "\"redis\":\"down\""); }));
+  const std::string log = gateway.process().output();
+  BOOST_TEST(contains(log, "\"changed\":[\"server.public_readyz_detail\"]"), log);
+  BOOST_TEST(!contains(log, "reload_needs_restart"), log);
 }
