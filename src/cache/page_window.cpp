@@ -55,6 +55,10 @@ std::optional<std::string> slice_page(std::uint64_t skip, std::uint32_t limit,
   return page;
 }
 
+bool is_window(const api::ReviewsQuery& query) {
+  return query.limit == kWindowSize && query.skip % kWindowSize == 0;
+}
+
 api::ApiRequest window_request(const api::ApiRequest& page_request, std::uint64_t window_start) {
   api::ApiRequest request = page_request;
   request.endpoint = api::Endpoint::reviews;

@@ -278,6 +278,7 @@ const KeySpec kKeys[] = {
     WG_KEY(ByteSizeCodec, server, max_pending_output_bytes_per_connection),
     WG_KEY(ByteSizeCodec, server, min_send_rate),
     WG_KEY(DurationCodec, server, send_rate_interval),
+    WG_KEY(BoolCodec, server, public_readyz_detail),
 
     WG_KEY(StringCodec, upstream, base_url),
     WG_KEY(DurationCodec, upstream, connect_timeout),

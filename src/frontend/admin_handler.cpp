@@ -5,11 +5,13 @@
 #include <simdjson.h>
 #include <algorithm>
 
+#include "entry_report.hpp"
 #include "error_response.hpp"
 #include "public_handler.hpp"
 #include "widget_gateway/api/keys.hpp"
 #include "widget_gateway/api/percent.hpp"
 #include "widget_gateway/api/validate.hpp"
+#include "widget_gateway/cache/page_window.hpp"
 #include "widget_gateway/cache/redis_store.hpp"
 #include "widget_gateway/common/json_writer.hpp"
 #include "widget_gateway/common/log.hpp"
@@ -50,37 +52,6 @@ std::optional<std::string> query_param(std::string_view target, std::string_view
   return found;
 }
 
-std::string utc(WallTime t) {
-  return quota::format_rfc3339(t, std::chrono::minutes(0));
-}
-
-void append_entry_json(std::string& out, const cache::Entry* entry, WallTime now) {
-  if (entry == nullptr) {
-    out += "{\"cached\":false}";
-    return;
-  }
-  auto seconds = [&](WallTime t) {
-    return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(t - now).count());
-  };
-  out += "{\"cached\":true,\"status\":" + std::to_string(entry->status);
-  out += ",\"stored_at\":\"" + utc(entry->stored_at) + "\"";
-  out += ",\"fresh_until\":\"" + utc(entry->fresh_until) +
-         "\",\"fresh_for_s\":" + seconds(entry->fresh_until);
-  out += ",\"stale_until\":\"" + utc(entry->stale_until) +
-         "\",\"stale_for_s\":" + seconds(entry->stale_until);
-  out += ",\"etag\":";
-  json::append_string(out, entry->etag);
-  out += ",\"bytes\":" + std::to_string(entry->body.size()) + ",\"variants\":{";
-  bool first = true;
-  for (const auto& [coding, body] : entry->variants) {
-    if (!first) out.push_back(',');
-    first = false;
-    json::append_string(out, coding);
-    out += ":" + std::to_string(body.size());
-  }
-  out += "}}";
-}
-
 }  // namespace
 
 bool token_matches(std::string_view presented, std::string_view expected) {
@@ -104,6 +75,7 @@ void AdminHandler::show_config(const config::Config& running) {
   // Printed once per reload, not per request; the same text --check-config prints.
   config_toml_.store(
       std::make_shared<const std::string>(config::to_toml(running, config::Secrets::redact)));
+  derive_pages_.store(running.cache.derive_pages, std::memory_order_relaxed);
 }
 
 asio::awaitable<http::Response> AdminHandler::handle(const http::Request& request) {
@@ -187,10 +159,11 @@ http::Response AdminHandler::quota_status() const {
   quota::Snapshot s = deps_.quota.snapshot();
   const WallTime now = deps_.clock.wall_now();
   const auto period = quota::quota_period(now, s.utc_offset);
+  const std::optional<std::uint64_t> remaining = s.remaining();  // null: no limit
   std::string body =
       "{\"month\":\"" + s.month + "\",\"used\":" + std::to_string(s.used) +
       ",\"limit\":" + std::to_string(s.limit) +
-      ",\"remaining\":" + (s.limit == 0 ? std::string("null") : std::to_string(s.remaining())) +
+      ",\"remaining\":" + (remaining ? std::to_string(*remaining) : std::string("null")) +
       ",\"leased\":" + std::to_string(s.leased) + ",\"own_lease\":" + std::to_string(s.own_lease) +
       ",\"unknown_used\":" + std::to_string(s.unknown_used) + ",\"unknown_limit\":" +
       (s.unknown_limit ? std::to_string(*s.unknown_limit) : std::string("null")) +
@@ -288,40 +261,46 @@ asio::awaitable<http::Response> AdminHandler::warm(const http::Request& request)
 }
 
 asio::awaitable<http::Response> AdminHandler::entry(const http::Request& request) {
-  auto widget = query_param(request.target, "widget");
-  if (!widget || widget->empty()) co_return bad_request("entry needs one widget parameter");
-  api::ApiRequest api_request{api::Endpoint::widget, *widget, {}};
-  if (query_param(request.target, "limit")) {
-    auto q = request.target.find('?');
-    auto parsed = api::parse_reviews_query(request.target.substr(q + 1));
-    if (auto* rejection = std::get_if<api::Rejection>(&parsed)) {
-      // The query of a reviews page, checked as the public listener checks it.
-      co_return error_response(rejection->code, api::Endpoint::reviews, rejection->message);
-    }
-    api_request.endpoint = api::Endpoint::reviews;
-    api_request.query = std::get<api::ReviewsQuery>(parsed);
+  const auto q = request.target.find('?');
+  auto asked = entry_request(q == std::string_view::npos ? std::string_view()
+                                                         : request.target.substr(q + 1));
+  if (auto* rejection = std::get_if<api::Rejection>(&asked)) {
+    // The query of a reviews page, checked as the public listener checks it.
+    co_return error_response(rejection->code, api::Endpoint::reviews, rejection->message);
   }
-  const std::string key = api::cache_key(api_request);
-  const WallTime now = deps_.clock.wall_now();
-  auto local = co_await deps_.workers.find_in_l1(key);
-  cache::Lookup shared = co_await deps_.store.get(key);
-
-  std::string body = "{\"key\":";
-  json::append_string(body, key);
-  body += ",\"redis_key\":";
-  json::append_string(body, shared.physical_key);
-  body += ",\"now\":\"" + utc(now) + "\",\"l1\":";
-  append_entry_json(body, local.get(), now);
-  body += ",\"l2\":";
-  if (shared.ec) {
-    body += "{\"error\":";
-    json::append_string(body, shared.ec.message());
-    body += "}";
+  const api::ApiRequest& api_request = std::get<api::ApiRequest>(asked);
+  // As the serving core decides it: with derivation on, a page that is not itself a window is
+  // cut from windows and kept in L1 only, so Redis holds its windows, never the page.
+  const bool derived = api_request.endpoint == api::Endpoint::reviews &&
+                       derive_pages_.load(std::memory_order_relaxed) &&
+                       !cache::is_window(api_request.query);
+  // Locals that live across the awaits below are declared first (GCC 12 coroutines).
+  KeyLook page{api::cache_key(api_request), std::nullopt, nullptr, nullptr, {}};
+  std::vector<WindowLook> windows;
+  page.l1 = co_await deps_.workers.find_in_l1(page.key);
+  if (!derived) {
+    co_await look_in_redis(page);
   } else {
-    append_entry_json(body, shared.entry.get(), now);
+    for (std::uint64_t start :
+         cache::windows_for(api_request.query.skip, api_request.query.limit)) {
+      WindowLook window{start, cache::kWindowSize, {}};
+      window.look.key = api::cache_key(cache::window_request(api_request, start));
+      windows.push_back(std::move(window));
+    }
+    for (WindowLook& window : windows) {
+      window.look.l1 = co_await deps_.workers.find_in_l1(window.look.key);
+      co_await look_in_redis(window.look);
+    }
   }
-  body += "}";
-  co_return local_json(200, std::move(body));
+  const WallTime now = deps_.clock.wall_now();
+  co_return local_json(200, entry_report(page, derived, windows, now));
+}
+
+asio::awaitable<void> AdminHandler::look_in_redis(KeyLook& look) {
+  cache::Lookup shared = co_await deps_.store.get(look.key);
+  look.redis_key = std::move(shared.physical_key);
+  look.l2 = std::move(shared.entry);
+  look.l2_error = shared.ec;
 }
 
 }  // namespace wg::frontend

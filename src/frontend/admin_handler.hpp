@@ -2,19 +2,23 @@
 // The admin listener (loopback by default): /metrics, /healthz and /readyz without a token;
 // /admin/* only with `Authorization: Bearer <admin.token>`, and 404 when no token is
 // configured:
-//   GET  /admin/quota                      month, used, limit, remaining, resets_at, mode,
-//                                          projected_month_end
+//   GET  /admin/quota                      month, used, limit, remaining (limit - used - leased;
+//                                          null without a limit), leased, own_lease,
+//                                          unknown_used, unknown_limit, resets_at, mode,
+//                                          projected_month_end (README, "Admin API")
 //   POST /admin/purge?widget=ID            every key of one widget, on every instance
 //   POST /admin/purge-all                  everything, on every instance
 //   POST /admin/warm                       body: JSON array of widget ids; fetches widget data
 //                                          and the first reviews window of each (quota applies)
-//   GET  /admin/entry?widget=ID[&limit=&skip=&type=]   where and how long one key is cached
+//   GET  /admin/entry?widget=ID[&limit=&skip=|page=&type=]   where and how long one key is
+//                                          cached; a page cut from windows, with its windows
 //   GET  /admin/config                     the running configuration as TOML, secrets redacted
 
 #include <atomic>
 #include <memory>
 #include <string>
 
+#include "entry_report.hpp"
 #include "frontend/response_builder.hpp"
 #include "readiness.hpp"
 #include "serving/gateway_service.hpp"
@@ -69,7 +73,8 @@ class AdminHandler final : public http::RequestHandler {
   // What the sessions refuse, as JSON errors that name no API endpoint.
   http::Response refuse(http::Refusal why) override;
   void set_token(std::string token);
-  // What /admin/config shows: the configuration the process runs with. Any thread.
+  // The configuration the process runs with: what /admin/config shows, and whether
+  // /admin/entry reports a reviews page as cut from windows (cache.derive_pages). Any thread.
   void show_config(const config::Config& running);
 
  private:
@@ -78,10 +83,13 @@ class AdminHandler final : public http::RequestHandler {
   boost::asio::awaitable<http::Response> purge(const http::Request& request, bool everything);
   boost::asio::awaitable<http::Response> warm(const http::Request& request);
   boost::asio::awaitable<http::Response> entry(const http::Request& request);
+  // Fills `look`'s Redis part: where the key lives there and what it holds.
+  boost::asio::awaitable<void> look_in_redis(KeyLook& look);
 
   AdminDependencies deps_;
   std::atomic<std::shared_ptr<const std::string>> token_;
   std::atomic<std::shared_ptr<const std::string>> config_toml_;  // redacted already
+  std::atomic<bool> derive_pages_{true};  // cache.derive_pages, as the workers run it
 };
 
 // Compares a presented bearer token with the configured one in time independent of where

@@ -98,7 +98,8 @@ void PublicHandler::update(const config::Config& config, ClientLimiters limiters
           config.cors.allowed_origins,
           edge::CorsOptions{config.cors.allowed_headers, as_seconds(config.cors.max_age),
                             config.cors.timing_allow_origin}),
-      edge::TrustedProxies(config.access.trusted_proxies), std::move(limiters)});
+      edge::TrustedProxies(config.access.trusted_proxies), std::move(limiters),
+      config.server.public_readyz_detail});
 }
 
 asio::awaitable<http::Response> PublicHandler::handle(const http::Request& request) {
@@ -117,7 +118,7 @@ asio::awaitable<http::Response> PublicHandler::handle(const http::Request& reque
                                                 : method_not_allowed(kHealthMethods);
       break;
     case api::Route::readyz:
-      response = is_get_or_head(request.method) ? readiness_.response()
+      response = is_get_or_head(request.method) ? readiness_.response(settings->readyz_detail)
                                                 : method_not_allowed(kHealthMethods);
       break;
     case api::Route::widget:

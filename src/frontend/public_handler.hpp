@@ -45,7 +45,8 @@ class PublicHandler final : public http::RequestHandler {
   // What the sessions refuse, as the API's JSON errors.
   http::Response refuse(http::Refusal why) override;
 
-  // Applies reloadable settings (widget policy, CORS, rate limits, header options); requests
+  // Applies reloadable settings (widget policy, CORS, rate limits, header options, /readyz
+  // detail); requests
   // in flight keep the settings they started with.
   void update(const config::Config& config, ClientLimiters limiters);
 
@@ -56,6 +57,7 @@ class PublicHandler final : public http::RequestHandler {
     edge::CorsPolicy cors;
     edge::TrustedProxies proxies;
     ClientLimiters limiters;
+    bool readyz_detail = true;  // server.public_readyz_detail
   };
   // What the access log and the metrics learn about one API request.
   struct Observation {

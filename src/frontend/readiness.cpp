@@ -29,7 +29,7 @@ ReadinessAnswer readiness_of(const ReadinessFacts& f) {
   return {200, "ready"};
 }
 
-http::Response Readiness::response() const {
+http::Response Readiness::response(bool detail) const {
   const quota::Snapshot quota = quota_.snapshot();
   ReadinessFacts facts;
   facts.draining = draining_.load();
@@ -42,6 +42,8 @@ http::Response Readiness::response() const {
   // Asked only when it decides: L1 sizes are summed over the workers.
   facts.copies_in_l1 = !facts.draining && !facts.redis_up && copies_in_l1_();
   const ReadinessAnswer answer = readiness_of(facts);
+  if (!detail)
+    return local_json(answer.status, "{\"status\":\"" + std::string(answer.word) + "\"}");
 
   std::string body =
       "{\"status\":\"" + std::string(answer.word) + "\",\"redis\":\"" +

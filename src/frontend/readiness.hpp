@@ -61,7 +61,9 @@ class Readiness {
   void set_draining() { draining_.store(true); }
   void set_circuit_open(bool open) { circuit_open_.store(open); }
 
-  http::Response response() const;
+  // What /readyz answers: the full JSON, or with `detail` false only {"status":...} (the
+  // public listener under server.public_readyz_detail = false); the status code is the same.
+  http::Response response(bool detail = true) const;
 
  private:
   std::function<bool()> redis_up_;

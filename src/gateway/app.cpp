@@ -9,6 +9,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -85,7 +86,8 @@ void erase_in(serving::ServingCore& core, const std::string& prefix) {
 // What the process runs with once a reload built `fresh`: its reloadable parts, and the start-up
 // values of what is bound to sockets, pools or threads made at start ([server], [upstream],
 // [redis], admin.listen, log.access_log), which wait for a restart. TLS certificate files are
-// the exception: `tls_files_read` says the reload read them (renewals keep the listener).
+// an exception: `tls_files_read` says the reload read them (renewals keep the listener); so is
+// server.public_readyz_detail, a setting of the public handler that each worker swaps.
 config::Config running_after_reload(const config::Config& started, const config::Config& fresh,
                                     bool tls_files_read) {
   config::Config running = fresh;
@@ -94,6 +96,7 @@ config::Config running_after_reload(const config::Config& started, const config:
     running.server.tls_cert_file = fresh.server.tls_cert_file;
     running.server.tls_key_file = fresh.server.tls_key_file;
   }
+  running.server.public_readyz_detail = fresh.server.public_readyz_detail;
   running.upstream = started.upstream;
   running.redis = started.redis;
   running.admin.listen = started.admin.listen;
@@ -594,7 +597,11 @@ class Gateway final : private Workers, private SiblingCaches {
     metrics::ScrapeSources sources;
     sources.quota_used = [this] { return static_cast<double>(quota_.snapshot().used); };
     sources.quota_limit = [this] { return static_cast<double>(quota_.snapshot().limit); };
-    sources.quota_remaining = [this] { return static_cast<double>(quota_.snapshot().remaining()); };
+    // With no limit nothing runs out: +Inf, as /admin/quota's null, never a 0 that looks spent.
+    sources.quota_remaining = [this] {
+      const auto remaining = quota_.snapshot().remaining();
+      return remaining ? static_cast<double>(*remaining) : std::numeric_limits<double>::infinity();
+    };
     sources.quota_leased = [this] { return static_cast<double>(quota_.snapshot().leased); };
     sources.quota_unknown_used = [this] {
       return static_cast<double>(quota_.snapshot().unknown_used);

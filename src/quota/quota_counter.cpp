@@ -169,8 +169,9 @@ std::optional<std::uint64_t> unknown_limit(const config::QuotaConfig& config) {
       static_cast<std::uint64_t>(config.unknown_share * static_cast<double>(config.monthly_limit)));
 }
 
-std::uint64_t Snapshot::remaining() const {
-  return limit == 0 ? 0 : minus(limit, used + leased);
+std::optional<std::uint64_t> Snapshot::remaining() const {
+  if (limit == 0) return std::nullopt;
+  return minus(limit, used + leased);
 }
 
 QuotaCounter::QuotaCounter(Clock& clock, const config::QuotaConfig& config, std::string instance,

@@ -15,10 +15,6 @@ namespace {
 // multiples of it before they expire; cold keys practically never early.
 constexpr std::chrono::milliseconds kRefreshCost{2000};
 
-bool is_window_request(const api::ApiRequest& request) {
-  return request.query.limit == cache::kWindowSize && request.query.skip % cache::kWindowSize == 0;
-}
-
 RequestFacts facts_for(const FirstLook& look, WallTime now, const StaleWindows& windows) {
   RequestFacts facts;
   facts.shape = look.shape;
@@ -98,7 +94,7 @@ FirstLook GatewayService::first_look(const api::ApiRequest& request,
     look.shape = Shape::widget;
   } else {
     look.shape =
-        settings.derive_pages && !is_window_request(request) ? Shape::derived : Shape::page;
+        settings.derive_pages && !cache::is_window(request.query) ? Shape::derived : Shape::page;
   }
   look.own = deps_.cache.find_local(look.key);
   look.needs_proof = request.endpoint == api::Endpoint::reviews &&
@@ -217,7 +213,7 @@ Served GatewayService::serve_own(KeyServing& s, const Step& step) {
     shared_fetch_.refresh_in_background(s.request, s.look.key, shared_part(s.settings),
                                         s.own->stored_at, s.own->status == 200);
   }
-  if (s.look.shape == RequestFacts::Shape::page && is_window_request(s.request) &&
+  if (s.look.shape == RequestFacts::Shape::page && cache::is_window(s.request.query) &&
       s.own->element_spans && deps_.list_ends != nullptr) {
     deps_.list_ends->record_window(s.request, *s.own, s.own->element_spans->size(), s.facts.now);
   }
@@ -426,7 +422,7 @@ asio::awaitable<std::optional<Served>> GatewayService::fetch(KeyServing& s, cons
   if (!fetched.collapsed) s.failed.upstream_ms = fetched.outcome.upstream_ms;
   if (fetched.outcome.entry) {
     const std::shared_ptr<const cache::Entry>& entry = fetched.outcome.entry;
-    if (s.look.shape == RequestFacts::Shape::page && is_window_request(s.request) &&
+    if (s.look.shape == RequestFacts::Shape::page && cache::is_window(s.request.query) &&
         entry->element_spans && deps_.list_ends != nullptr) {
       deps_.list_ends->record_window(s.request, *entry, entry->element_spans->size(), s.facts.now);
     }

@@ -98,6 +98,7 @@ max_pending_output_bytes = "32MiB"
 max_pending_output_bytes_per_connection = 262144
 min_send_rate = "1KiB"
 send_rate_interval = "30s"
+public_readyz_detail = false
 [upstream]
 base_url = "https://api.example/prefix"
 [cache]
@@ -131,6 +132,7 @@ sample = 0.25
   BOOST_TEST(c.server.max_pending_output_bytes_per_connection == 262144u);
   BOOST_TEST(c.server.min_send_rate == 1024u);
   BOOST_TEST((c.server.send_rate_interval == 30s));
+  BOOST_TEST(!c.server.public_readyz_detail);
   BOOST_TEST(c.upstream.base_url == "https://api.example/prefix");
   BOOST_TEST((c.cache.refresh_at == cfg::TimeOfDay{5, 30}));
   BOOST_TEST((c.cache.utc_offset == -330min));
@@ -202,6 +204,8 @@ BOOST_AUTO_TEST_CASE(wrong_types_are_named) {
            {"[server]\nheader_timeout = 10", "server.header_timeout"},
            {"[server]\nmax_header_bytes = -5", "server.max_header_bytes"},
            {"[server]\nmax_header_bytes = 1.5", "server.max_header_bytes"},
+           {"[server]\npublic_readyz_detail = \"false\"", "server.public_readyz_detail"},
+           {"[server]\npublic_readyz_detail = 0", "server.public_readyz_detail"},
            {"[cache]\nmax_ttl = \"ten\"", "cache.max_ttl"},
            {"[cache]\nmax_ttl = \"1.5h\"", "cache.max_ttl"},
            {"[cache]\nderive_pages = \"yes\"", "cache.derive_pages"},

@@ -2,6 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "frontend/readiness.hpp"
+#include "widget_gateway/quota/quota_counter.hpp"
 
 using wg::frontend::readiness_of;
 using wg::frontend::ReadinessFacts;
@@ -65,4 +66,26 @@ BOOST_AUTO_TEST_CASE(ready_degraded_or_unavailable_by_what_can_still_serve) {
       BOOST_TEST(answer.word == row.word);
     }
   }
+}
+
+// server.public_readyz_detail = false: the same status code, and only the status word.
+BOOST_AUTO_TEST_CASE(the_answer_without_detail_is_the_status_alone) {
+  wg::ManualClock clock;
+  wg::quota::QuotaCounter quota(clock, wg::config::QuotaConfig{}, "test");
+  bool redis_up = true;
+  wg::frontend::Readiness readiness([&] { return redis_up; }, [] { return false; }, quota);
+
+  auto full = readiness.response();
+  BOOST_TEST(full.status == 200u);
+  BOOST_TEST(full.body == R"({"status":"ready","redis":"up","upstream":"ok","quota":"normal"})");
+  auto bare = readiness.response(false);
+  BOOST_TEST(bare.status == 200u);
+  BOOST_TEST(bare.body == R"({"status":"ready"})");
+
+  redis_up = false;  // no Redis, no copy; an unlimited quota still lets upstream serve
+  BOOST_TEST(readiness.response(false).body == R"({"status":"degraded"})");
+  readiness.set_draining();
+  auto draining = readiness.response(false);
+  BOOST_TEST(draining.status == 503u);
+  BOOST_TEST(draining.body == R"({"status":"draining"})");
 }

@@ -1,7 +1,12 @@
 #define BOOST_TEST_MODULE admin api integration
 #include <boost/test/unit_test.hpp>
 
+#include <signal.h>
+#include <simdjson.h>
+
+#include <cmath>
 #include <memory>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -15,6 +20,39 @@ const std::map<std::string, std::string> kAuth{{"Authorization", "Bearer s3cret"
 
 bool is_hit(const HttpResponse& r) {
   return r.header("cache-status").find("; hit") != std::string::npos;
+}
+
+bool contains(const std::string& text, std::string_view part) {
+  return text.find(part) != std::string::npos;
+}
+
+// /readyz says Redis is up (the first commands have been answered).
+bool redis_up(std::uint16_t admin_port) {
+  return eventually([&] { return contains(http_get(admin_port, "/readyz").body, "\"up\""); });
+}
+
+struct QuotaFigures {
+  std::uint64_t used = 0, leased = 0, limit = 0;
+  std::optional<std::uint64_t> remaining;  // null in the answer: no limit
+};
+
+QuotaFigures quota_figures(std::uint16_t admin_port) {
+  auto answer = http_get(admin_port, "/admin/quota", kAuth);
+  BOOST_REQUIRE_EQUAL(answer.status, 200);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  BOOST_REQUIRE(parser.parse(answer.body).get(doc) == simdjson::SUCCESS);
+  QuotaFigures f;
+  BOOST_REQUIRE(doc["used"].get(f.used) == simdjson::SUCCESS);
+  BOOST_REQUIRE(doc["leased"].get(f.leased) == simdjson::SUCCESS);
+  BOOST_REQUIRE(doc["limit"].get(f.limit) == simdjson::SUCCESS);
+  std::uint64_t remaining = 0;
+  if (doc["remaining"].get(remaining) == simdjson::SUCCESS) {
+    f.remaining = remaining;
+  } else {
+    BOOST_REQUIRE(doc["remaining"].is_null());
+  }
+  return f;
 }
 
 }  // namespace
@@ -192,4 +230,134 @@ BOOST_AUTO_TEST_CASE(two_key_prefixes_on_one_redis_share_no_entry_purge_or_quota
     BOOST_TEST((key.starts_with("fleet-a:") || key.starts_with("fleet-b:")), key);
   }
   BOOST_TEST(count >= 10u);
+}
+
+// remaining is what the fleet may still send: the limit less what was sent and what instances
+// hold reserved (a lease is spent without asking Redis, so it is not available to others).
+BOOST_AUTO_TEST_CASE(quota_remaining_is_the_limit_less_used_and_leased) {
+  RedisServer redis;
+  Stub stub;
+  auto ids = stub.widgets(8);
+  Gateway gateway(stub.base_url(), redis.url(),
+                  {"--admin-token", "s3cret", "--quota-limit", "1000"});
+  BOOST_REQUIRE(redis_up(gateway.admin_port()));
+  for (const auto& widget : ids) BOOST_TEST(gateway.get(widget_path(widget.id)).status == 200);
+
+  // The lease the spending took is reserved until it is spent or given back (idle for minutes).
+  QuotaFigures f;
+  BOOST_TEST(eventually([&] {
+    f = quota_figures(gateway.admin_port());
+    return f.used >= ids.size() && f.leased > 0;
+  }));
+  BOOST_TEST(f.limit == 1000u);
+  BOOST_REQUIRE(f.remaining.has_value());
+  BOOST_TEST(*f.remaining == f.limit - f.used - f.leased);
+  BOOST_TEST(metric_sum(gateway.admin_port(), "wg_quota_remaining") ==
+             static_cast<double>(*quota_figures(gateway.admin_port()).remaining));
+
+  // No limit: nothing runs out, in the answer (null) as in the metric (+Inf).
+  Gateway unlimited(stub.base_url(), redis.url(), {"--admin-token", "s3cret"});
+  BOOST_TEST(!quota_figures(unlimited.admin_port()).remaining.has_value());
+  BOOST_TEST(std::isinf(metric_sum(unlimited.admin_port(), "wg_quota_remaining")));
+}
+
+// A page cut from a window: the entry names the window (key, range, age, TTL in both tiers),
+// the page's own copy lives in L1 only, page=N is skip = N * limit, and every time is UTC "Z".
+BOOST_AUTO_TEST_CASE(entry_of_a_derived_page_shows_the_window_it_was_cut_from) {
+  RedisServer redis;
+  Stub stub;
+  const StubWidget widget = stub.widgets(1).front();  // 700 reviews
+  BOOST_REQUIRE(widget.total_review_amount >= 60u);
+  const std::string& id = widget.id;
+  Gateway gateway(stub.base_url(), redis.url(), {"--admin-token", "s3cret"});
+  BOOST_REQUIRE(redis_up(gateway.admin_port()));
+  auto page = gateway.get(reviews_path(id, "limit=20&skip=40"));
+  BOOST_REQUIRE_EQUAL(page.status, 200);
+  BOOST_TEST(contains(page.header("cache-status"), "detail=derived"), page.header("cache-status"));
+
+  // Page 2 of 20 is skip 40: the page just served, not the first one.
+  auto answer =
+      http_get(gateway.admin_port(), "/admin/entry?widget=" + id + "&limit=20&page=2", kAuth);
+  BOOST_REQUIRE_EQUAL(answer.status, 200);
+  const std::string& body = answer.body;
+  const std::string prefix = "wg:{" + id + "}:";
+  BOOST_TEST(body.starts_with("{\"key\":\"" + prefix +
+                              "r:*:20:40\",\"redis_key\":null,"
+                              "\"l1\":{\"cached\":true"),
+             body);
+  BOOST_TEST(contains(body, "\"l2\":null"), body);
+  BOOST_TEST(contains(body, "\"derived\":true,\"cut_from\":[{\"skip\":0,\"limit\":300,\"key\":\"" +
+                                prefix + "r:*:300:0\",\"redis_key\":\"" + prefix + "g"),
+             body);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  BOOST_REQUIRE(parser.parse(body).get(doc) == simdjson::SUCCESS);
+  simdjson::dom::array windows;
+  BOOST_REQUIRE(doc["cut_from"].get(windows) == simdjson::SUCCESS);
+  BOOST_TEST(windows.size() == 1u);
+  for (const char* tier : {"l1", "l2"}) {
+    BOOST_TEST_CONTEXT(tier) {
+      bool cached = false;
+      std::int64_t age = -1, ttl = -1;
+      BOOST_TEST(windows.at(0)[tier]["cached"].get(cached) == simdjson::SUCCESS);
+      BOOST_TEST(cached);
+      BOOST_TEST(windows.at(0)[tier]["age_s"].get(age) == simdjson::SUCCESS);
+      BOOST_TEST(age >= 0);
+      BOOST_TEST(windows.at(0)[tier]["fresh_for_s"].get(ttl) == simdjson::SUCCESS);
+      BOOST_TEST(ttl > 0);
+    }
+  }
+  // The page carries its window's times.
+  std::string_view page_stored, window_stored;
+  BOOST_TEST(doc["l1"]["stored_at"].get(page_stored) == simdjson::SUCCESS);
+  BOOST_TEST(windows.at(0)["l2"]["stored_at"].get(window_stored) == simdjson::SUCCESS);
+  BOOST_TEST(page_stored == window_stored);
+  // One time format, one zone: every timestamp is UTC with milliseconds and a Z.
+  const std::regex any_time("\"\\d{4}-\\d{2}-\\d{2}T[^\"]*\"");
+  const std::regex utc_z("\"\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z\"");
+  std::size_t times = 0;
+  for (auto it = std::sregex_iterator(body.begin(), body.end(), any_time);
+       it != std::sregex_iterator(); ++it, ++times) {
+    BOOST_TEST(std::regex_match(it->str(), utc_z), it->str());
+  }
+  BOOST_TEST(times == 10u);  // now, and three per cached copy: the page's and the window's two
+
+  // skip and page together are ambiguous.
+  auto both = http_get(gateway.admin_port(),
+                       "/admin/entry?widget=" + id + "&limit=20&page=2&skip=40", kAuth);
+  BOOST_TEST(both.status == 400);
+}
+
+// server.public_readyz_detail = false: the public /readyz says only its status, the admin one
+// keeps the detail, and a SIGHUP turns the detail back on without a restart.
+BOOST_AUTO_TEST_CASE(public_readyz_may_answer_the_status_alone) {
+  RedisServer redis;
+  Stub stub;
+  TempDir dir;
+  const std::string path = dir.write("gateway.toml", "[server]\npublic_readyz_detail = false\n");
+  Gateway gateway(stub.base_url(), redis.url(), {"--config", path});
+  BOOST_REQUIRE(redis_up(gateway.admin_port()));
+
+  auto bare = gateway.get("/readyz");
+  BOOST_TEST(bare.status == 200);
+  BOOST_TEST(bare.body == "{\"status\":\"ready\"}");
+  auto full = http_get(gateway.admin_port(), "/readyz");
+  BOOST_TEST(full.status == 200);
+  BOOST_TEST(full.body ==
+             "{\"status\":\"ready\",\"redis\":\"up\",\"upstream\":\"ok\","
+             "\"quota\":\"normal\"}");
+
+  // Degraded answers are reduced too.
+  redis.stop();
+  BOOST_TEST(
+      eventually([&] { return gateway.get("/readyz").body == "{\"status\":\"degraded\"}"; }));
+  BOOST_TEST(contains(http_get(gateway.admin_port(), "/readyz").body, "\"redis\":\"down\""));
+
+  dir.write("gateway.toml", "[server]\npublic_readyz_detail = true\n");
+  gateway.process().signal(SIGHUP);
+  BOOST_TEST(
+      eventually([&] { return contains(gateway.get("/readyz").body, "\"redis\":\"down\""); }));
+  const std::string log = gateway.process().output();
+  BOOST_TEST(contains(log, "\"changed\":[\"server.public_readyz_detail\"]"), log);
+  BOOST_TEST(!contains(log, "reload_needs_restart"), log);
 }

@@ -98,6 +98,21 @@ struct Harness {
 
 }  // namespace
 
+// remaining: what the fleet may still send, so what was sent and what is reserved both count.
+BOOST_AUTO_TEST_CASE(remaining_is_the_limit_less_used_and_leased) {
+  Snapshot s;
+  s.limit = 1000;
+  s.used = 300;
+  s.leased = 200;
+  BOOST_TEST(s.remaining().value_or(999) == 500u);
+  s.leased = 700;
+  BOOST_TEST(s.remaining().value_or(999) == 0u);  // never below 0
+  s.used = 1200;
+  BOOST_TEST(s.remaining().value_or(999) == 0u);
+  s.limit = 0;  // no limit: nothing to run out
+  BOOST_TEST(!s.remaining().has_value());
+}
+
 BOOST_AUTO_TEST_CASE(leases_never_exceed_the_limit_under_racing_instances) {
   Harness h;
   constexpr std::uint64_t kLimit = 500;

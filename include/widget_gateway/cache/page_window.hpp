@@ -32,6 +32,10 @@ using WindowElements = std::vector<std::pair<std::uint64_t, std::vector<std::str
 std::optional<std::string> slice_page(std::uint64_t skip, std::uint32_t limit,
                                       const WindowElements& windows);
 
+// True when `query` asks for one aligned window itself (limit 300, skip a multiple of 300): such
+// a page is stored as it is, never cut from windows.
+bool is_window(const api::ReviewsQuery& query);
+
 // The upstream request for a window: the page request with limit = 300 and skip = window start
 // (same widget, same type filter).
 api::ApiRequest window_request(const api::ApiRequest& page_request, std::uint64_t window_start);

@@ -44,6 +44,9 @@ struct ServerConfig {
   // them over every send_rate_interval, or it is closed (a slow reader).
   std::size_t min_send_rate = 2 * 1024;
   Duration send_rate_interval = std::chrono::seconds(20);
+  // /readyz on the public listener: the full JSON (true), or only {"status":...} (false) so
+  // clients learn nothing of Redis, upstream or quota. The admin listener always has the detail.
+  bool public_readyz_detail = true;
   friend bool operator==(const ServerConfig&, const ServerConfig&) = default;
 };
 

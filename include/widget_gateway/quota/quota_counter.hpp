@@ -54,7 +54,9 @@ struct Snapshot {
   Mode mode = Mode::normal;
   bool unreported = false;  // some of our spending has not reached Redis yet
   std::chrono::minutes utc_offset{0};
-  std::uint64_t remaining() const;  // limit - used - leased, 0 when unlimited
+  // What the fleet may still send this month: limit - used - leased (what was sent and what is
+  // reserved both count against the limit), 0 once they reach it; none when unlimited (limit 0).
+  std::optional<std::uint64_t> remaining() const;
 };
 
 // One month of one instance's lease, as cumulative counts.
