@@ -10,6 +10,8 @@ packages=(
   libhiredis-dev libsimdjson-dev libtomlplusplus-dev libssl-dev zlib1g-dev libbrotli-dev
   libnghttp2-dev
   redis-server
+  # The Debian package (deploy/debian): CPack reads its dependencies with dpkg-shlibdeps and file.
+  dpkg-dev file
 )
 # Extra groups, selected by the caller: tools used only by some tests or the bench harness.
 for group in "$@"; do

@@ -57,7 +57,8 @@ check_shellcheck() {
       mapfile -t -O "${#scripts[@]}" scripts < <(find "$root/$dir" -type f -name '*.sh' | sort)
     fi
   done
-  scripts+=("$root/.ci/run")
+  # and the package's maintainer scripts (POSIX sh: shellcheck reads their #! line).
+  scripts+=("$root/.ci/run" "$root"/deploy/debian/{postinst,prerm,postrm})
   local failed=0 script
   for script in "${scripts[@]}"; do
     # -x: sourced helpers (bench/lib/) are checked with the script that sources them.
