@@ -248,7 +248,6 @@ http::Response AdminHandler::status() const {
   facts.quota = deps_.quota.snapshot();
   const auto period = quota::quota_period(facts.now, facts.quota.utc_offset);
   facts.month_starts_at = period.starts_at;
-  facts.projected_month_end = quota::projected_month_end(facts.quota.used, facts.now, period);
   facts.history = burn_.samples();
   facts.today = burn_.today();
   facts.traffic = traffic_.rates();

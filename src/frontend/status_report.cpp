@@ -67,8 +67,7 @@ std::string status_json(const StatusFacts& f) {
          ",\"limit\":" + std::to_string(q.limit) + ",\"mode\":\"" +
          std::string(quota::to_string(q.mode)) + "\",\"month_starts_at\":\"" +
          quota::format_rfc3339(f.month_starts_at, q.utc_offset) + "\",\"resets_at\":\"" +
-         quota::format_rfc3339(q.resets_at, q.utc_offset) +
-         "\",\"projected_month_end\":" + std::to_string(f.projected_month_end) + ",\"history\":[";
+         quota::format_rfc3339(q.resets_at, q.utc_offset) + "\",\"history\":[";
   for (std::size_t i = 0; i < f.history.size(); ++i) {
     if (i > 0) out.push_back(',');
     out += "[\"" + utc(f.history[i].at) + "\"," + std::to_string(f.history[i].used) + "]";

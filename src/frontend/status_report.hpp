@@ -33,8 +33,7 @@ struct RedisTopology {
 struct StatusFacts {
   WallTime now;
   WallTime started_at;
-  quota::Snapshot quota;
-  std::uint64_t projected_month_end = 0;
+  quota::Snapshot quota;  // the projection is /admin/quota's alone: the page reads it there
   WallTime month_starts_at;
   std::vector<quota::UsedSample> history;
   std::optional<quota::DayCount> today;

@@ -1,6 +1,6 @@
 'use strict';
-// The status page: reads /admin/status and /admin/top-widgets with the admin token as a bearer
-// header, refreshes every 5 s, and purges one widget after a confirmation. The token lives in
+// The status page: reads /admin/status, /admin/quota (the month-end projection is its) and
+// /admin/top-widgets with the admin token as a bearer header, refreshes every 5 s, and purges one widget after a confirmation. The token lives in
 // this tab's sessionStorage only. Every value from the gateway is written as text
 // (textContent), never parsed as HTML.
 (() => {
@@ -57,7 +57,7 @@
 
   // What is left of the month's quota over the month (used when the quota is unlimited), and a
   // dashed line from now to the reset at the current burn rate.
-  function drawBurnDown(quota) {
+  function drawBurnDown(quota, projected) {
     const chart = $('burn');
     clear(chart);
     const W = 640, H = 240, L = 56, R = 12, T = 12, B = 28;
@@ -65,7 +65,7 @@
     const limited = quota.limit > 0;
     const value = (used) => (limited ? quota.limit - used : used);
     const points = quota.history.map(([at, used]) => [Date.parse(at), value(used)]);
-    const end = value(quota.projected_month_end);
+    const end = value(projected);
     const values = points.map((p) => p[1]).concat([end, 0, limited ? quota.limit : 1]);
     const top = Math.max(...values), bottom = Math.min(...values);
     const x = (t) => L + ((t - t0) / (t1 - t0)) * (W - L - R);
@@ -85,17 +85,17 @@
     }
   }
 
-  function showStatus(s) {
+  function showStatus(s, projected) {
     const q = s.quota;
     const share = q.limit > 0 ? ' of ' + fmt(q.limit) + ' (' + pct(q.used / q.limit) + ')' : ' (no limit)';
     $('quota-summary').textContent = 'Used ' + fmt(q.used) + share + ' · projected ' +
-        fmt(q.projected_month_end) + ' at the reset on ' + q.resets_at + ' · mode ';
+        fmt(projected) + ' at the reset on ' + q.resets_at + ' · mode ';
     const mode = document.createElement('span');
     mode.id = 'quota-mode';
     mode.textContent = q.mode;
     mode.className = 'badge ' + q.mode;
     $('quota-summary').appendChild(mode);
-    drawBurnDown(q);
+    drawBurnDown(q, projected);
 
     $('hit-ratio').textContent = pct(s.traffic.hit_ratio);
     $('rps').textContent = s.traffic.requests_per_second === null ? '–'
@@ -163,8 +163,9 @@
       return;
     }
     try {
-      const [status, top] = await Promise.all([call('/admin/status'), call('/admin/top-widgets?n=10')]);
-      showStatus(status);
+      const [status, quota, top] = await Promise.all(
+          [call('/admin/status'), call('/admin/quota'), call('/admin/top-widgets?n=10')]);
+      showStatus(status, quota.projected_month_end);
       showTop(top);
       $('login').hidden = true;
       $('board').hidden = false;
