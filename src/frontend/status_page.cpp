@@ -40,7 +40,8 @@ const std::string& status_page_csp() {
 }
 
 http::Response status_page_response() {
-  static const std::string html = page_html();
+  // One copy for the process; each answer keeps it alive rather than copying it.
+  static const auto html = std::make_shared<const std::string>(page_html());
   http::Response response;
   response.status = 200;
   response.add_header("Content-Type", "text/html; charset=utf-8");
@@ -49,7 +50,8 @@ http::Response status_page_response() {
   response.add_header("X-Frame-Options", "DENY");
   response.add_header("Referrer-Policy", "no-referrer");
   response.add_header("Cache-Control", "no-store");
-  response.set_body(html);
+  response.body = *html;
+  response.body_owner = html;
   return response;
 }
 
