@@ -57,7 +57,8 @@ constexpr std::size_t kDefaultTopWidgets = 10;
 constexpr std::size_t kMaxTopWidgets = 100;
 
 // API requests so far: all that were answered (errors excluded), and those answered with no
-// upstream request of their own (a fresh or stale copy, a derived page, a local answer).
+// upstream request of their own (a fresh or stale copy, a derived page, a local answer, a wait
+// on another request's fetch: Cache-Status calls all of them hits).
 struct ApiTotals {
   std::uint64_t requests = 0;
   std::uint64_t from_cache = 0;
@@ -70,8 +71,8 @@ ApiTotals api_totals(const metrics::GatewayMetrics* metrics) {
   auto of = [&](CacheResult r) { return by_result[static_cast<std::size_t>(r)]; };
   ApiTotals totals;
   totals.from_cache = of(CacheResult::hit) + of(CacheResult::stale) + of(CacheResult::derived) +
-                      of(CacheResult::local);
-  totals.requests = totals.from_cache + of(CacheResult::miss) + of(CacheResult::collapsed);
+                      of(CacheResult::local) + of(CacheResult::collapsed);
+  totals.requests = totals.from_cache + of(CacheResult::miss);
   return totals;
 }
 
