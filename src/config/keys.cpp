@@ -342,6 +342,8 @@ const KeySpec kKeys[] = {
 
     WG_KEY(HostPortCodec, admin, listen),
     WG_KEY(SecretCodec, admin, token),
+    WG_KEY(StringCodec, admin, tls_cert_file),
+    WG_KEY(StringCodec, admin, tls_key_file),
 
     WG_KEY(LogLevelCodec, log, level),
     WG_KEY(StringCodec, log, access_log),

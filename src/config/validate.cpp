@@ -338,6 +338,17 @@ void validate(const Config& c) {
   if (c.admin.listen == c.server.listen && c.admin.listen.port != 0) {
     fail("admin.listen", "must differ from server.listen");
   }
+  if (c.admin.tls_cert_file.empty() != c.admin.tls_key_file.empty()) {
+    fail(c.admin.tls_cert_file.empty() ? "admin.tls_cert_file" : "admin.tls_key_file",
+         "admin.tls_cert_file and admin.tls_key_file go together");
+  }
+  for (const auto& [key, file] : {std::pair{"admin.tls_cert_file", &c.admin.tls_cert_file},
+                                  {"admin.tls_key_file", &c.admin.tls_key_file}}) {
+    std::error_code ec;
+    if (!file->empty() && !std::filesystem::is_regular_file(*file, ec)) {
+      fail(key, "\"" + *file + "\" is not a readable file");
+    }
+  }
   for (char ch : c.admin.token) {
     if (ch <= ' ' || ch == 0x7F) {
       fail("admin.token", "must be printable ASCII without spaces (it is sent as a header)");

@@ -8,6 +8,7 @@
 #include "entry_report.hpp"
 #include "error_response.hpp"
 #include "public_handler.hpp"
+#include "status_page.hpp"
 #include "widget_gateway/api/keys.hpp"
 #include "widget_gateway/api/percent.hpp"
 #include "widget_gateway/api/validate.hpp"
@@ -16,6 +17,7 @@
 #include "widget_gateway/common/json_writer.hpp"
 #include "widget_gateway/common/log.hpp"
 #include "widget_gateway/config/loader.hpp"
+#include "widget_gateway/metrics/gateway_metrics.hpp"
 #include "widget_gateway/metrics/registry.hpp"
 #include "widget_gateway/quota/pacing.hpp"
 #include "widget_gateway/quota/quota_counter.hpp"
@@ -52,6 +54,30 @@ std::optional<std::string> query_param(std::string_view target, std::string_view
   return found;
 }
 
+// Widgets /admin/top-widgets lists by default, and at most.
+constexpr std::size_t kDefaultTopWidgets = 10;
+constexpr std::size_t kMaxTopWidgets = 100;
+
+// API requests so far: all that were answered (errors excluded), and those answered with no
+// upstream request of their own (a fresh or stale copy, a derived page, a local answer, a wait
+// on another request's fetch: Cache-Status calls all of them hits).
+struct ApiTotals {
+  std::uint64_t requests = 0;
+  std::uint64_t from_cache = 0;
+};
+
+ApiTotals api_totals(const metrics::GatewayMetrics* metrics) {
+  if (!metrics) return {};
+  using metrics::CacheResult;
+  const auto by_result = metrics->api_requests_by_cache_result();
+  auto of = [&](CacheResult r) { return by_result[static_cast<std::size_t>(r)]; };
+  ApiTotals totals;
+  totals.from_cache = of(CacheResult::hit) + of(CacheResult::stale) + of(CacheResult::derived) +
+                      of(CacheResult::local) + of(CacheResult::collapsed);
+  totals.requests = totals.from_cache + of(CacheResult::miss);
+  return totals;
+}
+
 }  // namespace
 
 bool token_matches(std::string_view presented, std::string_view expected) {
@@ -78,6 +104,14 @@ void AdminHandler::show_config(const config::Config& running) {
   derive_pages_.store(running.cache.derive_pages, std::memory_order_relaxed);
 }
 
+void AdminHandler::sample() {
+  const quota::Snapshot q = deps_.quota.snapshot();
+  const WallTime now = deps_.clock.wall_now();
+  burn_.record(now, quota::quota_period(now, q.utc_offset), q.utc_offset, q.used, q.limit);
+  const ApiTotals totals = api_totals(deps_.metrics);
+  traffic_.record({deps_.clock.steady_now(), totals.requests, totals.from_cache});
+}
+
 asio::awaitable<http::Response> AdminHandler::handle(const http::Request& request) {
   std::string_view path = request.target.substr(0, request.target.find('?'));
   const bool get_or_head = request.method == verb::get || request.method == verb::head;
@@ -100,6 +134,10 @@ asio::awaitable<http::Response> AdminHandler::handle(const http::Request& reques
     auto token = token_.load();
     if (token->empty()) {
       response = error_response(api::ErrorCode::not_found);
+    } else if (path == "/admin/ui") {
+      // No data in it, so no token needed to load it: the token is typed into the page, which
+      // sends it to the JSON endpoints below, never in a URL.
+      response = get_or_head ? status_page_response() : method_not_allowed("GET, HEAD");
     } else {
       auto auth = request.headers.find(boost::beast::http::field::authorization);
       std::string_view presented;
@@ -140,6 +178,11 @@ asio::awaitable<http::Response> AdminHandler::admin(const http::Request& request
     response.set_body(text ? *text : std::string());
     co_return response;
   }
+  if (path == "/admin/status") co_return get ? status() : method_not_allowed("GET, HEAD");
+  if (path == "/admin/top-widgets") {
+    if (!get) co_return method_not_allowed("GET, HEAD");
+    co_return co_await top_widgets(request);
+  }
   if (path == "/admin/entry") {
     if (!get) co_return method_not_allowed("GET, HEAD");
     co_return co_await entry(request);
@@ -171,6 +214,41 @@ http::Response AdminHandler::quota_status() const {
       std::string(quota::to_string(s.mode)) + "\",\"projected_month_end\":" +
       std::to_string(quota::projected_month_end(s.used, now, period)) + "}";
   return local_json(200, std::move(body));
+}
+
+http::Response AdminHandler::status() const {
+  StatusFacts facts;
+  facts.now = deps_.clock.wall_now();
+  facts.quota = deps_.quota.snapshot();
+  const auto period = quota::quota_period(facts.now, facts.quota.utc_offset);
+  facts.month_starts_at = period.starts_at;
+  facts.history = burn_.samples();
+  facts.today = burn_.today();
+  facts.traffic = traffic_.rates();
+  const ApiTotals totals = api_totals(deps_.metrics);
+  facts.api_requests = totals.requests;
+  facts.from_cache = totals.from_cache;
+  const StatusSources& sources = deps_.status;
+  facts.started_at = sources.started_at;
+  facts.redis = sources.redis;
+  facts.redis_up = sources.redis_up && sources.redis_up();
+  facts.circuit = sources.circuit ? std::string(sources.circuit()) : "closed";
+  if (sources.worker_loads) facts.workers = sources.worker_loads();
+  return local_json(200, status_json(facts));
+}
+
+asio::awaitable<http::Response> AdminHandler::top_widgets(const http::Request& request) {
+  std::size_t n = kDefaultTopWidgets;
+  if (auto text = query_param(request.target, "n")) {
+    const bool digits =
+        !text->empty() && text->size() <= 3 &&
+        std::all_of(text->begin(), text->end(), [](char c) { return c >= '0' && c <= '9'; });
+    n = digits ? std::stoul(*text) : 0;
+    if (n < 1 || n > kMaxTopWidgets) co_return bad_request("n must be a number from 1 to 100");
+  }
+  const auto summaries = co_await deps_.workers.upstream_costs();
+  const auto top = serving::merge_top(summaries, serving::UpstreamCost::kDefaultCapacity, n);
+  co_return local_json(200, top_widgets_json(top, deps_.status.started_at));
 }
 
 asio::awaitable<http::Response> AdminHandler::purge(const http::Request& request, bool everything) {

@@ -13,21 +13,33 @@
 //   GET  /admin/entry?widget=ID[&limit=&skip=|page=&type=]   where and how long one key is
 //                                          cached; a page cut from windows, with its windows
 //   GET  /admin/config                     the running configuration as TOML, secrets redacted
+//   GET  /admin/status                     what the status page shows: traffic, upstream calls
+//                                          today, the month's burn-down, Redis, circuit, workers
+//   GET  /admin/top-widgets?n=10           the widgets that cost the most upstream requests
+//   GET  /admin/ui                         the status page (no token needed: it holds no data,
+//                                          its script sends the token to the JSON endpoints)
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "entry_report.hpp"
 #include "frontend/response_builder.hpp"
 #include "readiness.hpp"
 #include "serving/gateway_service.hpp"
+#include "serving/upstream_cost.hpp"
+#include "status_report.hpp"
+#include "traffic_window.hpp"
 #include "widget_gateway/config/config.hpp"
 #include "widget_gateway/http/request_handler.hpp"
+#include "widget_gateway/quota/burn_history.hpp"
 
 namespace wg::metrics {
 class Registry;
-}
+class GatewayMetrics;
+}  // namespace wg::metrics
 namespace wg::quota {
 class QuotaCounter;
 }
@@ -50,6 +62,18 @@ class Workers {
   // Erases every L1 key starting with `prefix` (everything for ""), on every worker; completes
   // when all have.
   virtual boost::asio::awaitable<void> erase_from_l1(std::string prefix) = 0;
+  // A copy of each worker's upstream cost summary, taken on its own thread.
+  virtual boost::asio::awaitable<std::vector<std::vector<serving::WidgetCost>>>
+  upstream_costs() = 0;
+};
+
+// What /admin/status reads from other components besides the quota. Any thread.
+struct StatusSources {
+  std::function<std::vector<WorkerLoad>()> worker_loads;
+  std::function<bool()> redis_up;             // every connection up and usable, as /readyz says
+  std::function<std::string_view()> circuit;  // "closed", "open" or "half_open"
+  RedisTopology redis;
+  WallTime started_at;
 };
 
 struct AdminDependencies {
@@ -60,6 +84,8 @@ struct AdminDependencies {
   cache::RedisStore& store;  // on a Redis connection of the control thread
   Clock& clock;
   std::function<bool(std::string_view)> widget_allowed;  // the public listener's widget policy
+  const metrics::GatewayMetrics* metrics = nullptr;      // traffic for /admin/status
+  StatusSources status;
 };
 
 class AdminHandler final : public http::RequestHandler {
@@ -76,6 +102,9 @@ class AdminHandler final : public http::RequestHandler {
   // The configuration the process runs with: what /admin/config shows, and whether
   // /admin/entry reports a reviews page as cut from windows (cache.derive_pages). Any thread.
   void show_config(const config::Config& running);
+  // On the control thread, about once a second: the readings the status page's history and
+  // rates are made of.
+  void sample();
 
  private:
   boost::asio::awaitable<http::Response> admin(const http::Request& request, std::string_view path);
@@ -85,11 +114,16 @@ class AdminHandler final : public http::RequestHandler {
   boost::asio::awaitable<http::Response> entry(const http::Request& request);
   // Fills `look`'s Redis part: where the key lives there and what it holds.
   boost::asio::awaitable<void> look_in_redis(KeyLook& look);
+  http::Response status() const;
+  boost::asio::awaitable<http::Response> top_widgets(const http::Request& request);
 
   AdminDependencies deps_;
   std::atomic<std::shared_ptr<const std::string>> token_;
   std::atomic<std::shared_ptr<const std::string>> config_toml_;  // redacted already
   std::atomic<bool> derive_pages_{true};  // cache.derive_pages, as the workers run it
+  // The status page's memory: control thread only (sample() and the handlers run there).
+  quota::BurnHistory burn_;
+  TrafficWindow traffic_;
 };
 
 // Compares a presented bearer token with the configured one in time independent of where

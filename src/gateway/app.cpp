@@ -55,6 +55,7 @@ namespace {
 // uncached keys (and of not refreshing stale ones), not a whole circuit_open_for.
 constexpr std::chrono::milliseconds kFirstCircuitPause{1000};
 constexpr std::chrono::seconds kQuotaReportEvery{1};
+constexpr std::chrono::seconds kStatusSampleEvery{1};
 
 unsigned thread_count(const config::Config& config) {
   if (config.server.threads > 0) return config.server.threads;
@@ -100,6 +101,8 @@ config::Config running_after_reload(const config::Config& started, const config:
   running.upstream = started.upstream;
   running.redis = started.redis;
   running.admin.listen = started.admin.listen;
+  running.admin.tls_cert_file = started.admin.tls_cert_file;
+  running.admin.tls_key_file = started.admin.tls_key_file;
   running.log.access_log = started.log.access_log;
   return running;
 }
@@ -193,7 +196,8 @@ class Gateway final : private Workers, private SiblingCaches {
         widget_policy_(std::make_shared<const api::WidgetPolicy>(config_.access.widget_pattern,
                                                                  config_.access.widgets)),
         admin_handler_({readiness_, registry_, quota_, *this, store_, SystemClock::instance(),
-                        [this](std::string_view id) { return widget_policy_.load()->allows(id); }},
+                        [this](std::string_view id) { return widget_policy_.load()->allows(id); },
+                        &metrics_, status_sources()},
                        config_.admin.token),
         admin_server_(control_, "admin", config_.server, admin_handler_, true),
         signals_(control_, SIGINT, SIGTERM, SIGHUP) {
@@ -209,6 +213,7 @@ class Gateway final : private Workers, private SiblingCaches {
                              threads_,
                              &list_ends_};
     admin_handler_.show_config(config_);
+    admin_server_.set_tls(make_admin_tls(config_.admin));
     restore_quota_lease();
     control_redis_.on_error(
         [this](redis::ErrorKind kind) { metrics_.redis_error(redis::to_string(kind)); });
@@ -263,8 +268,11 @@ class Gateway final : private Workers, private SiblingCaches {
     admin_server_.start();
     for (auto& worker : workers_) worker->start();
     asio::co_spawn(control_, report_quota(), asio::detached);
+    asio::co_spawn(control_, sample_status(), asio::detached);
     log::info("listening", {{"listener", "public"}, {"address", address_text(public_endpoint)}});
-    log::info("listening", {{"listener", "admin"}, {"address", address_text(admin_endpoint)}});
+    log::info("listening", {{"listener", "admin"},
+                            {"address", address_text(admin_endpoint)},
+                            {"tls", !config_.admin.tls_cert_file.empty()}});
     log::info("started", {{"version", WG_VERSION},
                           {"threads", threads_},
                           {"upstream", config_.upstream.base_url},
@@ -331,6 +339,38 @@ class Gateway final : private Workers, private SiblingCaches {
     }
   }
 
+  // The status page's history and rates (/admin/status) are read once a second, on their own
+  // timer: a slow quota report must not leave gaps in them.
+  asio::awaitable<void> sample_status() {
+    asio::steady_timer tick(control_);
+    while (!stopping_) {
+      admin_handler_.sample();
+      tick.expires_after(kStatusSampleEvery);
+      co_await tick.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+  }
+
+  // What /admin/status shows of the parts this class owns (read from any thread).
+  frontend::StatusSources status_sources() {
+    frontend::StatusSources sources;
+    sources.started_at = SystemClock::instance().wall_now();
+    sources.redis = frontend::redis_topology(config_.redis.mode, config_.redis.url,
+                                             config_.redis.nodes, config_.redis.sentinel_master);
+    sources.redis_up = [this] { return redis_usable(); };
+    sources.circuit = [this] { return upstream::to_string(breaker_.state()); };
+    sources.worker_loads = [this] {
+      std::vector<frontend::WorkerLoad> loads;
+      for (const auto& worker : workers_) {
+        const http::ServerStats& stats = worker->server_stats();
+        loads.push_back({stats.requests.load(std::memory_order_relaxed),
+                         stats.open.load(std::memory_order_relaxed), worker->l1_entries(),
+                         worker->l1_bytes(), worker->redis_usable()});
+      }
+      return loads;
+    };
+    return sources;
+  }
+
   // Takes over the ledger a stopped instance left in quota.state_file, if any.
   void restore_quota_lease() {
     if (config_.quota.state_file.empty()) return;
@@ -368,6 +408,13 @@ class Gateway final : private Workers, private SiblingCaches {
   static std::shared_ptr<http::TlsServerContext> make_tls(const config::ServerConfig& server) {
     if (server.tls_cert_file.empty()) return nullptr;
     return std::make_shared<http::TlsServerContext>(server.tls_cert_file, server.tls_key_file);
+  }
+
+  // TLS on the admin listener (null: plain), read at start; the files take a restart.
+  static std::shared_ptr<http::TlsServerContext> make_admin_tls(const config::AdminConfig& admin) {
+    if (admin.tls_cert_file.empty()) return nullptr;
+    return std::make_shared<http::TlsServerContext>(admin.tls_cert_file, admin.tls_key_file,
+                                                    "admin");
   }
 
   // The certificate and key are read again on every reload (certificates are renewed under
@@ -549,6 +596,20 @@ class Gateway final : private Workers, private SiblingCaches {
       if (copy) co_return copy;
     }
     co_return nullptr;
+  }
+
+  // Each worker's summary, copied on its own thread (the fetcher writes it there).
+  asio::awaitable<std::vector<std::vector<serving::WidgetCost>>> upstream_costs() override {
+    std::vector<std::vector<serving::WidgetCost>> summaries;
+    for (auto& worker : workers_) {
+      auto on_worker = [&core =
+                            worker->core()]() -> asio::awaitable<std::vector<serving::WidgetCost>> {
+        co_return core.cost.top();
+      };
+      auto summary = co_await asio::co_spawn(worker->executor(), on_worker, asio::use_awaitable);
+      summaries.push_back(std::move(summary));
+    }
+    co_return summaries;
   }
 
   asio::awaitable<void> erase_from_l1(std::string prefix) override {

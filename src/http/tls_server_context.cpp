@@ -32,7 +32,8 @@ int select_alpn(SSL*, const unsigned char** out, unsigned char* outlen, const un
 }
 
 std::shared_ptr<ssl::context> make_context(const std::string& cert_file,
-                                           const std::string& key_file) {
+                                           const std::string& key_file,
+                                           const std::string& section) {
   auto context = std::make_shared<ssl::context>(ssl::context::tls_server);
   SSL_CTX* native = context->native_handle();
   SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
@@ -48,14 +49,14 @@ std::shared_ptr<ssl::context> make_context(const std::string& cert_file,
   SSL_CTX_set_session_id_context(native, kSessionContext, sizeof kSessionContext - 1);
   SSL_CTX_set_alpn_select_cb(native, select_alpn, nullptr);
   if (SSL_CTX_use_certificate_chain_file(native, cert_file.c_str()) != 1) {
-    throw std::runtime_error("server.tls_cert_file \"" + cert_file +
+    throw std::runtime_error(section + ".tls_cert_file \"" + cert_file +
                              "\": not a PEM certificate chain");
   }
   if (SSL_CTX_use_PrivateKey_file(native, key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
-    throw std::runtime_error("server.tls_key_file \"" + key_file + "\": not a PEM private key");
+    throw std::runtime_error(section + ".tls_key_file \"" + key_file + "\": not a PEM private key");
   }
   if (SSL_CTX_check_private_key(native) != 1) {
-    throw std::runtime_error("server.tls_key_file \"" + key_file +
+    throw std::runtime_error(section + ".tls_key_file \"" + key_file +
                              "\": does not match the certificate");
   }
   return context;
@@ -70,11 +71,12 @@ AppProtocol negotiated_protocol(const SSL* ssl) {
   return length == 2 && name[0] == 'h' && name[1] == '2' ? AppProtocol::h2 : AppProtocol::http1;
 }
 
-TlsServerContext::TlsServerContext(const std::string& cert_file, const std::string& key_file)
-    : context_(make_context(cert_file, key_file)) {}
+TlsServerContext::TlsServerContext(const std::string& cert_file, const std::string& key_file,
+                                   std::string section)
+    : section_(std::move(section)), context_(make_context(cert_file, key_file, section_)) {}
 
 void TlsServerContext::reload(const std::string& cert_file, const std::string& key_file) {
-  auto fresh = make_context(cert_file, key_file);
+  auto fresh = make_context(cert_file, key_file, section_);
   std::lock_guard lock(mutex_);
   context_ = std::move(fresh);
 }

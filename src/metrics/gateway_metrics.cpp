@@ -416,6 +416,19 @@ void GatewayMetrics::request(Route route, unsigned status, CacheResult cache,
   request_duration_[r]->observe(seconds);
 }
 
+std::array<std::uint64_t, 7> GatewayMetrics::api_requests_by_cache_result() const noexcept {
+  static_assert(kCacheResults == 7);
+  std::array<std::uint64_t, kCacheResults> totals{};
+  for (Route route : {Route::widget, Route::reviews}) {
+    for (const auto& by_result : requests_[static_cast<std::size_t>(route)]) {
+      for (std::size_t c = 0; c < kCacheResults; ++c) {
+        if (by_result[c]) totals[c] += by_result[c]->value();
+      }
+    }
+  }
+  return totals;
+}
+
 void GatewayMetrics::upstream(UpstreamEndpoint endpoint, unsigned status, UpstreamFailure failure,
                               double seconds) noexcept {
   const auto e = static_cast<std::size_t>(endpoint);

@@ -71,6 +71,7 @@ class ServingCore {
   CacheTier tier;
   FetchLock lock;
   InFlightLimit slots;  // this worker's share of upstream.max_in_flight and max_queued
+  UpstreamCost cost;    // the widgets this worker sent upstream most (GET /admin/top-widgets)
   UpstreamFetcher fetcher;
   GatewayService service;
 

@@ -144,7 +144,11 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch(const api::ApiRequest& requ
   upstream::Result result = co_await parts_.client.get(std::move(target));
   slot.reset();
   // Rejected before anything was sent: it never counts, and its unit can be spent again.
-  if (result.nothing_sent) parts_.quota.give_back(grant);
+  if (result.nothing_sent) {
+    parts_.quota.give_back(grant);
+  } else if (parts_.cost) {
+    parts_.cost->count(request.widget_id);
+  }
   const WallTime now = parts_.clock.wall_now();
   const SteadyTime steady_now = parts_.clock.steady_now();
   const unsigned status = result.ec ? 0 : result.response.status;

@@ -11,6 +11,7 @@
 #include "fetch_outcome.hpp"
 #include "in_flight_limit.hpp"
 #include "known_widgets.hpp"
+#include "upstream_cost.hpp"
 #include "upstream_hold.hpp"
 #include "widget_gateway/api/request.hpp"
 #include "widget_gateway/cache/ttl_policy.hpp"
@@ -56,6 +57,7 @@ struct FetcherParts {
   Clock& clock;
   RandomSource& random;
   metrics::GatewayMetrics* metrics = nullptr;
+  UpstreamCost* cost = nullptr;  // the worker's: which widgets cost upstream requests
 };
 
 // Threads: one per worker, used on its thread only.

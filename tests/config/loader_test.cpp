@@ -456,6 +456,13 @@ BOOST_AUTO_TEST_CASE(failures_name_the_key) {
          c.server.tls_cert_file = "/nonexistent/cert.pem";
          c.server.tls_key_file = "/etc/hostname";
        }},
+      {"admin.tls_key_file",  // both or neither
+       [](cfg::Config& c) { c.admin.tls_cert_file = "/etc/hostname"; }},
+      {"admin.tls_cert_file",
+       [](cfg::Config& c) {
+         c.admin.tls_cert_file = "/nonexistent/cert.pem";
+         c.admin.tls_key_file = "/etc/hostname";
+       }},
       {"server.h2_max_concurrent_streams",
        [](cfg::Config& c) { c.server.h2_max_concurrent_streams = 0; }},
       {"server.max_pending_output_bytes",

@@ -146,6 +146,9 @@ struct AccessConfig {
 struct AdminConfig {
   HostPort listen{"127.0.0.1", 9090};
   std::string token;  // empty = /admin/* disabled
+  // TLS on the admin listener (PEM; both or neither), read at start.
+  std::string tls_cert_file;
+  std::string tls_key_file;
   friend bool operator==(const AdminConfig&, const AdminConfig&) = default;
 };
 

@@ -174,6 +174,10 @@ class GatewayMetrics {
   // Index of `status` in kKnownStatuses, or kKnownStatuses.size() for "other".
   static std::size_t status_slot(unsigned status) noexcept;
 
+  // Requests on the API routes so far, by how they were answered (summed over the shards, for
+  // the status page: any thread, off the request path). Indexed by CacheResult.
+  std::array<std::uint64_t, 7> api_requests_by_cache_result() const noexcept;
+
  private:
   static constexpr std::size_t kRoutes = 5;
   static constexpr std::size_t kCacheResults = 7;
