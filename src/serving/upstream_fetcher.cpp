@@ -81,8 +81,7 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch(const api::ApiRequest& requ
       headers.tracestate = trace->trace_state;
     }
   }
-  FetchOutcome outcome =
-      co_await fetch_in(request, settings, widget_known, span, std::move(headers));
+  FetchOutcome outcome = co_await fetch_in(request, settings, widget_known, span, headers);
   if (outcome.upstream_ms >= 0) {
     outcome.fetch_trace = span.trace_id();
     outcome.fetch_span = span.id();
@@ -103,7 +102,7 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch(const api::ApiRequest& requ
 asio::awaitable<FetchOutcome> UpstreamFetcher::fetch_in(const api::ApiRequest& request,
                                                         const FetchSettings& settings,
                                                         bool widget_known, tracing::Span& span,
-                                                        upstream::TraceHeaders headers) {
+                                                        const upstream::TraceHeaders& headers) {
   FetchOutcome outcome;
   auto withhold = [&](metrics::Withheld reason, errc error, std::chrono::seconds retry_after) {
     if (parts_.metrics) parts_.metrics->withheld(reason);
@@ -164,7 +163,7 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch_in(const api::ApiRequest& r
   }
 
   std::string target = api::upstream_target(request);
-  upstream::Result result = co_await parts_.client.get(std::move(target), std::move(headers));
+  upstream::Result result = co_await parts_.client.get(std::move(target), headers);
   slot.reset();
   // Rejected before anything was sent: it never counts, and its unit can be spent again.
   if (result.nothing_sent) parts_.quota.give_back(grant);

@@ -84,7 +84,7 @@ class UpstreamFetcher {
   boost::asio::awaitable<FetchOutcome> fetch_in(const api::ApiRequest& request,
                                                 const FetchSettings& settings, bool widget_known,
                                                 tracing::Span& span,
-                                                upstream::TraceHeaders headers);
+                                                const upstream::TraceHeaders& headers);
 
   FetcherParts parts_;
 };

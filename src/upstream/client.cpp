@@ -91,7 +91,7 @@ class Client::Impl {
 
   ~Impl() { close_idle(); }
 
-  asio::awaitable<Result> get(std::string path_and_query, TraceHeaders trace);
+  asio::awaitable<Result> get(std::string path_and_query, const TraceHeaders& trace);
 
   void close_idle() {
     std::deque<std::unique_ptr<Connection>> dropped;
@@ -306,7 +306,7 @@ void Client::Impl::put_idle(std::unique_ptr<Connection> connection) {
   }
 }
 
-asio::awaitable<Result> Client::Impl::get(std::string path_and_query, TraceHeaders trace) {
+asio::awaitable<Result> Client::Impl::get(std::string path_and_query, const TraceHeaders& trace) {
   const SteadyTime start = clock_.steady_now();
   const Request request = make_request(path_and_query, trace);
   Result result;
@@ -359,8 +359,13 @@ Client::Client(asio::any_io_executor ex, const config::UpstreamConfig& config, C
 
 Client::~Client() = default;
 
-asio::awaitable<Result> Client::get(std::string path_and_query, TraceHeaders trace) {
-  co_return co_await impl_->get(std::move(path_and_query), std::move(trace));
+asio::awaitable<Result> Client::get(std::string path_and_query) {
+  static const TraceHeaders none;
+  co_return co_await impl_->get(std::move(path_and_query), none);
+}
+
+asio::awaitable<Result> Client::get(std::string path_and_query, const TraceHeaders& trace) {
+  co_return co_await impl_->get(std::move(path_and_query), trace);
 }
 
 void Client::close_idle() {

@@ -69,8 +69,11 @@ class Client {
   // dead before the request could leave: the idle check saw it closed, or the write on it
   // failed having transferred zero bytes. A write that failed after sending anything, a write
   // deadline and every read failure are final.
-  // `trace`: the request's traceparent and tracestate, sent as given.
-  boost::asio::awaitable<Result> get(std::string path_and_query, TraceHeaders trace = {});
+  boost::asio::awaitable<Result> get(std::string path_and_query);
+  // The same with the request's traceparent and tracestate, sent as given. `trace` must
+  // outlive the call. (An overload, not a defaulted argument: GCC 12 destroys a defaulted
+  // temporary of a coroutine call twice.)
+  boost::asio::awaitable<Result> get(std::string path_and_query, const TraceHeaders& trace);
 
   // Drops pooled idle connections (shutdown, tests). Safe at any time.
   void close_idle();
