@@ -399,3 +399,49 @@ BOOST_AUTO_TEST_CASE(coalesced_waiters_link_to_the_leaders_fetch) {
   for (const auto& s : spans) traces.insert(s.trace_id);
   BOOST_TEST(traces.size() == static_cast<std::size_t>(kClients));
 }
+
+BOOST_AUTO_TEST_CASE(a_background_refresh_is_a_trace_of_its_own) {
+  RedisServer redis;
+  Stub stub;
+  Collector collector;
+  TempDir dir;
+  const std::string id = stub.widgets(1)[0].id;
+  Gateway gw(stub.base_url(), redis.url(), {"--threads", "1"},
+             config_with(dir.file("access.log"),
+                         "[cache]\nmax_ttl = \"1s\"\njitter = \"0s\"\nstale_while_revalidate = "
+                         "\"1h\"\n[tracing]\notlp_endpoint = \"" +
+                             collector.endpoint() +
+                             "\"\nsample = 1.0\nservice_name = \"gw-under-test\"\n"));
+  BOOST_REQUIRE(redis_up(gw));
+  stub.reset();
+
+  // Every client request carries the same caller's trace; reads near or past the copy's expiry
+  // refresh it in the background, which no client request carries.
+  const std::map<std::string, std::string> traced{{"traceparent", kTraceparent}};
+  BOOST_REQUIRE_EQUAL(gw.get(widget_path(id), traced).status, 200);
+  BOOST_REQUIRE(eventually([&] {
+    gw.get(widget_path(id), traced);
+    return upstream_traceparents(stub).size() >= 2;
+  }));
+  const std::string refreshed = upstream_traceparents(stub)[1];
+  BOOST_REQUIRE_EQUAL(refreshed.size(), 55u);
+  const std::string refresh_trace = refreshed.substr(3, 32);
+  BOOST_TEST(refresh_trace != kTraceId);
+  BOOST_TEST(is_hex(refresh_trace, 32));
+
+  // Exported as a root span with the fetch (the span upstream was told about) under it.
+  const SpanSeen* root = nullptr;
+  const SpanSeen* fetch = nullptr;
+  std::vector<SpanSeen> spans;
+  BOOST_REQUIRE(eventually(
+      [&] {
+        spans = spans_of(collector, "gw-under-test");
+        root = find_span(spans, "background refresh", refresh_trace);
+        fetch = find_span(spans, "upstream fetch", refresh_trace);
+        return root != nullptr && fetch != nullptr;
+      },
+      std::chrono::seconds(20)));
+  BOOST_TEST(root->parent_id.empty());
+  BOOST_TEST(fetch->parent_id == root->span_id);
+  BOOST_TEST(fetch->span_id == refreshed.substr(36, 16));
+}
