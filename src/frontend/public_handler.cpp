@@ -27,17 +27,18 @@ std::string_view field(const http::Request& request, bhttp::field name) {
   return it == request.headers.end() ? std::string_view() : std::string_view(it->value());
 }
 
-// The server span's name: the route's template, as OpenTelemetry's HTTP conventions name it.
+// The server span's name: the route's template (OpenTelemetry's `http.route`); the method, which
+// may be GET, HEAD or OPTIONS, is an attribute.
 std::string_view span_name(api::Route route) {
   switch (route) {
     case api::Route::widget:
-      return "GET /api/v1/widgets/widget/{id}/remote";
+      return "/api/v1/widgets/widget/{id}/remote";
     case api::Route::reviews:
-      return "GET /api/v1/widgets/widget/{id}/reviews/remote";
+      return "/api/v1/widgets/widget/{id}/reviews/remote";
     case api::Route::healthz:
-      return "GET /healthz";
+      return "/healthz";
     case api::Route::readyz:
-      return "GET /readyz";
+      return "/readyz";
     case api::Route::not_found:
       break;
   }
