@@ -114,6 +114,12 @@ void append_line(std::string& out, const Record& r) {
   append_unsigned(out, r.bytes);
   out += ",\"duration_ms\":";
   append_ms(out, r.duration_ms);
+  out += ",\"trace_id\":";
+  if (r.trace_id.empty()) {
+    out += "null";
+  } else {
+    append_field(out, r.trace_id);
+  }
   out += "}\n";
 }
 

@@ -348,12 +348,18 @@ const KeySpec kKeys[] = {
     WG_KEY(LogLevelCodec, log, level),
     WG_KEY(StringCodec, log, access_log),
     WG_KEY(NumberCodec, log, sample),
+
+    WG_KEY(StringCodec, tracing, otlp_endpoint),
+    WG_KEY(NumberCodec, tracing, sample),
+    WG_KEY(StringCodec, tracing, service_name),
+    WG_KEY(IntCodec<std::size_t>, tracing, max_queued_spans),
+    WG_KEY(DurationCodec, tracing, export_timeout),
 };
 
 #undef WG_KEY
 
 constexpr std::string_view kSections[] = {"server", "upstream", "redis", "cache", "quota",
-                                          "cors",   "access",   "admin", "log"};
+                                          "cors",   "access",   "admin", "log",   "tracing"};
 
 // Keys earlier versions accepted, with why they went: a file that still sets one is refused
 // with that reason rather than as a typo.

@@ -79,6 +79,21 @@ void check_base_url(const std::string& text) {
   }
 }
 
+// OTLP/HTTP to a collector, typically one beside the gateway: plain http, a host, no secrets.
+void check_otlp_endpoint(const std::string& text) {
+  constexpr std::string_view key = "tracing.otlp_endpoint";
+  auto parsed = boost::urls::parse_uri(text);
+  if (!parsed) fail(key, "not a valid URL: \"" + redact_url(text) + "\"");
+  const auto& url = *parsed;
+  if (url.scheme_id() != boost::urls::scheme::http) {
+    fail(key, "must start with http:// (run a collector beside the gateway for TLS)");
+  }
+  if (!url.has_authority() || url.encoded_host().empty()) fail(key, "has no host");
+  if (url.has_userinfo()) fail(key, "must not carry credentials");
+  if (!valid_url_port(url)) fail(key, "port must be 1..65535");
+  if (url.has_query() || url.has_fragment()) fail(key, "must not have a query or fragment");
+}
+
 void check_redis_topology(const RedisConfig& redis, int db) {
   if (redis.mode != "standalone" && redis.mode != "sentinel" && redis.mode != "cluster") {
     fail("redis.mode",
@@ -361,6 +376,17 @@ void validate(const Config& c) {
   }
   if (c.log.access_log.empty()) fail("log.access_log", "must be \"stdout\", \"off\" or a path");
   if (!(c.log.sample >= 0 && c.log.sample <= 1)) fail("log.sample", "must be between 0 and 1");
+
+  // [tracing]
+  if (!c.tracing.otlp_endpoint.empty()) check_otlp_endpoint(c.tracing.otlp_endpoint);
+  if (!(c.tracing.sample >= 0 && c.tracing.sample <= 1)) {
+    fail("tracing.sample", "must be between 0 and 1");
+  }
+  if (c.tracing.service_name.empty()) fail("tracing.service_name", "must not be empty");
+  if (c.tracing.max_queued_spans == 0) fail("tracing.max_queued_spans", "must be at least 1");
+  if (c.tracing.export_timeout <= Duration::zero()) {
+    fail("tracing.export_timeout", "must be positive");
+  }
 }
 
 }  // namespace wg::config

@@ -1,5 +1,7 @@
 #include "public_handler.hpp"
 
+#include <iterator>
+
 #include "error_response.hpp"
 #include "outcome_metrics.hpp"
 #include "widget_gateway/api/route.hpp"
@@ -23,6 +25,39 @@ bool is_get_or_head(verb method) {
 std::string_view field(const http::Request& request, bhttp::field name) {
   auto it = request.headers.find(name);
   return it == request.headers.end() ? std::string_view() : std::string_view(it->value());
+}
+
+// The server span's name: the route's template (OpenTelemetry's `http.route`); the method, which
+// may be GET, HEAD or OPTIONS, is an attribute.
+std::string_view span_name(api::Route route) {
+  switch (route) {
+    case api::Route::widget:
+      return "/api/v1/widgets/widget/{id}/remote";
+    case api::Route::reviews:
+      return "/api/v1/widgets/widget/{id}/reviews/remote";
+    case api::Route::healthz:
+      return "/healthz";
+    case api::Route::readyz:
+      return "/readyz";
+    case api::Route::not_found:
+      break;
+  }
+  return "other";
+}
+
+// The request's trace, continued from its traceparent (and tracestate) or started here.
+tracing::RequestTrace begin_trace(tracing::Tracer* tracer, const http::Request& request,
+                                  api::Route route) {
+  if (tracer == nullptr) return {};
+  auto found = request.headers.find("traceparent");
+  if (found == request.headers.end()) return tracer->begin({}, {}, false, span_name(route));
+  const std::string_view traceparent(found->value());
+  auto [first, last] = request.headers.equal_range("traceparent");
+  const bool repeated = std::next(first) != last;
+  auto state = request.headers.find("tracestate");
+  const std::string_view tracestate =
+      state == request.headers.end() ? std::string_view() : std::string_view(state->value());
+  return tracer->begin(traceparent, tracestate, repeated, span_name(route));
 }
 
 // Every X-Forwarded-For line, joined as one list.
@@ -76,12 +111,14 @@ http::Response method_not_allowed(std::string_view allow) {
 
 PublicHandler::PublicHandler(GatewayService& service, const Readiness& readiness, Clock& clock,
                              const config::Config& config, ClientLimiters limiters,
-                             metrics::GatewayMetrics* metrics, accesslog::AccessLog* access_log)
+                             metrics::GatewayMetrics* metrics, accesslog::AccessLog* access_log,
+                             tracing::Tracer* tracer)
     : service_(service),
       readiness_(readiness),
       clock_(clock),
       metrics_(metrics),
-      access_log_(access_log) {
+      access_log_(access_log),
+      tracer_(tracer) {
   update(config, std::move(limiters));
 }
 
@@ -108,6 +145,7 @@ asio::awaitable<http::Response> PublicHandler::handle(const http::Request& reque
   std::shared_ptr<const Settings> settings = settings_;
   Observation observation;
   api::RouteMatch match = api::match_route(request.target);
+  tracing::RequestTrace trace = begin_trace(tracer_, request, match.route);
   http::Response response;
   switch (match.route) {
     case api::Route::not_found:
@@ -123,13 +161,24 @@ asio::awaitable<http::Response> PublicHandler::handle(const http::Request& reque
       break;
     case api::Route::widget:
     case api::Route::reviews:
-      response = co_await handle_api(request, match, *settings, observation);
+      response = co_await handle_api(request, match, *settings, observation, trace);
       break;
   }
   if (request.is_head() && response.body_mode == http::BodyMode::send) {
     response.body_mode = http::BodyMode::length_only;
   }
+  // An id only when something needs it: the access log, or a recorded span.
+  if (access_log_ && access_log_->enabled()) observation.trace_id = trace.trace_id_hex();
   observe(request, match.route, response, observation, started);
+  if (trace.recording()) {
+    tracing::Span& span = trace.span();
+    span.set("http.request.method", std::string(request.method_text));
+    span.set("http.response.status_code", static_cast<std::int64_t>(response.status));
+    span.set("wg.cache", std::string(metrics::to_string(observation.cache)));
+    if (!observation.widget.empty()) span.set("wg.widget", std::string(observation.widget));
+    if (response.status >= 500) span.fail();
+    trace.end();
+  }
   co_return response;
 }
 
@@ -199,6 +248,7 @@ void PublicHandler::observe(const http::Request& request, api::Route route,
     if (observation.upstream_ms >= 0) record.upstream_ms = observation.upstream_ms;
     record.bytes = response.body_mode == http::BodyMode::send ? response.body.size() : 0;
     record.duration_ms = seconds * 1000.0;
+    record.trace_id = observation.trace_id;
     access_log_->write(record);
   }
 }
@@ -206,7 +256,8 @@ void PublicHandler::observe(const http::Request& request, api::Route route,
 asio::awaitable<http::Response> PublicHandler::handle_api(const http::Request& request,
                                                           const api::RouteMatch& match,
                                                           const Settings& settings,
-                                                          Observation& observation) {
+                                                          Observation& observation,
+                                                          tracing::RequestTrace& trace) {
   const api::Endpoint endpoint =
       match.route == api::Route::widget ? api::Endpoint::widget : api::Endpoint::reviews;
   const RequestView view = request_view(request);
@@ -248,11 +299,20 @@ asio::awaitable<http::Response> PublicHandler::handle_api(const http::Request& r
   }
   Served served;
   FirstLook look;
-  if (std::optional<Served> hit = service_.serve_from_l1(api_request, look)) {
+  tracing::SpanContext context;  // the request's, for what a miss does (ids made only then)
+  tracing::Span l1_lookup;
+  if (trace.recording()) {
+    l1_lookup = tracing::Span::child(trace.context(), "l1 lookup", tracing::SpanKind::internal);
+  }
+  std::optional<Served> hit = service_.serve_from_l1(api_request, look);
+  l1_lookup.set("wg.hit", hit.has_value());
+  l1_lookup.end();
+  if (hit) {
     served = std::move(*hit);
   } else {
     Admission* asked = admission ? &*admission : nullptr;
-    served = co_await service_.serve(api_request, look, asked);
+    context = trace.context();
+    served = co_await service_.serve(api_request, look, asked, &context);
   }
   // Only while the page still lacks a coding: its hits then skip parsing Accept-Encoding here
   // (the response builder parses it anyway).

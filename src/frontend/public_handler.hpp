@@ -17,6 +17,7 @@
 #include "widget_gateway/edge/trusted_proxies.hpp"
 #include "widget_gateway/http/request_handler.hpp"
 #include "widget_gateway/metrics/gateway_metrics.hpp"
+#include "widget_gateway/tracing/tracer.hpp"
 
 namespace wg::frontend {
 
@@ -34,10 +35,11 @@ struct ClientLimiters {
 // One per io worker; handle() and update() run on that worker's thread only.
 class PublicHandler final : public http::RequestHandler {
  public:
-  // `metrics` and `access_log` may be null (tests).
+  // `metrics`, `access_log` and `tracer` (the worker's) may be null (tests).
   PublicHandler(GatewayService& service, const Readiness& readiness, Clock& clock,
                 const config::Config& config, ClientLimiters limiters,
-                metrics::GatewayMetrics* metrics, accesslog::AccessLog* access_log);
+                metrics::GatewayMetrics* metrics, accesslog::AccessLog* access_log,
+                tracing::Tracer* tracer = nullptr);
 
   boost::asio::awaitable<http::Response> handle(const http::Request& request) override;
   // 405 for a method a public route never takes, before its body counts against any limit.
@@ -66,11 +68,13 @@ class PublicHandler final : public http::RequestHandler {
     double upstream_ms = -1;
     std::string client;
     std::optional<metrics::RefusalReason> refusal;  // the gateway refused it itself
+    std::string_view trace_id;  // hex; empty: none
   };
   boost::asio::awaitable<http::Response> handle_api(const http::Request& request,
                                                     const api::RouteMatch& match,
                                                     const Settings& settings,
-                                                    Observation& observation);
+                                                    Observation& observation,
+                                                    tracing::RequestTrace& trace);
   void observe(const http::Request& request, api::Route route, const http::Response& response,
                const Observation& observation, SteadyTime started);
 
@@ -79,6 +83,7 @@ class PublicHandler final : public http::RequestHandler {
   Clock& clock_;
   metrics::GatewayMetrics* metrics_;
   accesslog::AccessLog* access_log_;
+  tracing::Tracer* tracer_;
   std::shared_ptr<const Settings> settings_;
 };
 

@@ -37,6 +37,7 @@
 #include "widget_gateway/redis/client.hpp"
 #include "widget_gateway/redis/sentinel_watcher.hpp"
 #include "widget_gateway/redis/subscriber.hpp"
+#include "widget_gateway/tracing/otlp_exporter.hpp"
 #include "widget_gateway/upstream/circuit_breaker.hpp"
 #include "worker.hpp"
 
@@ -86,9 +87,10 @@ void erase_in(serving::ServingCore& core, const std::string& prefix) {
 
 // What the process runs with once a reload built `fresh`: its reloadable parts, and the start-up
 // values of what is bound to sockets, pools or threads made at start ([server], [upstream],
-// [redis], admin.listen, log.access_log), which wait for a restart. TLS certificate files are
-// an exception: `tls_files_read` says the reload read them (renewals keep the listener); so is
-// server.public_readyz_detail, a setting of the public handler that each worker swaps.
+// [redis], [tracing], admin.listen, log.access_log), which wait for a restart. TLS certificate
+// files are an exception: `tls_files_read` says the reload read them (renewals keep the
+// listener); so is server.public_readyz_detail, a setting of the public handler that each
+// worker swaps.
 config::Config running_after_reload(const config::Config& started, const config::Config& fresh,
                                     bool tls_files_read) {
   config::Config running = fresh;
@@ -104,6 +106,7 @@ config::Config running_after_reload(const config::Config& started, const config:
   running.admin.tls_cert_file = started.admin.tls_cert_file;
   running.admin.tls_key_file = started.admin.tls_key_file;
   running.log.access_log = started.log.access_log;
+  running.tracing = started.tracing;
   return running;
 }
 
@@ -223,6 +226,7 @@ class Gateway final : private Workers, private SiblingCaches {
                                                   readiness_, limiter, &access_log_));
       workers_.back()->use_tls(tls_);
     }
+    exporter_ = make_exporter();
   }
 
   int run() {
@@ -237,6 +241,19 @@ class Gateway final : private Workers, private SiblingCaches {
     }
     metrics_.redis_state(false);
     redis_degraded_.set(true, SystemClock::instance().steady_now());
+    registry_.callback_counter(
+        "wg_trace_spans_exported_total",
+        "Spans the OTLP collector (tracing.otlp_endpoint) accepted.", {},
+        [this] { return exporter_ ? static_cast<double>(exporter_->exported()) : 0; });
+    registry_.callback_counter(
+        "wg_trace_spans_dropped_total",
+        "Finished spans not exported: a worker's queue was full, or the collector did not take "
+        "their batch.",
+        {}, [this] {
+          std::uint64_t dropped = exporter_ ? exporter_->failed() : 0;
+          for (const auto& worker : workers_) dropped += worker->span_queue().dropped();
+          return static_cast<double>(dropped);
+        });
     registry_.callback_counter(
         "wg_redis_degraded_seconds_total", "Time spent without a Redis connection.", {},
         [this] { return redis_degraded_.seconds(SystemClock::instance().steady_now()); });
@@ -266,6 +283,7 @@ class Gateway final : private Workers, private SiblingCaches {
     purges_.start();
     if (sentinel_watcher_) sentinel_watcher_->start();
     admin_server_.start();
+    if (exporter_) exporter_->start();
     for (auto& worker : workers_) worker->start();
     asio::co_spawn(control_, report_quota(), asio::detached);
     asio::co_spawn(control_, sample_status(), asio::detached);
@@ -314,6 +332,7 @@ class Gateway final : private Workers, private SiblingCaches {
       co_await tick.async_wait(asio::as_tuple(asio::use_awaitable));
     }
     co_await admin_server_.drain(std::chrono::milliseconds(100));
+    if (exporter_) co_await exporter_->stop();  // the last requests' spans
     stopping_ = true;
     co_await known_widgets_.flush(control_redis_);
     co_await release_quota_lease();
@@ -524,6 +543,24 @@ class Gateway final : private Workers, private SiblingCaches {
       log::warn("reloaded",
                 {{"file", fresh.config_file}, {"changed", changed}, {"ignored", built.overridden}});
     }
+  }
+
+  // With tracing.otlp_endpoint: one exporter, on the control thread, draining every worker's
+  // span queue (docs/tracing.md).
+  std::unique_ptr<tracing::OtlpExporter> make_exporter() {
+    const config::TracingConfig& wanted = config_.tracing;
+    if (wanted.otlp_endpoint.empty()) return nullptr;
+    tracing::ExporterSettings settings;
+    if (!tracing::split_endpoint(wanted.otlp_endpoint, settings)) {
+      throw std::invalid_argument("tracing.otlp_endpoint: not an http:// URL");
+    }
+    settings.service_name = wanted.service_name;
+    settings.service_version = WG_VERSION;
+    settings.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(wanted.export_timeout);
+    std::vector<tracing::SpanQueue*> queues;
+    for (auto& worker : workers_) queues.push_back(&worker->span_queue());
+    return std::make_unique<tracing::OtlpExporter>(control_.get_executor(), std::move(settings),
+                                                   std::move(queues));
   }
 
   // Sentinel mode: one watcher for the process, on the control thread.
@@ -760,7 +797,8 @@ class Gateway final : private Workers, private SiblingCaches {
   http::HttpServer admin_server_;
   asio::signal_set signals_;
   std::vector<std::unique_ptr<Worker>> workers_;
-  std::size_t next_worker_ = 0;  // control thread only
+  std::unique_ptr<tracing::OtlpExporter> exporter_;  // null: spans are not exported
+  std::size_t next_worker_ = 0;                      // control thread only
   // The SIGHUP helper (control thread starts and joins it; see reload()).
   std::mutex reload_mutex_;
   bool reload_running_ = false;  // reload_mutex_

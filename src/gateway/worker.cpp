@@ -34,7 +34,7 @@ Worker::Worker(unsigned index, unsigned workers, const config::Config& config,
       core_(ioc_.get_executor(), config, redis_settings,
             l1_share(config.cache.l1_max_bytes, workers), parts, index),
       handler_(core_.service, readiness, parts.clock, config, std::move(limiters), parts.metrics,
-               access_log),
+               access_log, &core_.tracer),
       server_(ioc_, "public", worker_limits(config.server, workers), handler_, true) {}
 
 Worker::~Worker() {

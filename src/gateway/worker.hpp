@@ -55,6 +55,8 @@ class Worker {
   // Safe from any thread.
   const http::ServerStats& server_stats() const { return server_.stats(); }
   std::size_t l1_bytes() const { return core_.l1.bytes(); }
+  // The worker's finished spans; thread-safe (the exporter drains it on the control thread).
+  tracing::SpanQueue& span_queue() { return core_.tracer.queue(); }
   std::size_t l1_entries() const { return core_.l1.entries(); }
   bool redis_connected() const { return core_.redis.connected(); }
   // Connected, and no error reply (auth, permissions, READONLY, OOM...) lately.

@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "widget_gateway/cache/entry.hpp"
+#include "widget_gateway/tracing/trace_context.hpp"
 
 namespace wg::serving {
 
@@ -18,6 +19,9 @@ struct FetchOutcome {
   bool theirs = false;      // another worker's or instance's fetch stored it while this one waited
   double upstream_ms = -1;  // how long the upstream exchange took; < 0 when none was made
   std::chrono::seconds retry_after{0};  // for the client, when `error` asks it to wait
+  // The upstream fetch's span (none when no trip was made): coalesced waiters link to it.
+  tracing::TraceId fetch_trace;
+  tracing::SpanId fetch_span;
 };
 
 }  // namespace wg::serving

@@ -58,7 +58,8 @@ struct GatewayService::KeyServing {
   FirstLook look;  // the key and its shape (`own` moves out into `own` below)
   SettingsPtr settings;
   Admission* admission = nullptr;
-  // Each with an initializer: serve_key gives only the four above, which clang's
+  const tracing::SpanContext* trace = nullptr;  // null: not traced
+  // Each with an initializer: serve_key gives only the five above, which clang's
   // -Wmissing-field-initializers accepts only so.
   std::string widget_key{};                    // the widget data's key (reviews), computed once
   std::vector<PageDeriver::Window> windows{};  // a derived page's, keys computed once
@@ -74,7 +75,7 @@ GatewayService::GatewayService(asio::any_io_executor background, ServiceDependen
       deps_(deps),
       proofs_(deps.cache, deps.list_ends, deps.clock),
       shared_fetch_(std::move(background),
-                    {deps.cache, deps.fetcher, deps.lock, deps.clock, deps.metrics}),
+                    {deps.cache, deps.fetcher, deps.lock, deps.clock, deps.metrics, deps.tracer}),
       pages_(deps.cache, deps.list_ends, deps.clock, deps.metrics),
       on_demand_(compress::kOnDemandBytesPerSecond, compress::kOnDemandBurstBytes) {
   update(config);
@@ -151,14 +152,16 @@ asio::awaitable<Served> GatewayService::serve(const api::ApiRequest& request,
 }
 
 asio::awaitable<Served> GatewayService::serve(const api::ApiRequest& request, FirstLook look,
-                                              Admission* admission) {
-  co_return co_await serve_key(request, std::move(look), settings_, admission);
+                                              Admission* admission,
+                                              const tracing::SpanContext* trace) {
+  co_return co_await serve_key(request, std::move(look), settings_, admission, trace);
 }
 
 asio::awaitable<Served> GatewayService::serve_key(const api::ApiRequest& request, FirstLook look,
-                                                  SettingsPtr settings, Admission* admission) {
+                                                  SettingsPtr settings, Admission* admission,
+                                                  const tracing::SpanContext* trace) {
   using Action = Step::Action;
-  KeyServing s{request, std::move(look), std::move(settings), admission};
+  KeyServing s{request, std::move(look), std::move(settings), admission, trace};
   s.facts = facts_for(s.look, deps_.clock.wall_now(), s.settings->stale);
   s.facts.client_limits = admission != nullptr;
   s.own = std::move(s.look.own);
@@ -263,7 +266,14 @@ void GatewayService::take_own(KeyServing& s, std::shared_ptr<const cache::Entry>
 }
 
 asio::awaitable<void> GatewayService::look_up_shared(KeyServing& s) {
+  tracing::Span span;
+  if (s.trace != nullptr) {
+    span = tracing::Span::child(*s.trace, "redis lookup", tracing::SpanKind::client);
+  }
   Found shared = co_await deps_.cache.find_shared(s.look.key);
+  span.set("wg.found", shared.entry != nullptr);
+  if (shared.shared_unavailable) span.fail();
+  span.end();
   s.facts.now = deps_.clock.wall_now();
   s.facts.own_looked = RequestFacts::Own::l1_and_l2;
   s.facts.shared_unavailable = shared.shared_unavailable;
@@ -317,7 +327,7 @@ asio::awaitable<void> GatewayService::obtain_proof(KeyServing& s) {
   FirstLook widget_look = first_look(widget_request, *s.settings, s.widget_key);
   widget_look.shared_missed = true;
   Served widget =
-      co_await serve_key(widget_request, std::move(widget_look), s.settings, s.admission);
+      co_await serve_key(widget_request, std::move(widget_look), s.settings, s.admission, s.trace);
   s.facts.now = deps_.clock.wall_now();
   if (widget.upstream_ms >= 0) s.failed.upstream_ms = widget.upstream_ms;
   if (!widget.ok()) {
@@ -403,7 +413,8 @@ asio::awaitable<std::optional<Served>> GatewayService::derive(KeyServing& s) {
     } else if (page_proof == RequestFacts::Proof::none && window.start <= s.request.query.skip) {
       look.proof = RequestFacts::Proof::none;
     }
-    co_return co_await serve_key(window.request, std::move(look), s.settings->windows, s.admission);
+    co_return co_await serve_key(window.request, std::move(look), s.settings->windows, s.admission,
+                                 s.trace);
   };
   Served page = co_await pages_.derive(s.request, s.look.key, s.windows, serve_window);
   if (page.ok()) co_return page;
@@ -416,7 +427,7 @@ asio::awaitable<std::optional<Served>> GatewayService::derive(KeyServing& s) {
 asio::awaitable<std::optional<Served>> GatewayService::fetch(KeyServing& s, const Step& step) {
   const WallTime known = s.own ? s.own->stored_at : WallTime{};
   Coalescer::Result fetched = co_await shared_fetch_.fetch(
-      s.request, s.look.key, shared_part(s.settings), known, s.facts.widget_known);
+      s.request, s.look.key, shared_part(s.settings), known, s.facts.widget_known, s.trace);
   s.facts.now = deps_.clock.wall_now();
   s.facts.upstream_reached = !fetched.collapsed && fetched.outcome.upstream_ms >= 0;
   if (!fetched.collapsed) s.failed.upstream_ms = fetched.outcome.upstream_ms;

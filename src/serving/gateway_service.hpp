@@ -26,6 +26,7 @@
 #include "widget_gateway/api/request.hpp"
 #include "widget_gateway/compress/compress.hpp"
 #include "widget_gateway/config/config.hpp"
+#include "widget_gateway/tracing/tracer.hpp"
 #include "widget_proof.hpp"
 
 namespace wg::serving {
@@ -66,6 +67,7 @@ struct ServiceDependencies {
   SiblingCaches* siblings = nullptr;  // the process's other workers; null: none
   unsigned worker = 0;                // this worker's index, for `siblings`
   ListEnds* list_ends = nullptr;      // process-wide; null: list ends are not remembered
+  tracing::Tracer* tracer = nullptr;  // this worker's; null: background refreshes are not traced
 };
 
 // Threads: one service per io worker; every member is called on that worker's thread.
@@ -80,9 +82,11 @@ class GatewayService {
   std::optional<Served> serve_from_l1(const api::ApiRequest& request, FirstLook& look);
 
   // Everything else. `admission` (may be null) is asked before this request would go
-  // upstream.
+  // upstream. `trace` (may be null): the request's trace, which its Redis lookups, waits and
+  // upstream fetches join.
   boost::asio::awaitable<Served> serve(const api::ApiRequest& request, FirstLook look,
-                                       Admission* admission = nullptr);
+                                       Admission* admission = nullptr,
+                                       const tracing::SpanContext* trace = nullptr);
   // Both steps, for callers without a hit path of their own (admin warm-up, tests).
   boost::asio::awaitable<Served> serve(const api::ApiRequest& request,
                                        Admission* admission = nullptr);
@@ -108,7 +112,8 @@ class GatewayService {
   bool early_draw(RequestFacts::Shape shape, const cache::Entry* own, WallTime now);
   // The policy's loop for one key, until it answers.
   boost::asio::awaitable<Served> serve_key(const api::ApiRequest& request, FirstLook look,
-                                           SettingsPtr settings, Admission* admission);
+                                           SettingsPtr settings, Admission* admission,
+                                           const tracing::SpanContext* trace);
 
   // The steps. Those that answer return the answer; the others fold what they learn into the
   // facts.

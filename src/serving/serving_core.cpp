@@ -21,6 +21,18 @@ redis::Settings owned_by(redis::Settings settings, std::string owner) {
   return settings;
 }
 
+// This worker's tracer: its share of the span queue, seeded once from the injected source.
+tracing::Tracer make_tracer(const config::TracingConfig& config, const ProcessParts& parts) {
+  tracing::TracerSettings settings;
+  settings.exporting = !config.otlp_endpoint.empty();
+  settings.sample = config.sample;
+  settings.max_queued_spans =
+      std::max<std::size_t>(1, config.max_queued_spans / std::max(parts.workers, 1u));
+  const auto draw = [&] { return static_cast<std::uint64_t>(parts.random.uniform01() * 0x1p32); };
+  const std::uint64_t seed = draw() << 32 ^ draw();
+  return tracing::Tracer(settings, parts.clock, seed);
+}
+
 }  // namespace
 
 redis::Settings redis_settings(const config::Config& config) {
@@ -34,7 +46,8 @@ redis::Settings redis_settings(const config::Config& config) {
 ServingCore::ServingCore(asio::any_io_executor ex, const config::Config& config,
                          const redis::Settings& redis_settings, std::size_t l1_bytes,
                          ProcessParts parts, unsigned index)
-    : redis(ex, owned_by(redis_settings, "worker " + std::to_string(index)), parts.random),
+    : tracer(make_tracer(config.tracing, parts)),
+      redis(ex, owned_by(redis_settings, "worker " + std::to_string(index)), parts.random),
       upstream(ex, config.upstream, parts.clock),
       store(redis, parts.generations, cache::KeySpace(config.redis.key_prefix)),
       // One shard: the worker is its only user, so shards would only split its budget.
@@ -49,7 +62,7 @@ ServingCore::ServingCore(asio::any_io_executor ex, const config::Config& config,
                parts.clock, parts.random, parts.metrics, &cost}),
       service(ex,
               {tier, fetcher, lock, parts.known, redis, parts.quota, parts.clock, parts.random,
-               parts.metrics, parts.siblings, index, parts.list_ends},
+               parts.metrics, parts.siblings, index, parts.list_ends, &tracer},
               config),
       executor_(ex),
       quota_(parts.quota),

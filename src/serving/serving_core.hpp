@@ -21,6 +21,7 @@
 #include "widget_gateway/common/random.hpp"
 #include "widget_gateway/config/config.hpp"
 #include "widget_gateway/redis/client.hpp"
+#include "widget_gateway/tracing/tracer.hpp"
 #include "widget_gateway/upstream/client.hpp"
 
 namespace wg::serving {
@@ -64,6 +65,8 @@ class ServingCore {
   // Clears L1 now if this worker's Redis connection is up, else as soon as it comes up.
   void clear_l1_when_redis_up();
 
+  // First: the spans of coroutines still held by the io_context may name it as they go.
+  tracing::Tracer tracer;
   redis::Client redis;
   upstream::Client upstream;
   cache::RedisStore store;

@@ -28,13 +28,26 @@ SharedFetch::SharedFetch(asio::any_io_executor background, Parts parts)
 
 asio::awaitable<Coalescer::Result> SharedFetch::fetch(const api::ApiRequest& request,
                                                       const std::string& key, SettingsPtr settings,
-                                                      WallTime known_stored_at, bool widget_known) {
+                                                      WallTime known_stored_at, bool widget_known,
+                                                      const tracing::SpanContext* trace) {
+  tracing::SpanContext context = trace != nullptr ? *trace : tracing::SpanContext{};
   // Named, not a temporary in the co_await expression: GCC 12 destroys those twice.
-  Coalescer::Fetch fetch_once = [this, request, key, settings, known_stored_at, widget_known]() {
-    return this->fetch_once(request, key, settings, known_stored_at, widget_known, false);
+  Coalescer::Fetch fetch_once = [this, request, key, settings, known_stored_at, widget_known,
+                                 context]() {
+    return this->fetch_once(request, key, settings, known_stored_at, widget_known, false, context);
   };
+  // Kept only if this request turns out to wait for another's fetch.
+  tracing::Span wait = tracing::Span::child(context, "coalesced wait", tracing::SpanKind::internal);
   auto result = co_await coalescer_.run(key, fetch_once, settings->wait_timeout);
   if (result.collapsed && parts_.metrics) parts_.metrics->coalesced_waiter();
+  if (result.collapsed && wait.recording()) {
+    wait.link(result.outcome.fetch_trace, result.outcome.fetch_span);
+    if (result.outcome.error) {
+      wait.set("error.type", result.outcome.error.message());
+      wait.fail();
+    }
+    wait.end();
+  }
   co_return result;
 }
 
@@ -52,12 +65,21 @@ void SharedFetch::refresh_in_background(const api::ApiRequest& request, const st
   }
   auto refresh = [this, request, key, settings, known_stored_at,
                   widget_known]() -> asio::awaitable<void> {
-    Coalescer::Fetch fetch_once = [this, request, key, settings, known_stored_at, widget_known]() {
-      return this->fetch_once(request, key, settings, known_stored_at, widget_known, true);
+    // No client request carries it: a trace of its own, with the refresh as its root.
+    tracing::Span root;
+    if (parts_.tracer != nullptr) {
+      root = parts_.tracer->start_root("background refresh", tracing::SpanKind::internal);
+      root.set("url.path", api::upstream_target(request));
+    }
+    Coalescer::Fetch fetch_once = [this, request, key, settings, known_stored_at, widget_known,
+                                   context = root.context()]() {
+      return this->fetch_once(request, key, settings, known_stored_at, widget_known, true, context);
     };
     const Coalescer::Result refreshed =
         co_await coalescer_.run(key, fetch_once, settings->wait_timeout);
     refreshes_in_flight_.fetch_sub(1);
+    if (refreshed.outcome.error) root.fail();
+    root.end();
     // No client request carries this exchange, so no access-log line does: the event is where
     // an operator finds what the refresh cost.
     if (!refreshed.collapsed && refreshed.outcome.upstream_ms >= 0) {
@@ -75,7 +97,7 @@ void SharedFetch::refresh_in_background(const api::ApiRequest& request, const st
 asio::awaitable<FetchOutcome> SharedFetch::fetch_once(api::ApiRequest request, std::string key,
                                                       SettingsPtr settings,
                                                       WallTime known_stored_at, bool widget_known,
-                                                      bool background) {
+                                                      bool background, tracing::SpanContext trace) {
   // A copy stored after this request looked (by a flight that ended just before this one
   // began, here or on another instance) makes the trip unnecessary.
   auto newer = [&](const std::shared_ptr<const cache::Entry>& entry) {
@@ -157,7 +179,8 @@ asio::awaitable<FetchOutcome> SharedFetch::fetch_once(api::ApiRequest request, s
   }
   // No read under the lock: a fetch stored since this request's lookup would have left "done"
   // in the lock (see FetchLock), and this request would not hold it.
-  FetchOutcome outcome = co_await parts_.fetcher.fetch(request, settings->fetch, widget_known);
+  FetchOutcome outcome =
+      co_await parts_.fetcher.fetch(request, settings->fetch, widget_known, &trace);
   if (heartbeat) heartbeat->stop();
   if (outcome.entry && (outcome.entry->status == 200 || settings->fetch.cache_negative)) {
     // An if, not a conditional: GCC 12 evaluates both arms of one inside a co_await.

@@ -20,6 +20,7 @@
 #include "upstream_fetcher.hpp"
 #include "widget_gateway/api/request.hpp"
 #include "widget_gateway/common/clock.hpp"
+#include "widget_gateway/tracing/tracer.hpp"
 
 namespace wg::metrics {
 class GatewayMetrics;
@@ -36,6 +37,7 @@ class SharedFetch {
     FetchLock& lock;
     Clock& clock;
     metrics::GatewayMetrics* metrics = nullptr;
+    tracing::Tracer* tracer = nullptr;  // the worker's: background refreshes start traces here
   };
   using SettingsPtr = std::shared_ptr<const SharedFetchSettings>;
 
@@ -43,12 +45,14 @@ class SharedFetch {
 
   // The key's fetch: joins one under way in this worker, else runs one (`known_stored_at`:
   // the copy the caller has, so that a newer one stored meanwhile is taken instead).
-  // `widget_known` as for UpstreamFetcher::fetch.
+  // `widget_known` as for UpstreamFetcher::fetch. `trace` (null: none): the request's; a
+  // request that joins another's fetch records its wait, linked to that fetch's span.
   boost::asio::awaitable<Coalescer::Result> fetch(const api::ApiRequest& request,
                                                   const std::string& key, SettingsPtr settings,
-                                                  WallTime known_stored_at, bool widget_known);
+                                                  WallTime known_stored_at, bool widget_known,
+                                                  const tracing::SpanContext* trace = nullptr);
   // The same, detached, for a stale copy being served; at most a bounded number at once, and
-  // none while the fetcher would refuse anyway.
+  // none while the fetcher would refuse anyway. Each starts a trace of its own.
   void refresh_in_background(const api::ApiRequest& request, const std::string& key,
                              SettingsPtr settings, WallTime known_stored_at, bool widget_known);
 
@@ -59,7 +63,8 @@ class SharedFetch {
  private:
   boost::asio::awaitable<FetchOutcome> fetch_once(api::ApiRequest request, std::string key,
                                                   SettingsPtr settings, WallTime known_stored_at,
-                                                  bool widget_known, bool background);
+                                                  bool widget_known, bool background,
+                                                  tracing::SpanContext trace);
   // The per-widget guard's Redis keys for a fetch of `key` now.
   boost::asio::awaitable<std::optional<FetchLock::Guard>> guard_for(const std::string& key,
                                                                     const SharedFetchSettings& s);

@@ -80,7 +80,41 @@ std::error_code UpstreamFetcher::refusal(std::chrono::seconds* retry_after) cons
 
 asio::awaitable<FetchOutcome> UpstreamFetcher::fetch(const api::ApiRequest& request,
                                                      const FetchSettings& settings,
-                                                     bool widget_known) {
+                                                     bool widget_known,
+                                                     const tracing::SpanContext* trace) {
+  // The span has an id whether or not it is recorded: upstream gets it as the parent of what
+  // it does for this request.
+  tracing::Span span;
+  upstream::TraceHeaders headers;
+  if (trace != nullptr) {
+    span = tracing::Span::child(*trace, "upstream fetch", tracing::SpanKind::client, true);
+    if (span.id().valid()) {
+      headers.traceparent = tracing::format_traceparent(span.trace_id(), span.id(), trace->flags);
+      headers.tracestate = trace->trace_state;
+    }
+  }
+  FetchOutcome outcome = co_await fetch_in(request, settings, widget_known, span, headers);
+  if (outcome.upstream_ms >= 0) {
+    outcome.fetch_trace = span.trace_id();
+    outcome.fetch_span = span.id();
+  }
+  if (span.recording()) {
+    span.set("http.request.method", std::string("GET"));
+    span.set("url.path", api::upstream_target(request));
+    span.set("server.address", parts_.client.authority());
+    if (outcome.error) {
+      span.set("error.type", outcome.error.message());
+      span.fail();
+    }
+    span.end();
+  }
+  co_return outcome;
+}
+
+asio::awaitable<FetchOutcome> UpstreamFetcher::fetch_in(const api::ApiRequest& request,
+                                                        const FetchSettings& settings,
+                                                        bool widget_known, tracing::Span& span,
+                                                        const upstream::TraceHeaders& headers) {
   FetchOutcome outcome;
   auto withhold = [&](metrics::Withheld reason, errc error, std::chrono::seconds retry_after) {
     if (parts_.metrics) parts_.metrics->withheld(reason);
@@ -128,6 +162,10 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch(const api::ApiRequest& requ
     unknown_period = reserved.period;
   }
   auto grant = co_await parts_.quota.acquire(parts_.redis);
+  span.set("wg.quota.grant",
+           std::string(grant.allowed()                                            ? "granted"
+                       : grant.verdict == quota::QuotaCounter::Verdict::exhausted ? "exhausted"
+                                                                                  : "unavailable"));
   if (!grant.allowed()) {
     if (unknown_period) co_await parts_.quota.refund_unknown(parts_.redis, *unknown_period);
     if (grant.verdict == quota::QuotaCounter::Verdict::exhausted) {
@@ -141,7 +179,7 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch(const api::ApiRequest& requ
   }
 
   std::string target = api::upstream_target(request);
-  upstream::Result result = co_await parts_.client.get(std::move(target));
+  upstream::Result result = co_await parts_.client.get(std::move(target), headers);
   slot.reset();
   // Rejected before anything was sent: it never counts, and its unit can be spent again.
   if (result.nothing_sent) {
@@ -152,6 +190,7 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch(const api::ApiRequest& requ
   const WallTime now = parts_.clock.wall_now();
   const SteadyTime steady_now = parts_.clock.steady_now();
   const unsigned status = result.ec ? 0 : result.response.status;
+  if (status != 0) span.set("http.response.status_code", static_cast<std::int64_t>(status));
   outcome.upstream_ms = std::chrono::duration<double, std::milli>(result.elapsed).count();
 
   // Only upstream's "I do not know this id" keeps the unknown-id reservation.

@@ -17,11 +17,13 @@
 #include "widget_gateway/cache/ttl_policy.hpp"
 #include "widget_gateway/common/clock.hpp"
 #include "widget_gateway/common/random.hpp"
+#include "widget_gateway/tracing/tracer.hpp"
 #include "widget_gateway/upstream/circuit_breaker.hpp"
 
 namespace wg::upstream {
 class Client;
-}
+struct TraceHeaders;
+}  // namespace wg::upstream
 namespace wg::redis {
 class Client;
 }
@@ -67,9 +69,11 @@ class UpstreamFetcher {
 
   // `widget_known`: upstream has answered 200 for this widget before (or it is allowlisted);
   // otherwise the trip draws on the unknown-id budget, refunded unless upstream answers that
-  // it does not know the id.
+  // it does not know the id. `trace` (null: none): the span the fetch's own span ("upstream
+  // fetch") hangs under; upstream gets its id in `traceparent`.
   boost::asio::awaitable<FetchOutcome> fetch(const api::ApiRequest& request,
-                                             const FetchSettings& settings, bool widget_known);
+                                             const FetchSettings& settings, bool widget_known,
+                                             const tracing::SpanContext* trace = nullptr);
 
   // The error fetch() would fail with at once, sending nothing, in this order of precedence:
   // quota_exhausted (no lease left, the fleet's month spent), upstream_rate_limited or
@@ -79,6 +83,11 @@ class UpstreamFetcher {
   std::error_code refusal(std::chrono::seconds* retry_after = nullptr) const;
 
  private:
+  boost::asio::awaitable<FetchOutcome> fetch_in(const api::ApiRequest& request,
+                                                const FetchSettings& settings, bool widget_known,
+                                                tracing::Span& span,
+                                                const upstream::TraceHeaders& headers);
+
   FetcherParts parts_;
 };
 

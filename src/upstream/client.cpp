@@ -91,7 +91,7 @@ class Client::Impl {
 
   ~Impl() { close_idle(); }
 
-  asio::awaitable<Result> get(std::string path_and_query);
+  asio::awaitable<Result> get(std::string path_and_query, const TraceHeaders& trace);
 
   void close_idle() {
     std::deque<std::unique_ptr<Connection>> dropped;
@@ -116,7 +116,7 @@ class Client::Impl {
     bool keep_alive = false;  // the connection may carry another request
   };
 
-  Request make_request(const std::string& path_and_query) const;
+  Request make_request(const std::string& path_and_query, const TraceHeaders& trace) const;
   asio::awaitable<std::pair<std::error_code, tcp::resolver::results_type>> resolve(
       asio::steady_timer::time_point deadline);
   asio::awaitable<std::error_code> open(Connection& connection);
@@ -153,13 +153,16 @@ class Client::Impl {
   std::atomic<std::uint64_t> retries_{0};
 };
 
-Request Client::Impl::make_request(const std::string& path_and_query) const {
+Request Client::Impl::make_request(const std::string& path_and_query,
+                                   const TraceHeaders& trace) const {
   Request request{http::verb::get, base_.path_prefix + path_and_query, 11};
   request.set(http::field::host, base_.host_header);
   request.set(http::field::user_agent, "widget-gateway/" WG_VERSION);
   request.set(http::field::accept, "application/json");
   // Bodies are stored and served as upstream's exact bytes; no compressed variants upstream.
   request.set(http::field::accept_encoding, "identity");
+  if (!trace.traceparent.empty()) request.set("traceparent", trace.traceparent);
+  if (!trace.tracestate.empty()) request.set("tracestate", trace.tracestate);
   return request;
 }
 
@@ -303,9 +306,9 @@ void Client::Impl::put_idle(std::unique_ptr<Connection> connection) {
   }
 }
 
-asio::awaitable<Result> Client::Impl::get(std::string path_and_query) {
+asio::awaitable<Result> Client::Impl::get(std::string path_and_query, const TraceHeaders& trace) {
   const SteadyTime start = clock_.steady_now();
-  const Request request = make_request(path_and_query);
+  const Request request = make_request(path_and_query, trace);
   Result result;
 
   bool found_closed = false;  // a pooled connection was dead: our one retry is used
@@ -357,7 +360,12 @@ Client::Client(asio::any_io_executor ex, const config::UpstreamConfig& config, C
 Client::~Client() = default;
 
 asio::awaitable<Result> Client::get(std::string path_and_query) {
-  co_return co_await impl_->get(std::move(path_and_query));
+  static const TraceHeaders none;
+  co_return co_await impl_->get(std::move(path_and_query), none);
+}
+
+asio::awaitable<Result> Client::get(std::string path_and_query, const TraceHeaders& trace) {
+  co_return co_await impl_->get(std::move(path_and_query), trace);
 }
 
 void Client::close_idle() {

@@ -30,6 +30,7 @@ Record sample_record() {
   r.upstream_ms = 12.3456;
   r.bytes = 5120;
   r.duration_ms = 0.25;
+  r.trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
   return r;
 }
 
@@ -57,7 +58,8 @@ BOOST_AUTO_TEST_CASE(exact_line) {
   BOOST_TEST(line_of(sample_record()) ==
              R"({"time":"2024-05-01T12:34:56.789Z","client":"127.0.0.1","method":"GET",)"
              R"("route":"reviews","widget":"abc-1","status":200,"cache":"hit",)"
-             R"("upstream_ms":12.346,"bytes":5120,"duration_ms":0.250})"
+             R"("upstream_ms":12.346,"bytes":5120,"duration_ms":0.250,)"
+             R"("trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"})"
              "\n");
 }
 
@@ -71,7 +73,8 @@ BOOST_AUTO_TEST_CASE(a_refusal_names_its_reason_and_a_normal_answer_has_none) {
   BOOST_TEST(line_of(r) ==
              R"({"time":"2024-05-01T12:34:56.789Z","client":"127.0.0.1","method":"GET",)"
              R"("route":"reviews","widget":"abc-1","status":502,"cache":"none",)"
-             R"("reason":"circuit_open","upstream_ms":null,"bytes":5120,"duration_ms":0.250})"
+             R"("reason":"circuit_open","upstream_ms":null,"bytes":5120,"duration_ms":0.250,)"
+             R"("trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"})"
              "\n");
   simdjson::dom::parser parser;
   simdjson::dom::element doc = parser.parse(line_of(r));
@@ -92,6 +95,7 @@ BOOST_AUTO_TEST_CASE(line_is_json_with_every_field) {
   BOOST_TEST(double(doc["upstream_ms"]) == 12.346, boost::test_tools::tolerance(1e-9));
   BOOST_TEST(std::uint64_t(doc["bytes"]) == 5120u);
   BOOST_TEST(double(doc["duration_ms"]) == 0.25, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(std::string_view(doc["trace_id"]) == "4bf92f3577b34da6a3ce929d0e0e4736");
 }
 
 BOOST_AUTO_TEST_CASE(absent_values_are_null) {
@@ -99,12 +103,14 @@ BOOST_AUTO_TEST_CASE(absent_values_are_null) {
   r.widget = {};
   r.upstream_ms.reset();
   r.duration_ms = -1;  // a clock gone backwards is not a duration
+  r.trace_id = {};
   const std::string line = line_of(r);
   simdjson::dom::parser parser;
   simdjson::dom::element doc = parser.parse(line);
   BOOST_TEST(doc["widget"].is_null());
   BOOST_TEST(doc["upstream_ms"].is_null());
   BOOST_TEST(doc["duration_ms"].is_null());
+  BOOST_TEST(doc["trace_id"].is_null());
   r.upstream_ms = std::numeric_limits<double>::quiet_NaN();
   BOOST_TEST(line_of(r).find(R"("upstream_ms":null)") != std::string::npos);
 }

@@ -76,6 +76,7 @@ void check_equal(const cfg::Config& a, const cfg::Config& b) {
   BOOST_TEST((a.access == b.access));
   BOOST_TEST((a.admin == b.admin));
   BOOST_TEST((a.log == b.log));
+  BOOST_TEST((a.tracing == b.tracing));
 }
 
 }  // namespace
@@ -504,6 +505,11 @@ BOOST_AUTO_TEST_CASE(failures_name_the_key) {
       {"log.sample", [](cfg::Config& c) { c.log.sample = -0.1; }},
       {"log.sample", [](cfg::Config& c) { c.log.sample = 1.5; }},
       {"log.access_log", [](cfg::Config& c) { c.log.access_log = ""; }},
+      {"tracing.otlp_endpoint",
+       [](cfg::Config& c) { c.tracing.otlp_endpoint = "https://collector:4318/v1/traces"; }},
+      {"tracing.otlp_endpoint", [](cfg::Config& c) { c.tracing.otlp_endpoint = "collector:4318"; }},
+      {"tracing.sample", [](cfg::Config& c) { c.tracing.sample = 1.5; }},
+      {"tracing.max_queued_spans", [](cfg::Config& c) { c.tracing.max_queued_spans = 0; }},
       {"cors.allowed_origins", [](cfg::Config& c) { c.cors.allowed_origins = {"a.example"}; }},
       {"cors.allowed_origins",
        [](cfg::Config& c) { c.cors.allowed_origins = {"https://a.example/"}; }},

@@ -119,7 +119,8 @@ StubReply error_reply(http::status status, std::string_view message) {
   return reply;
 }
 
-StubReply StubHandler::handle(http::verb method, std::string_view target) {
+StubReply StubHandler::handle(http::verb method, std::string_view target,
+                              std::string_view traceparent) {
   const auto parsed = boost::urls::parse_origin_form(target);
   if (!parsed) return error_reply(http::status::bad_request, "Invalid request target");
   const boost::urls::url_view& url = *parsed;
@@ -133,6 +134,11 @@ StubReply StubHandler::handle(http::verb method, std::string_view target) {
 
   // Every request on an API path counts, whatever happens to it next.
   (api->route == ApiRoute::widget ? widget_ : reviews_).fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard lock(traceparents_mutex_);
+    if (traceparents_.size() == kMaxTraceparents) traceparents_.pop_front();
+    traceparents_.emplace_back(traceparent);
+  }
   const auto delay = faults_.latency();
   const FaultPlan::Fault taken =
       faults_.take(api->route == ApiRoute::widget ? FaultEndpoint::widget : FaultEndpoint::reviews);
@@ -229,12 +235,26 @@ StubReply StubHandler::control(http::verb method, std::string_view path, std::st
                       std::to_string(s.reviews) + ",\"total\":" + std::to_string(s.total) +
                       ",\"connections\":" + std::to_string(s.connections) + "}");
   }
+  if (path == "/__stub/traceparents") {
+    if (method != http::verb::get) return method_not_allowed("GET");
+    std::string body = "[";
+    std::lock_guard lock(traceparents_mutex_);
+    for (const std::string& value : traceparents_) {
+      if (body.size() > 1) body.push_back(',');
+      json::append_string(body, value);
+    }
+    return json_reply(body + "]");
+  }
   if (path == "/__stub/reset") {
     if (method != http::verb::post) return method_not_allowed("POST");
     widget_.store(0);
     reviews_.store(0);
     connections_.store(0);
     faults_.reset();
+    {
+      std::lock_guard lock(traceparents_mutex_);
+      traceparents_.clear();
+    }
     return json_reply("{\"ok\":true}");
   }
   if (path == "/__stub/fault") {

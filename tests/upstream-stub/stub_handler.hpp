@@ -19,6 +19,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -59,8 +61,11 @@ class StubHandler {
   // `dataset` must outlive the handler.
   explicit StubHandler(const Dataset& dataset) : dataset_(dataset) {}
 
-  // Thread-safe.
-  StubReply handle(boost::beast::http::verb method, std::string_view target);
+  // Thread-safe. `traceparent`: the request's header ("" when absent), remembered for API
+  // requests (the last kMaxTraceparents, GET /__stub/traceparents).
+  StubReply handle(boost::beast::http::verb method, std::string_view target,
+                   std::string_view traceparent = {});
+  static constexpr std::size_t kMaxTraceparents = 256;
 
   void note_connection() { connections_.fetch_add(1, std::memory_order_relaxed); }
   StubStats stats() const;
@@ -77,6 +82,8 @@ class StubHandler {
   std::atomic<std::uint64_t> widget_{0};
   std::atomic<std::uint64_t> reviews_{0};
   std::atomic<std::uint64_t> connections_{0};
+  std::mutex traceparents_mutex_;
+  std::deque<std::string> traceparents_;  // oldest first
 };
 
 // A JSON error reply {"statusCode":N,"message":...,"error":...}.

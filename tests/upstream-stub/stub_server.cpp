@@ -172,7 +172,11 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
       if (ec) co_return close_now();  // timeout, reset, malformed or oversized request
 
       http::request<http::string_body> request = parser.release();
-      StubReply reply = state_->handler.handle(request.method(), request.target());
+      const auto traceparent = request.find("traceparent");
+      StubReply reply = state_->handler.handle(request.method(), request.target(),
+                                               traceparent == request.end()
+                                                   ? std::string_view()
+                                                   : std::string_view(traceparent->value()));
       if (reply.delay.count() > 0) {
         timer_.expires_after(reply.delay);
         co_await timer_.async_wait(use_tuple);

@@ -23,6 +23,7 @@ struct Record {
   std::optional<double> upstream_ms;  // nullopt: no upstream call
   std::uint64_t bytes = 0;            // bytes sent to the client, head included
   double duration_ms = 0.0;
+  std::string_view trace_id;  // 32 hex characters (W3C Trace Context); empty: none (null)
 };
 
 // Longest client, method, route, widget or cache text written; longer ones are cut (at a
@@ -31,7 +32,8 @@ inline constexpr std::size_t kMaxFieldBytes = 256;
 
 // Appends one line, newline included:
 // {"time":"2024-05-01T12:34:56.789Z","client":"...","method":"GET","route":"widget",
-//  "widget":"abc","status":200,"cache":"hit","upstream_ms":null,"bytes":512,"duration_ms":0.25}
+//  "widget":"abc","status":200,"cache":"hit","upstream_ms":null,"bytes":512,"duration_ms":0.25,
+//  "trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"}
 // A refusal has "reason" after "cache" ("cache":"none","reason":"circuit_open",...); other
 // answers have no such member.
 // Strings are escaped for JSON; bytes that are not valid UTF-8 become U+FFFD.

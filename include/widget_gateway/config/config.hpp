@@ -161,6 +161,17 @@ struct LogConfig {
   friend bool operator==(const LogConfig&, const LogConfig&) = default;
 };
 
+// Traces (docs/tracing.md). Ids are always made and carried to upstream and the access log;
+// spans are exported only with an endpoint.
+struct TracingConfig {
+  std::string otlp_endpoint;  // http://host:port/v1/traces (OTLP/HTTP JSON); empty = no export
+  double sample = 0.1;        // share of traces started here that are exported (0..1)
+  std::string service_name = "widget-gateway";
+  std::size_t max_queued_spans = 8192;  // finished spans waiting for export, process-wide
+  Duration export_timeout = std::chrono::seconds(5);  // one post to the collector
+  friend bool operator==(const TracingConfig&, const TracingConfig&) = default;
+};
+
 struct Config {
   ServerConfig server;
   UpstreamConfig upstream;
@@ -171,6 +182,7 @@ struct Config {
   AccessConfig access;
   AdminConfig admin;
   LogConfig log;
+  TracingConfig tracing;
   std::string config_file;  // where the file part came from; empty = none
   friend bool operator==(const Config&, const Config&) = default;
 };

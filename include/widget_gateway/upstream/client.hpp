@@ -43,6 +43,12 @@ struct Result {
   std::chrono::microseconds elapsed{0};  // the whole exchange, connect included
 };
 
+// W3C Trace Context headers for one request (empty: not sent).
+struct TraceHeaders {
+  std::string traceparent;
+  std::string tracestate;
+};
+
 class Client {
  public:
   // Throws std::invalid_argument for a bad base_url or an unreadable ca_file (start-up
@@ -64,6 +70,10 @@ class Client {
   // failed having transferred zero bytes. A write that failed after sending anything, a write
   // deadline and every read failure are final.
   boost::asio::awaitable<Result> get(std::string path_and_query);
+  // The same with the request's traceparent and tracestate, sent as given. `trace` must
+  // outlive the call. (An overload, not a defaulted argument: GCC 12 destroys a defaulted
+  // temporary of a coroutine call twice.)
+  boost::asio::awaitable<Result> get(std::string path_and_query, const TraceHeaders& trace);
 
   // Drops pooled idle connections (shutdown, tests). Safe at any time.
   void close_idle();
