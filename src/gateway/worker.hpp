@@ -56,6 +56,7 @@ class Worker {
   const http::ServerStats& server_stats() const { return server_.stats(); }
   std::size_t l1_bytes() const { return core_.l1.bytes(); }
   std::size_t l1_entries() const { return core_.l1.entries(); }
+  std::uint64_t l1_evictions() const { return core_.l1.stats().evictions; }
   bool redis_connected() const { return core_.redis.connected(); }
   // Connected, and no error reply (auth, permissions, READONLY, OOM...) lately.
   bool redis_usable() const { return frontend::redis_usable(core_.redis); }
