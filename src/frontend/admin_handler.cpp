@@ -19,7 +19,6 @@
 #include "widget_gateway/config/loader.hpp"
 #include "widget_gateway/metrics/gateway_metrics.hpp"
 #include "widget_gateway/metrics/registry.hpp"
-#include "widget_gateway/quota/pacing.hpp"
 #include "widget_gateway/quota/quota_counter.hpp"
 
 namespace wg::frontend {
@@ -200,8 +199,6 @@ asio::awaitable<http::Response> AdminHandler::admin(const http::Request& request
 
 http::Response AdminHandler::quota_status() const {
   quota::Snapshot s = deps_.quota.snapshot();
-  const WallTime now = deps_.clock.wall_now();
-  const auto period = quota::quota_period(now, s.utc_offset);
   const std::optional<std::uint64_t> remaining = s.remaining();  // null: no limit
   std::string body =
       "{\"month\":\"" + s.month + "\",\"used\":" + std::to_string(s.used) +
@@ -211,8 +208,8 @@ http::Response AdminHandler::quota_status() const {
       ",\"unknown_used\":" + std::to_string(s.unknown_used) + ",\"unknown_limit\":" +
       (s.unknown_limit ? std::to_string(*s.unknown_limit) : std::string("null")) +
       ",\"resets_at\":\"" + quota::format_rfc3339(s.resets_at, s.utc_offset) + "\",\"mode\":\"" +
-      std::string(quota::to_string(s.mode)) + "\",\"projected_month_end\":" +
-      std::to_string(quota::projected_month_end(s.used, now, period)) + "}";
+      std::string(quota::to_string(s.mode)) +
+      "\",\"projected_month_end\":" + std::to_string(s.projected_month_end) + "}";
   return local_json(200, std::move(body));
 }
 

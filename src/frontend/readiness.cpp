@@ -29,31 +29,38 @@ ReadinessAnswer readiness_of(const ReadinessFacts& f) {
   return {200, "ready"};
 }
 
-http::Response Readiness::response(bool detail) const {
+Readiness::Reading Readiness::read() const {
   const quota::Snapshot quota = quota_.snapshot();
-  ReadinessFacts facts;
+  Reading r;
+  ReadinessFacts& facts = r.facts;
   facts.draining = draining_.load();
   facts.redis_up = redis_up_();
   facts.circuit_open = circuit_open_.load();
-  const std::chrono::seconds hold = upstream_hold_ ? upstream_hold_() : std::chrono::seconds(0);
-  facts.upstream_hold = hold.count() > 0;
+  r.hold = upstream_hold_ ? upstream_hold_() : std::chrono::seconds(0);
+  facts.upstream_hold = r.hold.count() > 0;
   facts.quota_exhausted = quota.mode == quota::Mode::exhausted;
   facts.lease_left = quota.limit == 0 || quota.own_lease > 0;
   // Asked only when it decides: L1 sizes are summed over the workers.
   facts.copies_in_l1 = !facts.draining && !facts.redis_up && copies_in_l1_();
-  const ReadinessAnswer answer = readiness_of(facts);
-  if (!detail)
-    return local_json(answer.status, "{\"status\":\"" + std::string(answer.word) + "\"}");
+  r.answer = readiness_of(facts);
+  r.quota_mode = quota::to_string(quota.mode);
+  return r;
+}
 
+http::Response Readiness::response(bool detail) const {
+  const Reading r = read();
+  if (!detail) {
+    return local_json(r.answer.status, "{\"status\":\"" + std::string(r.answer.word) + "\"}");
+  }
   std::string body =
-      "{\"status\":\"" + std::string(answer.word) + "\",\"redis\":\"" +
-      (facts.redis_up ? "up" : "down") + "\",\"upstream\":\"" +
-      (facts.circuit_open ? "circuit-open" : "ok") + "\"" +
+      "{\"status\":\"" + std::string(r.answer.word) + "\",\"redis\":\"" +
+      (r.facts.redis_up ? "up" : "down") + "\",\"upstream\":\"" +
+      (r.facts.circuit_open ? "circuit-open" : "ok") + "\"" +
       // The contract fixes "upstream"'s values: a hold is a member of its own.
-      (facts.upstream_hold ? ",\"upstream_hold_seconds\":" + std::to_string(hold.count())
-                           : std::string()) +
-      ",\"quota\":\"" + std::string(quota::to_string(quota.mode)) + "\"}";
-  return local_json(answer.status, std::move(body));
+      (r.facts.upstream_hold ? ",\"upstream_hold_seconds\":" + std::to_string(r.hold.count())
+                             : std::string()) +
+      ",\"quota\":\"" + std::string(r.quota_mode) + "\"}";
+  return local_json(r.answer.status, std::move(body));
 }
 
 }  // namespace wg::frontend

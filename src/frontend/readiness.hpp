@@ -61,11 +61,21 @@ class Readiness {
   void set_draining() { draining_.store(true); }
   void set_circuit_open(bool open) { circuit_open_.store(open); }
 
+  // What /readyz answers now; wg_ready and wg_degraded read this too. Any thread.
+  ReadinessAnswer answer() const { return read().answer; }
   // What /readyz answers: the full JSON, or with `detail` false only {"status":...} (the
   // public listener under server.public_readyz_detail = false); the status code is the same.
   http::Response response(bool detail = true) const;
 
  private:
+  struct Reading {
+    ReadinessFacts facts;
+    ReadinessAnswer answer;
+    std::chrono::seconds hold{0};  // left of upstream's hold
+    std::string_view quota_mode;
+  };
+  Reading read() const;
+
   std::function<bool()> redis_up_;
   std::function<bool()> copies_in_l1_;
   std::function<std::chrono::seconds()> upstream_hold_;

@@ -30,6 +30,7 @@
 #include "widget_gateway/edge/rate_limiter.hpp"
 #include "widget_gateway/http/tls_server_context.hpp"
 #include "widget_gateway/metrics/gateway_metrics.hpp"
+#include "widget_gateway/metrics/process_metrics.hpp"
 #include "widget_gateway/metrics/registry.hpp"
 #include "widget_gateway/quota/eviction_policy.hpp"
 #include "widget_gateway/quota/lease_file.hpp"
@@ -61,6 +62,10 @@ constexpr std::chrono::seconds kStatusSampleEvery{1};
 unsigned thread_count(const config::Config& config) {
   if (config.server.threads > 0) return config.server.threads;
   return std::max(1u, std::thread::hardware_concurrency());
+}
+
+double unix_seconds(WallTime t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
 }
 
 std::string address_text(const asio::ip::tcp::endpoint& endpoint) {
@@ -217,6 +222,8 @@ class Gateway final : private Workers, private SiblingCaches {
                              &list_ends_};
     admin_handler_.show_config(config_);
     admin_server_.set_tls(make_admin_tls(config_.admin));
+    metrics_.config_loaded(unix_seconds(SystemClock::instance().wall_now()));
+    metrics::register_process_metrics(registry_);
     restore_quota_lease();
     control_redis_.on_error(
         [this](redis::ErrorKind kind) { metrics_.redis_error(redis::to_string(kind)); });
@@ -497,6 +504,7 @@ class Gateway final : private Workers, private SiblingCaches {
     try {
       built = config::build_config(invocation_.sources);
     } catch (const std::exception& e) {
+      metrics_.config_reload(false, unix_seconds(SystemClock::instance().wall_now()));
       log::error("reload_rejected", {{"error", e.what()}});
       return;
     }
@@ -525,6 +533,7 @@ class Gateway final : private Workers, private SiblingCaches {
     }
     admin_handler_.set_token(running.admin.token);
     admin_handler_.show_config(running);
+    metrics_.config_reload(true, unix_seconds(SystemClock::instance().wall_now()));
     log_reload(built, running);
   }
 
@@ -704,6 +713,15 @@ class Gateway final : private Workers, private SiblingCaches {
     sources.quota_unknown_used = [this] {
       return static_cast<double>(quota_.snapshot().unknown_used);
     };
+    sources.quota_unknown_limit = [this] {
+      return static_cast<double>(quota_.snapshot().unknown_limit.value_or(0));
+    };
+    sources.quota_resets_at = [this] { return unix_seconds(quota_.snapshot().resets_at); };
+    sources.quota_projected_month_end = [this] {
+      return static_cast<double>(quota_.snapshot().projected_month_end);
+    };
+    sources.ready = [this] { return readiness_.answer().status == 200; };
+    sources.degraded = [this] { return readiness_.answer().word == "degraded"; };
     sources.quota_mode = [this] {
       switch (quota_.snapshot().mode) {
         case quota::Mode::normal:
@@ -722,6 +740,7 @@ class Gateway final : private Workers, private SiblingCaches {
     };
     sources.l1_bytes = [sum] { return sum([](const Worker& w) { return w.l1_bytes(); }); };
     sources.l1_entries = [sum] { return sum([](const Worker& w) { return w.l1_entries(); }); };
+    sources.l1_evictions = [sum] { return sum([](const Worker& w) { return w.l1_evictions(); }); };
     sources.connections_open = [sum] {
       return sum([](const Worker& w) { return w.server_stats().open.load(); });
     };

@@ -58,6 +58,7 @@ class Worker {
   // The worker's finished spans; thread-safe (the exporter drains it on the control thread).
   tracing::SpanQueue& span_queue() { return core_.tracer.queue(); }
   std::size_t l1_entries() const { return core_.l1.entries(); }
+  std::uint64_t l1_evictions() const { return core_.l1.stats().evictions; }
   bool redis_connected() const { return core_.redis.connected(); }
   // Connected, and no error reply (auth, permissions, READONLY, OOM...) lately.
   bool redis_usable() const { return frontend::redis_usable(core_.redis); }

@@ -309,6 +309,11 @@ GatewayMetrics::GatewayMetrics(Registry& registry, ScrapeSources sources) {
     registry.callback_gauge("wg_cache_entries", "Entries held by the cache tier.", {{"tier", "l1"}},
                             std::move(sources.l1_entries));
   }
+  if (sources.l1_evictions) {
+    registry.callback_counter("wg_cache_evictions_total",
+                              "Entries the cache tier dropped to make room (not purges or expiry).",
+                              {{"tier", "l1"}}, std::move(sources.l1_evictions));
+  }
 
   coalesced_waiters_ = &registry.counter(
       "wg_coalesced_waiters_total", "Requests that waited on another request's upstream fetch.");
@@ -340,6 +345,14 @@ GatewayMetrics::GatewayMetrics(Registry& registry, ScrapeSources sources) {
   redis_up_ = &registry.gauge("wg_redis_up", "1 while connected to Redis, else 0.");
   circuit_open_ =
       &registry.gauge("wg_upstream_circuit_open", "1 while the upstream circuit is open, else 0.");
+  for (bool success : {true, false}) {
+    config_reloads_[success ? 1 : 0] =
+        &registry.counter("wg_config_reloads_total", "Configuration reloads (SIGHUP), by result.",
+                          {{"result", success ? "success" : "failure"}});
+  }
+  config_reload_success_at_ = &registry.gauge(
+      "wg_config_last_reload_success_timestamp_seconds",
+      "Unix time the running configuration was read: at start or by the last successful reload.");
 
   if (sources.quota_used) {
     registry.callback_gauge("wg_quota_used", "Upstream requests counted this quota month.", {},
@@ -363,6 +376,24 @@ GatewayMetrics::GatewayMetrics(Registry& registry, ScrapeSources sources) {
                             "Upstream lookups of unknown widget ids counted this quota month.", {},
                             std::move(sources.quota_unknown_used));
   }
+  if (sources.quota_unknown_limit) {
+    registry.callback_gauge(
+        "wg_quota_unknown_limit",
+        "Cap of the unknown widget id budget this quota month; 0 = none (unlimited quota).", {},
+        std::move(sources.quota_unknown_limit));
+  }
+  if (sources.quota_resets_at) {
+    registry.callback_gauge("wg_quota_reset_timestamp_seconds",
+                            "Unix time of the next monthly quota reset.", {},
+                            std::move(sources.quota_resets_at));
+  }
+  if (sources.quota_projected_month_end) {
+    registry.callback_gauge(
+        "wg_quota_projected_month_end",
+        "Upstream requests the quota month will end with at the fleet's burn rate of the last "
+        "hour.",
+        {}, std::move(sources.quota_projected_month_end));
+  }
   if (sources.quota_mode) {
     // One series per mode; the shared function is copied into each (it is called once per
     // series at scrape time).
@@ -371,6 +402,14 @@ GatewayMetrics::GatewayMetrics(Registry& registry, ScrapeSources sources) {
           "wg_quota_mode", "1 for the current quota mode, else 0.", {{"mode", label(mode)}},
           [read = sources.quota_mode, mode] { return read() == mode ? 1.0 : 0.0; });
     }
+  }
+  if (sources.ready) {
+    registry.callback_gauge("wg_ready", "1 while /readyz answers 200, else 0.", {},
+                            [read = std::move(sources.ready)] { return read() ? 1.0 : 0.0; });
+  }
+  if (sources.degraded) {
+    registry.callback_gauge("wg_degraded", "1 while /readyz answers status degraded, else 0.", {},
+                            [read = std::move(sources.degraded)] { return read() ? 1.0 : 0.0; });
   }
   if (sources.connections_open) {
     registry.callback_gauge("wg_connections_open", "Open client connections.", {},
@@ -405,6 +444,15 @@ GatewayMetrics::GatewayMetrics(Registry& registry, ScrapeSources sources) {
         "Access log lines dropped because the queue was full or a write failed.", {},
         std::move(sources.access_log_dropped));
   }
+}
+
+void GatewayMetrics::config_loaded(double unix_seconds) noexcept {
+  config_reload_success_at_->set(unix_seconds);
+}
+
+void GatewayMetrics::config_reload(bool success, double unix_seconds) noexcept {
+  config_reloads_[success ? 1 : 0]->inc();
+  if (success) config_reload_success_at_->set(unix_seconds);
 }
 
 void GatewayMetrics::request(Route route, unsigned status, CacheResult cache,

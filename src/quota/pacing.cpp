@@ -27,17 +27,6 @@ double elapsed_fraction(WallTime now, const QuotaPeriod& period) {
   return static_cast<double>(elapsed.count()) / static_cast<double>(total.count());
 }
 
-std::uint64_t projected_month_end(std::uint64_t used, WallTime now, const QuotaPeriod& period) {
-  const auto total = period.resets_at - period.starts_at;
-  const auto elapsed = now - period.starts_at;
-  if (total <= WallTime::duration::zero() || elapsed >= total) return used;
-  const auto counted = std::max<WallTime::duration>(elapsed, kMinProjectionElapsed);
-  const long double projected = static_cast<long double>(used) *
-                                static_cast<long double>(total.count()) /
-                                static_cast<long double>(counted.count());
-  return std::max(used, saturate(projected));
-}
-
 std::uint64_t pacing_budget(std::uint64_t limit, WallTime now, const QuotaPeriod& period,
                             double slack) {
   if (limit == 0) return kMax;

@@ -407,10 +407,12 @@ asio::awaitable<void> QuotaCounter::report(redis::Client& redis) {
   };
   std::vector<Due> due;
   std::vector<std::string> dropped;
+  std::string current_month;
   {
     std::lock_guard lock(mutex_);
     const WallTime wall = clock_.wall_now();
     const QuotaPeriod current = current_period();
+    current_month = current.month;
     month_locked(current);  // the fleet's figures of this month are refreshed even unspent
     const SteadyTime now = clock_.steady_now();
     // Too late to report a month a week past its reset: its keys are about to be deleted, and
@@ -432,12 +434,20 @@ asio::awaitable<void> QuotaCounter::report(redis::Client& redis) {
     }
   }
   for (const std::string& month : dropped) log::warn("quota_month_dropped", {{"month", month}});
+  bool fleet_heard = false;  // Redis answered for the current month: `used` is the fleet's
   for (const Due& d : due) {
-    co_await exchange(redis, d.period, d.give_back, 0);
+    auto reply = co_await exchange(redis, d.period, d.give_back, 0);
+    if (reply && d.period.month == current_month) fleet_heard = true;
   }
   co_await delete_past_months(redis);
   std::lock_guard lock(mutex_);
   const std::string current = current_period().month;
+  // Only the fleet's count, as Redis just reported it, feeds the burn rate: before Redis first
+  // answers, `used` is this instance's own count, and the fleet's arriving later would look
+  // like a burst.
+  if (fleet_heard && current == current_month) {
+    burn_.observe(current, snapshot_locked().used, clock_.steady_now());
+  }
   std::erase_if(months_, [&](const auto& item) {
     const Month& m = item.second;
     return item.first != current && m.ledger.left() == 0 && !unreported_locked(m);
@@ -572,6 +582,8 @@ Snapshot QuotaCounter::snapshot_locked() const {
   if (s.mode == Mode::exhausted && s.own_lease > 0) s.mode = Mode::economy;
   s.mode =
       effective_mode(s.mode, config_.pacing, s.used + s.leased, s.limit, clock_.wall_now(), period);
+  s.projected_month_end =
+      projected_month_end(s.used, burn_.per_second(clock_.steady_now()), clock_.wall_now(), period);
   return s;
 }
 

@@ -17,6 +17,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -353,6 +354,107 @@ BOOST_AUTO_TEST_CASE(metrics_add_up_to_the_traffic_sent_and_pass_promtool) {
   const int rc =
       std::system(("promtool check metrics < '" + scraped + "' > '" + report + "' 2>&1").c_str());
   BOOST_TEST(rc == 0, "promtool check metrics failed:\n" << read_file(report));
+}
+
+// The series alerts and dashboards are built on, with sane values on a real gateway: the
+// quota's reset and projection (the same figure /admin/quota shows), readiness as /readyz
+// answers it, the unknown-id budget's cap, L1 evictions, reloads, and the process_* series.
+BOOST_AUTO_TEST_CASE(operator_metrics_have_sane_values) {
+  using namespace std::chrono;
+  const double started = duration<double>(system_clock::now().time_since_epoch()).count();
+  RedisServer redis;
+  Stub stub;
+  auto ids = widget_ids(stub, 50);
+  // A small L1 (each of the two workers holds half), so that 50 widgets evict some; 50 new
+  // ids from one client are no scan here.
+  const std::string config =
+      "[quota]\nmonthly_limit = 100000\n[cache]\nl1_max_bytes = \"32KiB\"\n"
+      "[access]\nunknown_per_ip_rate = 0\n";
+  GatewayRun gw(stub.base_url(), redis.url(), config, {"--admin-token", "s3cret"});
+  BOOST_REQUIRE(gw.wait_redis_up());
+  const std::map<std::string, std::string> auth{{"Authorization", "Bearer s3cret"}};
+  auto scrape = [&] { return parse_metrics(gw.admin("/metrics").body); };
+
+  // Traffic in two rounds, the second well after the gateway's first reading of the fleet's
+  // count (once a second), so that the recent burn is not all in the baseline.
+  for (int i = 0; i < 5; ++i) BOOST_TEST(gw.get(widget_path(ids[i])).status == 200);
+  std::this_thread::sleep_for(2500ms);
+  for (std::size_t i = 5; i < ids.size(); ++i) {
+    BOOST_TEST(gw.get(widget_path(ids[i])).status == 200);
+  }
+  const double sent = static_cast<double>(stub.stats().total);
+  BOOST_REQUIRE(sent >= 50);
+  // The fleet's count as reported, and a projection above it.
+  BOOST_TEST(eventually([&] {
+    const auto m = scrape();
+    return metric(m, "wg_quota_used") == sent && metric(m, "wg_quota_projected_month_end") > sent;
+  }));
+  auto m = scrape();
+  const double now = duration<double>(system_clock::now().time_since_epoch()).count();
+  const double projected = metric(m, "wg_quota_projected_month_end");
+  const double resets_at = metric(m, "wg_quota_reset_timestamp_seconds");
+  BOOST_TEST(resets_at > now);
+  BOOST_TEST(resets_at <= now + 31 * 86400.0 + 3600.0);
+  // At most what was burnt, over at least five minutes, until the reset.
+  BOOST_TEST(projected <= sent + sent / 300.0 * (resets_at - now) + 1.0);
+
+  // /admin/quota reports the same projection (the rate of a few minutes ago barely moves it
+  // between the two reads) and the same reset.
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  const std::string quota_body = gw.admin("/admin/quota", auth).body;
+  BOOST_REQUIRE(parser.parse(quota_body).get(doc) == simdjson::SUCCESS);
+  std::uint64_t admin_projected = 0, unknown_limit = 0;
+  BOOST_REQUIRE(doc["projected_month_end"].get(admin_projected) == simdjson::SUCCESS);
+  BOOST_REQUIRE(doc["unknown_limit"].get(unknown_limit) == simdjson::SUCCESS);
+  BOOST_TEST(std::abs(static_cast<double>(admin_projected) - projected) <= 0.01 * projected + 1,
+             quota_body);
+  BOOST_TEST(metric(m, "wg_quota_unknown_limit") == static_cast<double>(unknown_limit));
+  BOOST_TEST(unknown_limit == 5000u);  // quota.unknown_share 0.05 of 100,000
+
+  BOOST_TEST(metric(m, "wg_ready") == 1);
+  BOOST_TEST(metric(m, "wg_degraded") == 0);
+  BOOST_TEST(eventually([&] {
+    return metric(scrape(), "wg_cache_evictions_total", {{"tier", "l1"}}) > 0;
+  }));
+
+  // The process.
+  BOOST_TEST(metric(m, "process_resident_memory_bytes") > 1024.0 * 1024.0);
+  BOOST_TEST(metric(m, "process_virtual_memory_bytes") >=
+             metric(m, "process_resident_memory_bytes"));
+  BOOST_TEST(metric(m, "process_open_fds") > 3);
+  BOOST_TEST(metric(m, "process_open_fds") < metric(m, "process_max_fds"));
+  BOOST_TEST(metric(m, "process_cpu_seconds_total") >= 0);
+  const double process_start = metric(m, "process_start_time_seconds");
+  BOOST_TEST(process_start >= started - 5);
+  BOOST_TEST(process_start <= now + 5);
+
+  // Reloads: counted by result; the time of the last success moves only on success.
+  const double loaded_at = metric(m, "wg_config_last_reload_success_timestamp_seconds");
+  BOOST_TEST(loaded_at >= started - 1);
+  BOOST_TEST(metric(m, "wg_config_reloads_total") == 0);
+  std::this_thread::sleep_for(1100ms);  // so that a reload's time differs from the start's
+  gw.process().signal(SIGHUP);
+  BOOST_REQUIRE(gw.wait_for_event("reloaded", 1));
+  gw.rewrite_config("[cache]\nl1_max_bytes = -5\n");
+  gw.process().signal(SIGHUP);
+  BOOST_REQUIRE(gw.wait_for_event("reload_rejected", 1));
+  m = scrape();
+  BOOST_TEST(metric(m, "wg_config_reloads_total", {{"result", "success"}}) == 1);
+  BOOST_TEST(metric(m, "wg_config_reloads_total", {{"result", "failure"}}) == 1);
+  const double reloaded_at = metric(m, "wg_config_last_reload_success_timestamp_seconds");
+  BOOST_TEST(reloaded_at > loaded_at);
+  BOOST_TEST(reloaded_at <= duration<double>(system_clock::now().time_since_epoch()).count());
+
+  // Redis gone: still serving (ready), degraded, as /readyz says.
+  redis.stop();
+  BOOST_TEST(eventually([&] { return metric(scrape(), "wg_degraded") == 1; }));
+  m = scrape();
+  BOOST_TEST(metric(m, "wg_ready") == 1);
+  const auto ready = gw.admin("/readyz");
+  BOOST_TEST(ready.status == 200);
+  BOOST_TEST(ready.body.find("\"status\":\"degraded\"") != std::string::npos);
+  BOOST_TEST(exited_cleanly(gw.process().stop(SIGTERM)));
 }
 
 BOOST_AUTO_TEST_CASE(readiness_and_events_follow_redis_down_and_up) {

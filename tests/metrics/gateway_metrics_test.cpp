@@ -201,9 +201,22 @@ BOOST_AUTO_TEST_CASE(scrape_sources_are_read_at_render) {
   sources.output_refused = [] { return 2.0; };
   sources.output_paused = [] { return 4.0; };
   sources.slow_readers_closed = [] { return 6.0; };
+  sources.quota_unknown_limit = [] { return 5.0; };
+  sources.quota_resets_at = [] { return 1798750800.0; };
+  sources.quota_projected_month_end = [&] { return used * 3; };
+  sources.l1_evictions = [] { return 8.0; };
+  bool ready = true;
+  sources.ready = [&] { return ready; };
+  sources.degraded = [&] { return !ready; };
   GatewayMetrics metrics(registry, std::move(sources));
 
   std::string text = registry.render();
+  BOOST_TEST(has_line(text, "wg_quota_unknown_limit 5"));
+  BOOST_TEST(has_line(text, "wg_quota_reset_timestamp_seconds 1798750800"));
+  BOOST_TEST(has_line(text, "wg_quota_projected_month_end 30"));
+  BOOST_TEST(has_line(text, R"(wg_cache_evictions_total{tier="l1"} 8)"));
+  BOOST_TEST(has_line(text, "wg_ready 1"));
+  BOOST_TEST(has_line(text, "wg_degraded 0"));
   BOOST_TEST(has_line(text, "wg_quota_used 10"));
   BOOST_TEST(has_line(text, "wg_quota_limit 100"));
   BOOST_TEST(has_line(text, "wg_quota_remaining 90"));
@@ -226,4 +239,26 @@ BOOST_AUTO_TEST_CASE(scrape_sources_are_read_at_render) {
   BOOST_TEST(has_line(text, R"(wg_quota_mode{mode="normal"} 0)"));
   BOOST_TEST(has_line(text, R"(wg_quota_mode{mode="economy"} 1)"));
   BOOST_TEST(has_line(text, R"(wg_quota_mode{mode="exhausted"} 0)"));
+  BOOST_TEST(has_line(text, "wg_quota_projected_month_end 285"));
+  ready = false;
+  text = registry.render();
+  BOOST_TEST(has_line(text, "wg_ready 0"));
+  BOOST_TEST(has_line(text, "wg_degraded 1"));
+}
+
+BOOST_AUTO_TEST_CASE(config_reloads_are_counted_by_result) {
+  Registry registry;
+  GatewayMetrics metrics(registry);
+  metrics.config_loaded(1000);
+  std::string text = registry.render();
+  BOOST_TEST(has_line(text, R"(wg_config_reloads_total{result="success"} 0)"));
+  BOOST_TEST(has_line(text, R"(wg_config_reloads_total{result="failure"} 0)"));
+  BOOST_TEST(has_line(text, "wg_config_last_reload_success_timestamp_seconds 1000"));
+  metrics.config_reload(true, 2000);
+  metrics.config_reload(false, 3000);  // a rejected file keeps the last success's time
+  metrics.config_reload(false, 4000);
+  text = registry.render();
+  BOOST_TEST(has_line(text, R"(wg_config_reloads_total{result="success"} 1)"));
+  BOOST_TEST(has_line(text, R"(wg_config_reloads_total{result="failure"} 2)"));
+  BOOST_TEST(has_line(text, "wg_config_last_reload_success_timestamp_seconds 2000"));
 }

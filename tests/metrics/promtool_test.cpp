@@ -11,6 +11,7 @@
 #include <string>
 
 #include "widget_gateway/metrics/gateway_metrics.hpp"
+#include "widget_gateway/metrics/process_metrics.hpp"
 
 // The exposition the admin listener serves must pass `promtool check metrics` (syntax and
 // Prometheus' naming lints). promtool comes with the test tools (deploy/install-deps.sh
@@ -104,8 +105,17 @@ BOOST_AUTO_TEST_CASE(full_gateway_exposition_passes_promtool) {
   sources.output_refused = [] { return 1.0; };
   sources.output_paused = [] { return 2.0; };
   sources.slow_readers_closed = [] { return 3.0; };
+  sources.quota_unknown_limit = [] { return 50.0; };
+  sources.quota_resets_at = [] { return 1798750800.0; };
+  sources.quota_projected_month_end = [] { return 2000.0; };
+  sources.l1_evictions = [] { return 4.0; };
+  sources.ready = [] { return true; };
+  sources.degraded = [] { return false; };
   GatewayMetrics metrics(registry, std::move(sources));
+  register_process_metrics(registry);
   populate(metrics);
+  metrics.config_loaded(1798000000.0);
+  metrics.config_reload(false, 1798000001.0);
   // Extra series with awkward label values must still parse.
   registry
       .counter("wg_test_escapes_total", "Escaping check: \\ and\nnewline.",

@@ -10,7 +10,6 @@ using wg::WallTime;
 using wg::quota::elapsed_fraction;
 using wg::quota::pacing_allows;
 using wg::quota::pacing_budget;
-using wg::quota::projected_month_end;
 using wg::quota::quota_period;
 using wg::quota::QuotaPeriod;
 
@@ -41,43 +40,6 @@ BOOST_AUTO_TEST_CASE(elapsed_fraction_is_clamped) {
   BOOST_TEST(elapsed_fraction(april.resets_at, april) == 1.0);
   BOOST_TEST(elapsed_fraction(april.starts_at - hours(5), april) == 0.0);
   BOOST_TEST(elapsed_fraction(april.resets_at + hours(5), april) == 1.0);
-}
-
-BOOST_AUTO_TEST_CASE(projection_extrapolates_linearly_in_months_of_every_length) {
-  for (const Month& month : kMonths) {
-    const QuotaPeriod period = quota_period(at(month.first, hours(12)), minutes(0));
-    BOOST_REQUIRE(period.resets_at - period.starts_at == days(month.days));
-    // After one day, 100 requests project to 100 per day.
-    BOOST_TEST(projected_month_end(100, period.starts_at + days(1), period) ==
-               100u * static_cast<unsigned>(month.days));
-    // Half-way: twice what was used.
-    BOOST_TEST(projected_month_end(1000, period.starts_at + hours(12 * month.days), period) ==
-               2000u);
-    // At or after the end: what was used.
-    BOOST_TEST(projected_month_end(1234, period.resets_at, period) == 1234u);
-    BOOST_TEST(projected_month_end(1234, period.resets_at + days(3), period) == 1234u);
-    BOOST_TEST(projected_month_end(0, period.starts_at + days(3), period) == 0u);
-  }
-}
-
-BOOST_AUTO_TEST_CASE(projection_in_the_first_minutes_is_sane) {
-  const QuotaPeriod period = quota_period(at(2026y / April / 1, hours(1)), minutes(0));
-  // Three requests in the first minute count as three in the first hour: 3 * 720, not 3 * 43200.
-  BOOST_TEST(projected_month_end(3, period.starts_at + minutes(1), period) == 3u * 720u);
-  BOOST_TEST(projected_month_end(3, period.starts_at, period) == 3u * 720u);
-  BOOST_TEST(projected_month_end(3, period.starts_at - minutes(5), period) == 3u * 720u);
-}
-
-BOOST_AUTO_TEST_CASE(projection_is_never_below_used_and_saturates) {
-  const QuotaPeriod period = quota_period(at(2026y / January / 20), minutes(180));
-  const auto max = std::numeric_limits<std::uint64_t>::max();
-  BOOST_TEST(projected_month_end(max, period.starts_at + days(1), period) == max);
-  BOOST_TEST(projected_month_end(max / 2, period.starts_at + days(1), period) == max);
-  for (std::uint64_t used : {0ull, 1ull, 17ull, 999'999ull}) {
-    for (int day = 0; day <= 31; ++day) {
-      BOOST_TEST(projected_month_end(used, period.starts_at + days(day), period) >= used);
-    }
-  }
 }
 
 BOOST_AUTO_TEST_CASE(pacing_spreads_the_limit_over_the_month) {

@@ -7,6 +7,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <cmath>
 #include <filesystem>
 #include <thread>
 
@@ -424,6 +425,55 @@ BOOST_AUTO_TEST_CASE(past_months_keys_carry_no_ttl_and_are_deleted_a_week_after_
   h.report(b, h.up);
   BOOST_TEST(h.release(b, h.up));
   for (const auto& key : keys) BOOST_TEST(h.server.integer({"EXISTS", key}) == 0, key);
+}
+
+// The projection /admin/quota and wg_quota_projected_month_end report: from the fleet's
+// recent burn, read at each report, never from the month-to-date average and never from the
+// jump of a first reading.
+BOOST_AUTO_TEST_CASE(the_projection_follows_the_fleets_recent_burn) {
+  Harness h;
+  using namespace std::chrono;
+  h.clock.set_wall(WallTime(sys_days(year(2031) / April / 25)));
+  const QuotaPeriod april = quota_period(h.clock.wall_now(), 0min);
+  QuotaCounter a(h.clock, limited(1'000'000), "a");
+  QuotaCounter b(h.clock, limited(1'000'000), "b");
+  BOOST_REQUIRE(h.spend_all(b, h.up, 1000) == 1000);
+  h.report(b, h.up);
+  // Before Redis answered: what this instance knows, projected at no rate.
+  BOOST_TEST(a.snapshot().projected_month_end == a.snapshot().used);
+  // A report Redis did not answer reads nothing. The first reading is then the fleet's
+  // spending of three weeks, not a burst.
+  h.report(a, h.down);
+  h.report(a, h.up);
+  BOOST_TEST(a.snapshot().used == 1000u);
+  BOOST_TEST(a.snapshot().projected_month_end == 1000u);
+
+  // 14 requests in two minutes, each instance reporting every second.
+  for (int s = 1; s <= 120; ++s) {
+    h.clock.advance(1s);
+    if (s * 14 / 120 > (s - 1) * 14 / 120) BOOST_REQUIRE(h.acquire(b, h.up) == Verdict::allowed);
+    h.report(b, h.up);
+    h.report(a, h.up);
+  }
+  const Snapshot seen = a.snapshot();
+  BOOST_TEST(seen.used == 1014u);
+  // Two minutes of history count as five: 14 per 300 s until the reset. (The month-to-date
+  // average would project about 1,250.)
+  const double left = duration<double>(april.resets_at - h.clock.wall_now()).count();
+  BOOST_TEST(std::abs(static_cast<double>(seen.projected_month_end) -
+                      (1014.0 + 14.0 / 300.0 * left)) <= 0.5);  // rounded
+  BOOST_TEST(seen.projected_month_end > 20'000u);
+  // Every instance that hears the fleet projects alike.
+  BOOST_TEST(b.snapshot().projected_month_end == seen.projected_month_end);
+
+  // An hour with no traffic: the projection is what was used.
+  for (int m = 1; m <= 61; ++m) {
+    h.clock.advance(1min);
+    h.report(a, h.up);
+  }
+  BOOST_TEST(a.snapshot().projected_month_end == 1014u);
+  BOOST_TEST(h.release(a, h.up));
+  BOOST_TEST(h.release(b, h.up));
 }
 
 BOOST_AUTO_TEST_CASE(an_eviction_policy_that_could_take_the_quota_keys_is_recognised) {

@@ -109,11 +109,18 @@ struct ScrapeSources {
   std::function<double()> quota_used;
   std::function<double()> quota_limit;  // 0 = unlimited, as configured
   std::function<double()> quota_remaining;
-  std::function<double()> quota_leased;        // reserved by instances, not yet spent
-  std::function<double()> quota_unknown_used;  // the unknown-id budget spent
-  std::function<QuotaMode()> quota_mode;       // wg_quota_mode{mode=...} is 1 for this one
+  std::function<double()> quota_leased;               // reserved by instances, not yet spent
+  std::function<double()> quota_unknown_used;         // the unknown-id budget spent
+  std::function<double()> quota_unknown_limit;        // its cap; 0 = none (an unlimited quota)
+  std::function<double()> quota_resets_at;            // unix time of the next monthly reset
+  std::function<double()> quota_projected_month_end;  // at the recent burn rate, >= used
+  std::function<QuotaMode()> quota_mode;              // wg_quota_mode{mode=...} is 1 for this one
+  // What /readyz answers, from the code that answers it: 200, and status "degraded".
+  std::function<bool()> ready;
+  std::function<bool()> degraded;
   std::function<double()> l1_bytes;
   std::function<double()> l1_entries;
+  std::function<double()> l1_evictions;  // entries dropped to make room, since start
   std::function<double()> connections_open;
   // Answers not yet fully sent (the output budget, docs/listener.md).
   std::function<double()> output_pending_bytes;  // memory they keep alive
@@ -170,6 +177,11 @@ class GatewayMetrics {
   void refused(RefusalReason reason) noexcept;
   void redis_state(bool up) noexcept;
   void circuit_state(bool open) noexcept;
+  // The configuration read at start (`unix_seconds`: when), and each SIGHUP reload after it:
+  // wg_config_reloads_total{result} and, on success,
+  // wg_config_last_reload_success_timestamp_seconds.
+  void config_loaded(double unix_seconds) noexcept;
+  void config_reload(bool success, double unix_seconds) noexcept;
 
   // Index of `status` in kKnownStatuses, or kKnownStatuses.size() for "other".
   static std::size_t status_slot(unsigned status) noexcept;
@@ -204,6 +216,8 @@ class GatewayMetrics {
   std::array<Counter*, kRefusalReasons> refusals_{};
   Gauge* redis_up_ = nullptr;
   Gauge* circuit_open_ = nullptr;
+  std::array<Counter*, 2> config_reloads_{};  // [success]
+  Gauge* config_reload_success_at_ = nullptr;
 };
 
 }  // namespace wg::metrics

@@ -1,7 +1,7 @@
 #pragma once
-// Burn-rate arithmetic of the monthly upstream quota: the month-end projection for the admin
-// report and optional pacing, which spreads the quota over the month instead of letting an
-// early burst spend it. Pure functions of (used, now, period); thread-safe.
+// Optional pacing of the monthly upstream quota, which spreads the quota over the month instead
+// of letting an early burst spend it. Pure functions of (used, now, period); thread-safe. (The
+// month-end projection is burn_rate.hpp's.)
 
 #include <cstdint>
 
@@ -11,18 +11,10 @@
 
 namespace wg::quota {
 
-// The projection treats less than this much elapsed time as this much, so a few requests in
-// the first minutes of a month do not project to millions.
-inline constexpr std::chrono::hours kMinProjectionElapsed{1};
 inline constexpr double kDefaultPacingSlack = 1.1;
 
 // Share of the month elapsed at `now`, in [0, 1] (clamped outside the period).
 double elapsed_fraction(WallTime now, const QuotaPeriod& period);
-
-// Requests the month will end with at the current burn rate: used extrapolated linearly over
-// the elapsed part of the month (elapsed counted as at least kMinProjectionElapsed), never
-// below `used`, saturating at the largest uint64.
-std::uint64_t projected_month_end(std::uint64_t used, WallTime now, const QuotaPeriod& period);
 
 // The pacing budget at `now`: limit * elapsed_fraction * slack plus a floor of one day's even
 // share (limit / days in the month, at least 1) so the first hours of a month are not blocked,

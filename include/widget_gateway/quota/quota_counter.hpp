@@ -24,6 +24,7 @@
 
 #include "widget_gateway/common/clock.hpp"
 #include "widget_gateway/config/config.hpp"
+#include "widget_gateway/quota/burn_rate.hpp"
 #include "widget_gateway/quota/mode.hpp"
 #include "widget_gateway/quota/quota_period.hpp"
 
@@ -51,6 +52,8 @@ struct Snapshot {
   std::uint64_t unknown_used = 0;
   std::optional<std::uint64_t> unknown_limit;
   WallTime resets_at{};
+  // What the month will end with at the fleet's recent burn rate (burn_rate.hpp); >= used.
+  std::uint64_t projected_month_end = 0;
   Mode mode = Mode::normal;
   bool unreported = false;  // some of our spending has not reached Redis yet
   std::chrono::minutes utc_offset{0};
@@ -183,7 +186,9 @@ class QuotaCounter {
   config::QuotaConfig config_;
   std::map<std::string, Month> months_;  // by "YYYY-MM"
   std::string deleted_through_;          // the newest month whose keys this process deleted
-  Mode last_mode_ = Mode::normal;        // for the quota_mode event on every change
+  // The fleet's `used`, read at each report Redis answered, for the month-end projection.
+  BurnRate burn_;
+  Mode last_mode_ = Mode::normal;  // for the quota_mode event on every change
 
   struct ModeChange {
     Mode from;
