@@ -102,7 +102,8 @@ void ServingCore::clear_l1_when_redis_up() {
 
 void ServingCore::drop_l1() {
   // Purges may have been missed while Redis was away: every copy here is suspect. Said, because
-  // the misses that follow cost upstream calls.
+  // the misses that follow cost upstream calls; an empty L1 (the first connection) costs none.
+  if (l1.entries() == 0) return;
   log::info("l1_dropped", {{"worker", index_},
                            {"entries", static_cast<unsigned long long>(l1.entries())},
                            {"bytes", static_cast<unsigned long long>(l1.bytes())},
