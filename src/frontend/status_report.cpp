@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "widget_gateway/accesslog/record.hpp"
 #include "widget_gateway/common/json_writer.hpp"
 #include "widget_gateway/common/redact.hpp"
 #include "widget_gateway/quota/quota_period.hpp"
@@ -11,8 +12,12 @@ namespace wg::frontend {
 
 namespace {
 
+// Times of this process (not of the quota's month) in UTC with a Z, as in the access log and
+// /admin/entry, so that they read against log lines.
 std::string utc(WallTime t) {
-  return quota::format_rfc3339(t, std::chrono::minutes(0));
+  std::string out;
+  accesslog::append_time(out, t);
+  return out;
 }
 
 std::string number(double value) {

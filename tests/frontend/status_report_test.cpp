@@ -73,6 +73,22 @@ BOOST_AUTO_TEST_CASE(top_widgets_are_quoted_as_json_strings) {
   BOOST_TEST(std::string_view(doc["widgets"].at(0)["id"].get_string().value_unsafe()) == "a\"<b>");
 }
 
+BOOST_AUTO_TEST_CASE(times_of_the_process_are_utc_with_a_z_as_in_the_access_log) {
+  StatusFacts facts;
+  facts.quota.month = "2026-04";
+  facts.now = wg::WallTime{} + hours(24 * 365 * 50) + milliseconds(5);
+  facts.started_at = wg::WallTime{};
+  const std::string json = status_json(facts);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  BOOST_REQUIRE_MESSAGE(parser.parse(json).get(doc) == simdjson::SUCCESS, json);
+  BOOST_TEST(std::string_view(doc["started_at"].get_string().value_unsafe()) ==
+             "1970-01-01T00:00:00.000Z");
+  BOOST_TEST(std::string_view(doc["now"].get_string().value_unsafe()).ends_with(".005Z"));
+  const std::string top = top_widgets_json({}, wg::WallTime{});
+  BOOST_TEST(top.find("\"since\":\"1970-01-01T00:00:00.000Z\"") != std::string::npos, top);
+}
+
 BOOST_AUTO_TEST_CASE(the_page_allows_its_own_script_and_style_only) {
   const std::string& csp = status_page_csp();
   BOOST_TEST(csp.find("frame-ancestors 'none'") != std::string::npos);
