@@ -24,22 +24,9 @@ const FETCH_TIMEOUT_MS = 7000;  // six fetches stay well inside the overall boun
 
 const [chromiumPath, gatewayPort, allowedPort, otherPort, widgetId] = process.argv.slice(2);
 
-let printed = false;
-function report(result) {
-  if (printed) return;
-  printed = true;
-  process.stdout.write(RESULT_MARK + JSON.stringify(result) + '\n');
-}
-
+const check = require('./one_result')(RESULT_MARK, OVERALL_TIMEOUT_MS);
+const report = (result) => check.report(result);
 let browser;
-
-// A hung browser or server must not hold the test until ctest's timeout. Chromium also quits
-// by itself once node is gone (its DevTools pipe closes); closing it first is only tidier.
-const watchdog = setTimeout(() => {
-  report({ error: `no result within ${OVERALL_TIMEOUT_MS} ms` });
-  setTimeout(() => process.exit(3), 5000).unref();
-  (browser ? browser.close() : Promise.resolve()).finally(() => process.exit(3));
-}, OVERALL_TIMEOUT_MS);
 
 function servePage(port) {
   const server = http.createServer((req, res) => {
@@ -105,6 +92,7 @@ async function main() {
       args: ['--no-sandbox'],
       timeout: 30000,
     });
+    check.browser = browser;
     result.browserVersion = browser.version();
     // One context for both pages: the refused page shares the HTTP cache that holds the
     // allowed page's answers, as for someone visiting both sites.
@@ -143,7 +131,7 @@ async function main() {
     }
   }
   report(result);
-  clearTimeout(watchdog);
+  check.done();
   return result.error ? 1 : 0;
 }
 

@@ -20,19 +20,9 @@ const OVERALL_TIMEOUT_MS = 60000;
 
 const [chromiumPath, gatewayPort, pagePort, certFile, keyFile, widgetId] = process.argv.slice(2);
 
-let printed = false;
-function report(result) {
-  if (printed) return;
-  printed = true;
-  process.stdout.write(RESULT_MARK + JSON.stringify(result) + '\n');
-}
-
+const check = require('./one_result')(RESULT_MARK, OVERALL_TIMEOUT_MS);
+const report = (result) => check.report(result);
 let browser;
-const watchdog = setTimeout(() => {
-  report({ error: `no result within ${OVERALL_TIMEOUT_MS} ms` });
-  setTimeout(() => process.exit(3), 5000).unref();
-  (browser ? browser.close() : Promise.resolve()).finally(() => process.exit(3));
-}, OVERALL_TIMEOUT_MS);
 
 // base64(sha256(SubjectPublicKeyInfo)), the form Chromium's SPKI list takes.
 function spkiHash(pem) {
@@ -70,6 +60,7 @@ async function main() {
       headless: true,
       args: ['--no-sandbox', `--ignore-certificate-errors-spki-list=${spkiHash(cert)}`],
     });
+    check.browser = browser;
     const page = await browser.newPage();
     await page.goto(`https://127.0.0.1:${pagePort}/`);
     const result = await page.evaluate(callGateway,
@@ -81,7 +72,7 @@ async function main() {
   } finally {
     if (browser) await browser.close();
     server.close();
-    clearTimeout(watchdog);
+    check.done();
   }
 }
 

@@ -25,19 +25,9 @@ const STEP_TIMEOUT_MS = 10000;
 
 const [chromiumPath, adminPort, token, widgetId, screenshot] = process.argv.slice(2);
 
-let printed = false;
-function report(result) {
-  if (printed) return;
-  printed = true;
-  process.stdout.write(RESULT_MARK + JSON.stringify(result) + '\n');
-}
-
+const check = require('./one_result')(RESULT_MARK, OVERALL_TIMEOUT_MS);
+const report = (result) => check.report(result);
 let browser;
-const watchdog = setTimeout(() => {
-  report({ error: `no result within ${OVERALL_TIMEOUT_MS} ms` });
-  setTimeout(() => process.exit(3), 5000).unref();
-  (browser ? browser.close() : Promise.resolve()).finally(() => process.exit(3));
-}, OVERALL_TIMEOUT_MS);
 
 const visible = (page, selector) =>
   page.waitForSelector(selector, { state: 'visible', timeout: STEP_TIMEOUT_MS });
@@ -48,6 +38,7 @@ async function main() {
   try {
     browser = await chromium.launch({ executablePath: chromiumPath, headless: true,
                                       args: ['--no-sandbox'] });
+    check.browser = browser;
     const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
     const page = await context.newPage();
     // Errors the page itself causes (script errors, CSP refusals); a refused token's 401 is
@@ -128,7 +119,7 @@ async function main() {
     report(result);
   } finally {
     if (browser) await browser.close();
-    clearTimeout(watchdog);
+    check.done();
   }
 }
 
