@@ -61,12 +61,14 @@ std::vector<WidgetCost> merge_top(const std::vector<std::vector<WidgetCost>>& su
     if (summary.size() < capacity || summary.empty()) continue;
     std::uint64_t least = summary.front().calls;
     for (const WidgetCost& cost : summary) least = std::min(least, cost.calls);
-    for (auto& [widget, cost] : merged) {
+    for (auto& entry : merged) {
+      // Not a structured binding: Clang 14 cannot capture one in a lambda.
+      const auto& widget = entry.first;
       const bool tracked = std::any_of(summary.begin(), summary.end(),
                                        [&](const WidgetCost& c) { return c.widget == widget; });
       if (!tracked) {
-        cost.calls += least;
-        cost.error += least;
+        entry.second.calls += least;
+        entry.second.error += least;
       }
     }
   }
