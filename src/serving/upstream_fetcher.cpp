@@ -162,10 +162,13 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch_in(const api::ApiRequest& r
     unknown_period = reserved.period;
   }
   auto grant = co_await parts_.quota.acquire(parts_.redis);
-  span.set("wg.quota.grant",
-           std::string(grant.allowed()                                            ? "granted"
-                       : grant.verdict == quota::QuotaCounter::Verdict::exhausted ? "exhausted"
-                                                                                  : "unavailable"));
+  if (span.recording()) {  // the attribute's string only for a span that keeps it
+    span.set(
+        "wg.quota.grant",
+        std::string(grant.allowed()                                            ? "granted"
+                    : grant.verdict == quota::QuotaCounter::Verdict::exhausted ? "exhausted"
+                                                                               : "unavailable"));
+  }
   if (!grant.allowed()) {
     if (unknown_period) co_await parts_.quota.refund_unknown(parts_.redis, *unknown_period);
     if (grant.verdict == quota::QuotaCounter::Verdict::exhausted) {
