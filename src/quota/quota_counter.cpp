@@ -18,6 +18,8 @@ constexpr std::chrono::seconds kBurnWindow{30};
 // limit, leases shrink to one request and instances no longer hold back each other's quota.
 constexpr std::uint64_t kMaxLease = 1000;
 constexpr std::uint64_t kRemainingShare = 16;
+// A request whose lease other requests spent first asks again this many times in all.
+constexpr int kLeaseAttempts = 3;
 // A lease nobody spent from for this long goes back to the fleet.
 constexpr std::chrono::minutes kIdleReturn{5};
 // While the fleet is known to be out of quota, a request is refused without asking Redis
@@ -136,6 +138,8 @@ struct QuotaCounter::Reply {
   std::uint64_t unknown_used = 0;
   bool restored = false;              // the counter was counted again, and went up
   std::optional<std::uint64_t> held;  // what it held before (nothing: it was missing)
+  bool granted = false;               // this run reserved something
+  bool claimed = false;               // and one request of it went to the caller
 };
 
 std::string_view to_string(Mode mode) {
@@ -221,7 +225,8 @@ std::uint64_t QuotaCounter::lease_size_locked(const Month& month) const {
 asio::awaitable<std::optional<QuotaCounter::Reply>> QuotaCounter::exchange(redis::Client& redis,
                                                                            QuotaPeriod period,
                                                                            std::uint64_t give_back,
-                                                                           std::uint64_t want) {
+                                                                           std::uint64_t want,
+                                                                           bool claim) {
   std::vector<std::string> args;
   Ledger sent;
   {
@@ -262,6 +267,7 @@ asio::awaitable<std::optional<QuotaCounter::Reply>> QuotaCounter::exchange(redis
   out.unknown_used = non_negative(e[7].integer);
   out.restored = e[8].integer != 0;
   if (e[9].integer >= 0) out.held = non_negative(e[9].integer);
+  out.granted = out.ledger.granted > sent.granted;
   if (out.restored) {
     // Redis lost the month's counter (deleted, evicted, a restart without persistence).
     log::warn("quota_counter_restored",
@@ -273,7 +279,14 @@ asio::awaitable<std::optional<QuotaCounter::Reply>> QuotaCounter::exchange(redis
   std::optional<ModeChange> change;
   {
     std::lock_guard lock(mutex_);
-    adopt_locked(month_locked(period), out, sent);
+    Month& month = month_locked(period);
+    adopt_locked(month, out, sent);
+    // Under the same lock as the grant: another worker's request could otherwise spend it
+    // before the caller's, and the caller would be refused with the month far from its limit.
+    if (claim && month.ledger.left() > 0) {
+      note_spend_locked(month);
+      out.claimed = true;
+    }
     change = note_mode_locked();
   }
   log_mode_change(change);
@@ -334,19 +347,28 @@ asio::awaitable<QuotaCounter::Grant> QuotaCounter::acquire(redis::Client& redis)
     co_return grant;
   }
 
-  std::optional<Reply> reply = co_await exchange(redis, grant.period, 0, want);
-  {
-    std::lock_guard lock(mutex_);
-    Month& month = month_locked(grant.period);
-    if (month.ledger.left() > 0 || config_.monthly_limit == 0) {
-      // Unlimited: spent even beyond the lease (Redis away); the next report counts it.
-      note_spend_locked(month);
-      grant.verdict = Verdict::allowed;
-    } else {
-      grant.verdict = reply ? Verdict::exhausted : Verdict::unavailable;
-      if (reply) month.refused_at = clock_.steady_now();
+  // A grant is claimed for this request as it arrives. Unclaimed, it was merged into a newer
+  // grant that other requests spent (replies on different connections arrive in any order):
+  // the month still has room, so ask again, a few times.
+  for (int attempt = 0; attempt < kLeaseAttempts; ++attempt) {
+    std::optional<Reply> reply = co_await exchange(redis, grant.period, 0, want, true);
+    {
+      std::lock_guard lock(mutex_);
+      Month& month = month_locked(grant.period);
+      if ((reply && reply->claimed) || month.ledger.left() > 0 || config_.monthly_limit == 0) {
+        // Unlimited: spent even beyond the lease (Redis away); the next report counts it.
+        if (!reply || !reply->claimed) note_spend_locked(month);
+        grant.verdict = Verdict::allowed;
+      } else if (reply && reply->granted && attempt + 1 < kLeaseAttempts) {
+        want = lease_size_locked(month);
+        continue;
+      } else {
+        grant.verdict = reply ? Verdict::exhausted : Verdict::unavailable;
+        if (reply) month.refused_at = clock_.steady_now();
+      }
+      change = note_mode_locked();
     }
-    change = note_mode_locked();
+    break;
   }
   log_mode_change(change);
   co_return grant;
@@ -436,7 +458,7 @@ asio::awaitable<void> QuotaCounter::report(redis::Client& redis) {
   for (const std::string& month : dropped) log::warn("quota_month_dropped", {{"month", month}});
   bool fleet_heard = false;  // Redis answered for the current month: `used` is the fleet's
   for (const Due& d : due) {
-    auto reply = co_await exchange(redis, d.period, d.give_back, 0);
+    auto reply = co_await exchange(redis, d.period, d.give_back, 0, false);
     if (reply && d.period.month == current_month) fleet_heard = true;
   }
   co_await delete_past_months(redis);
@@ -493,7 +515,7 @@ asio::awaitable<bool> QuotaCounter::release(redis::Client& redis) {
       std::lock_guard lock(mutex_);
       left = months_[period.month].ledger.left();
     }
-    std::optional<Reply> reply = co_await exchange(redis, period, left, 0);
+    std::optional<Reply> reply = co_await exchange(redis, period, left, 0, false);
     if (!reply) settled = false;
   }
   std::lock_guard lock(mutex_);

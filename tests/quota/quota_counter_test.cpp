@@ -146,6 +146,65 @@ BOOST_AUTO_TEST_CASE(leases_never_exceed_the_limit_under_racing_instances) {
   BOOST_TEST(h.leased() == 0);
 }
 
+// Acquires `count` times, counting the answers; the last of `running` stops `ioc`.
+static asio::awaitable<void> race(QuotaCounter& q, redis::Client& via, asio::io_context& ioc,
+                                  int& running, std::atomic<int>& allowed,
+                                  std::atomic<int>& refused, int count) {
+  for (int i = 0; i < count; ++i) {
+    if ((co_await q.acquire(via)).allowed()) {
+      ++allowed;
+    } else {
+      ++refused;
+    }
+  }
+  if (--running == 0) ioc.stop();
+}
+
+// A gateway's workers share one counter, each with its own thread and Redis connection. A
+// lease one worker reserved is spent by that worker's request before any other worker can
+// take it: far below the limit, no request is ever refused. (Leases start at one request and
+// double, so a fresh counter refills often: each round is a new instance.)
+BOOST_AUTO_TEST_CASE(workers_on_two_threads_are_never_refused_below_the_limit) {
+  Harness h;
+  asio::io_context other_ioc;
+  redis::Client other{other_ioc.get_executor(), settings_for(h.server.port())};
+  other.start();
+  BOOST_REQUIRE(redis::test::run_until(other_ioc, [&] { return other.connected(); }));
+  constexpr int kRounds = 30;
+  constexpr int kPerRacer = 40;
+  std::atomic<int> refused{0};
+  int allowed = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    QuotaCounter q(h.clock, limited(1'000'000), "worker-race-" + std::to_string(round));
+    std::atomic<int> round_allowed{0};
+    // Three racers per worker; each io_context stops once its own three are done (its
+    // client would keep it running).
+    int running_here = 3;
+    int running_there = 3;
+    auto racers = [&](asio::io_context& ioc, redis::Client& via, int& running) {
+      for (int r = 0; r < 3; ++r) {
+        asio::co_spawn(ioc, race(q, via, ioc, running, round_allowed, refused, kPerRacer),
+                       asio::detached);
+      }
+    };
+    racers(h.ioc, h.up, running_here);
+    racers(other_ioc, other, running_there);
+    h.ioc.restart();
+    other_ioc.restart();
+    std::thread second([&] { other_ioc.run_for(10s); });
+    h.ioc.run_for(10s);
+    second.join();
+    allowed += round_allowed.load();
+    BOOST_TEST(h.release(q, h.up));
+  }
+  BOOST_TEST(refused.load() == 0);
+  BOOST_TEST(allowed == kRounds * 6 * kPerRacer);
+  BOOST_TEST(h.charged() == static_cast<long long>(allowed));
+  other.stop();
+  other_ioc.restart();
+  other_ioc.run_for(100ms);
+}
+
 BOOST_AUTO_TEST_CASE(without_redis_only_the_lease_is_spent) {
   Harness h;
   QuotaCounter a(h.clock, limited(100000), "a");
