@@ -6,8 +6,8 @@
 # tests/run-all.sh tests first), starts a private redis-server, the stub and the system under test on 127.0.0.1 only,
 # drives the scenario's load (and its faults) with wg-bench, and reports the client's figures
 # with the stub's upstream request count and the server's peak RSS. With --compare the same
-# load also goes, in the same run and alternating (A B C D A B C D), to nginx proxy_cache,
-# Varnish and a constant-response reference server. A scenario named `scaling` (or `scaling-*`)
+# load also goes, in the same run and alternating (A B C D E A B C D E), to nginx proxy_cache,
+# Varnish, nginx serving the same bytes as static files and a constant-response reference server. A scenario named `scaling` (or `scaling-*`)
 # is swept over thread counts instead: the gateway with --threads 1..N and nginx with
 # worker_processes 1..N. A scenario with a baseline (runner.baseline, e.g. quota-walk's
 # zipf-site) has the baseline run first in the same folder, and a table that compares the two.
@@ -20,7 +20,7 @@ set -Eeuo pipefail  # -E: the ERR trap below also reports failures inside functi
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH_DIR="$ROOT/bench"
-ALL_SCENARIOS=(hot-hits hot-hits-256 large-page zipf-site zipf-site-redis-only quota-walk memory-10k
+ALL_SCENARIOS=(hot-hits hot-hits-256 large-page big-pages big-pages-256 zipf-site zipf-site-redis-only quota-walk memory-10k
   cold-storm cache-busters upstream-outage redis-outage scaling)
 # `scaling` (and any scaling-*) is swept over thread counts: the gateway and nginx with 1..N
 # threads, pinned differently.
@@ -31,8 +31,9 @@ usage: bench/run.sh SCENARIO|all [options]
        bench/run.sh compare DIR_A DIR_B [--threshold 10%]
        bench/run.sh soak [--duration 30m] [options]   (bench/soak.sh --help)
   SCENARIO          a name from bench/scenarios/ (without .toml) or a path to a .toml file
-  --compare         also run nginx proxy_cache, Varnish and the constant-response reference
-  --systems LIST    comma-separated subset of gateway,nginx,varnish,constant
+  --compare         also run nginx proxy_cache, Varnish, nginx serving static files and the
+                    constant-response reference
+  --systems LIST    comma-separated subset of gateway,nginx,varnish,static,constant
   --duration D      measured duration of every run (e.g. 5s; default: the scenario's)
   --warmup D        warm-up of every run (default: the scenario's)
   --reps N          repetitions per system (default: the scenario's, 1-3)
@@ -320,14 +321,16 @@ fi
 if [[ -n $SYSTEMS_ARG ]]; then
   IFS=',' read -r -a SYSTEMS <<<"$SYSTEMS_ARG"
 elif ((COMPARE)); then
-  SYSTEMS=(gateway nginx varnish constant)
+  SYSTEMS=(gateway nginx varnish static constant)
 else
   SYSTEMS=(gateway)
 fi
 for s in "${SYSTEMS[@]}"; do
-  case "$s" in gateway | nginx | varnish | constant) ;; *) usage_error "unknown system $s" ;; esac
+  case "$s" in gateway | nginx | varnish | static | constant) ;; *) usage_error "unknown system $s" ;; esac
 done
 wants() { [[ " ${SYSTEMS[*]} " == *" $1 "* ]]; }
+# The references serve fixed bodies: no cache, no upstream.
+is_reference() { [[ $1 == constant || $1 == static ]]; }
 
 # "500ms", "5s", "1.5s", "2m" → milliseconds.
 to_ms() {
@@ -393,6 +396,7 @@ BIN=$(release_binaries "$BUILD" "$BUILD_DIR" "$JOBS")
 
 # ----------------------------------------------------------------------------- CPU pinning
 NCPU=$(nproc)
+CLOCK_TICKS=$(getconf CLK_TCK)
 if ((NCPU >= 2)); then
   SERVER_CPUS=0
   OTHER_CPUS=$([[ $NCPU -eq 2 ]] && echo 1 || echo "1-$((NCPU - 1))")
@@ -659,6 +663,52 @@ EOF
   wait_port "$SERVER_PORT" || { cat "$WORK/varnish.log" >&2; die "varnishd did not start"; }
 }
 
+# nginx serving the constant server's two bodies as static files (sendfile, open_file_cache):
+# what the best web server does with bytes already on disk, the bar for a cache's hit path.
+start_static() {
+  local dir="$WORK/static" user_line=""
+  rm -rf "$dir"
+  mkdir -p "$dir/files" "$dir/tmp"
+  cp "$WORK/constant.body" "$dir/files/widget.json"
+  cp "$WORK/constant-reviews.body" "$dir/files/reviews.json"
+  SERVER_PORT=$(free_port)
+  [[ $(id -u) -ne 0 ]] || user_line="user $(id -un) $(id -gn);"
+  cat >"$dir/nginx.conf" <<EOF
+# Written by bench/run.sh: nginx serving the constant bodies as static files.
+$user_line
+worker_processes 1;
+daemon off;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+worker_rlimit_nofile 40000;
+events { worker_connections 16384; }
+http {
+  access_log off;
+  client_body_temp_path $dir/tmp/body;
+  proxy_temp_path $dir/tmp/proxy;
+  fastcgi_temp_path $dir/tmp/fastcgi;
+  uwsgi_temp_path $dir/tmp/uwsgi;
+  scgi_temp_path $dir/tmp/scgi;
+  keepalive_requests 1000000;
+  keepalive_timeout 60s;
+  sendfile on;
+  tcp_nopush on;
+  open_file_cache max=16 inactive=60s;
+  default_type application/json;
+  server {
+    listen 127.0.0.1:$SERVER_PORT backlog=4096;
+    root $dir/files;
+    location ~ ^/api/v1/widgets/widget/[^/]+/reviews/remote\$ { try_files /reviews.json =404; }
+    location ~ ^/api/v1/widgets/widget/[^/]+/remote\$ { try_files /widget.json =404; }
+    location / { return 404; }
+  }
+}
+EOF
+  start_bg "$WORK/static.log" "${SERVER_PIN[@]}" nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log"
+  SERVER_PID=$LAST_PID
+  wait_port "$SERVER_PORT" || { cat "$dir/error.log" >&2; die "nginx (static) did not start"; }
+}
+
 start_constant() {
   start_bg "$WORK/constant.log" "${SERVER_PIN[@]}" "$BIN/wg-bench" --serve-constant \
     --listen 127.0.0.1:0 --body-file "$WORK/constant.body" \
@@ -678,7 +728,7 @@ RUNS="$RESULTS_DIR/runs.tsv"
 # exit: wg-bench's exit status (0 ok, 1 runtime error, 2 usage error, 3 connection failure, 4 no
 # measured request got an expected answer, 5 a --fail-if threshold was crossed); the figures of
 # a run whose wg-bench printed none are "-".
-printf 'scenario\tsystem\trep\trps\tp50_us\tp90_us\tp99_us\tp999_us\tmax_us\terrors\tunexpected\tall_responses\tupstream_calls\tupstream_per_1k\tpeak_rss_kb\tredis_per_request\tl1_entries\tl1_bytes\tthreads\texit\tvisitors_p99_us\twalker_responses\twalker_share\twalker_p99_us\n' >"$RUNS"
+printf 'scenario\tsystem\trep\trps\tp50_us\tp90_us\tp99_us\tp999_us\tmax_us\terrors\tunexpected\tall_responses\tupstream_calls\tupstream_per_1k\tpeak_rss_kb\tredis_per_request\tl1_entries\tl1_bytes\tthreads\texit\tvisitors_p99_us\twalker_responses\twalker_share\twalker_p99_us\tserver_cpu_ms_per_1k\n' >"$RUNS"
 FAILED_RUNS=()     # "scenario system run N: exit C (meaning)" of every run whose wg-bench failed
 THRESHOLD_RUNS=()  # the same for the gateway's runs that crossed --fail-if (exit 5)
 exit_meaning() {
@@ -719,6 +769,7 @@ run_one() {
     gateway) start_gateway "${S[cache_ttl_ms]}" "$threads" ;;
     nginx) start_nginx "${S[cache_ttl_ms]}" "$threads" "$([[ $sweep == 1 ]] && echo reuseport)" ;;
     varnish) start_varnish "${S[cache_ttl_ms]}" ;;
+    static) start_static ;;
     constant) start_constant ;;
   esac
   SERVER_PIN=("${DEFAULT_SERVER_PIN[@]}")
@@ -734,15 +785,15 @@ run_one() {
   [[ -z $CONNECTIONS ]] || args+=(--connections "$CONNECTIONS")
   [[ -z $bench_threads ]] || args+=(--threads "$bench_threads")
   [[ -z $FAIL_IF || $system != gateway ]] || args+=(--fail-if "$FAIL_IF")
-  local started redis_before="?"
+  local started redis_before="?" cpu_before
   started=$(date +%s%3N)
   "${OTHER_PIN[@]}" "$BIN/wg-bench" "${args[@]}" >"$WORK/tsv" &
   local bench_pid=$!
   PIDS+=("$bench_pid")
-  if [[ $system == gateway ]]; then  # Redis commands are counted over the measured period
-    sleep_until "$started" "$WARMUP_MS"
-    redis_before=$(redis_commands)
-  fi
+  # The server's CPU time and (the gateway's) Redis commands are counted over the measured period.
+  sleep_until "$started" "$WARMUP_MS"
+  cpu_before=$(tree_cpu_ticks "$SERVER_PID")
+  [[ $system != gateway ]] || redis_before=$(redis_commands)
 
   # Faults, timed from the start of the measured period.
   local fault_note=""
@@ -759,8 +810,9 @@ run_one() {
     start_redis
     fault_note="redis-server killed at ${FAULT_AT_MS} ms, restarted after ${FAULT_FOR_MS} ms"
   fi
-  local bench_status=0
+  local bench_status=0 cpu_ms
   wait "$bench_pid" || bench_status=$?
+  cpu_ms=$((($(tree_cpu_ticks "$SERVER_PID") - cpu_before) * 1000 / CLOCK_TICKS))
   forget_pid "$bench_pid"
   [[ -z $fault_note ]] || log "$name: $system: $fault_note"
 
@@ -786,7 +838,7 @@ run_one() {
     log "$what"
     if ((bench_status == 5)); then THRESHOLD_RUNS+=("$what"); else FAILED_RUNS+=("$what"); fi
   fi
-  [[ $system != constant ]] || upstream=0
+  ! is_reference "$system" || upstream=0
   # wg-bench prints a header line, then its data line: the last line, when it is not the header
   # (a usage or runtime error prints neither). Its first 12 columns: label responses rps p50 p90
   # p99 p999 max errors unexpected all bytes; then mode offered late unsent exit (not read here)
@@ -797,15 +849,16 @@ run_one() {
   fi
   awk -F'\t' -v OFS='\t' -v sc="$name" -v rep="$rep" -v up="${upstream:-0}" -v rss="$rss" \
     -v redis="$redis_used" -v l1e="$l1_entries" -v l1b="$l1_bytes" -v sy="$system" -v th="$threads" \
-    -v code="$bench_status" '{
+    -v code="$bench_status" -v cpu="$cpu_ms" '{
       if ($1 == "x") {
-        print sc, sy, rep, "-", "-", "-", "-", "-", "-", "-", "-", "-", up, "-", rss, "-", l1e, l1b, th, code, "-", "-", "-", "-"
+        print sc, sy, rep, "-", "-", "-", "-", "-", "-", "-", "-", "-", up, "-", rss, "-", l1e, l1b, th, code, "-", "-", "-", "-", "-"
         next
       }
+      cpu_per = ($2 > 0) ? sprintf("%.4g", cpu * 1000 / $2) : "-"
       per = ($11 > 0) ? sprintf("%.4g", up * 1000 / $11) : "-"
       redis_per = (redis == "-" || $2 == 0) ? "-" : sprintf("%.4f", redis / $2)
       walker_share = ($2 > 0) ? sprintf("%.4f", $19 / $2) : "-"
-      print sc, sy, rep, $3, $4, $5, $6, $7, $8, $9, $10, $11, up, per, rss, redis_per, l1e, l1b, th, code, $18, $19, walker_share, $20
+      print sc, sy, rep, $3, $4, $5, $6, $7, $8, $9, $10, $11, up, per, rss, redis_per, l1e, l1b, th, code, $18, $19, walker_share, $20, cpu_per
     }' <<<"$line" >>"$RUNS"
 }
 
@@ -927,7 +980,7 @@ for file in "${SCENARIO_FILES[@]}"; do
   fi
   start_stub "${S[stub_widgets]}"
   http "http://127.0.0.1:$STUB_PORT/__stub/widgets?limit=${S[widgets]}" >"$WORK/ids.json"
-  if wants constant; then
+  if wants constant || wants static; then
     constant_bodies "$file"
   else
     CONSTANT_WIDGET_BYTES=- CONSTANT_REVIEWS_BYTES=- CONSTANT_NOTE=-
@@ -986,9 +1039,9 @@ median() {
   read -r m rest <<<"$(spread "$@")"
   echo "$m"
 }
-# The median of column $3, or $4 for the constant server (which has no upstream).
+# The median of column $3, or $4 for a reference (which has no upstream).
 median_unless_constant() {
-  if [[ $2 == constant ]]; then echo "$4"; else median "$1" "$2" "$3"; fi
+  if is_reference "$2"; then echo "$4"; else median "$1" "$2" "$3"; fi
 }
 runs_of() {  # SCENARIO SYSTEM [THREADS]
   awk -F'\t' -v sc="$1" -v sy="$2" -v th="${3:-}" 'NR > 1 && $1 == sc && $2 == sy && (th == "" || $19 == th)' "$RUNS" | wc -l
@@ -1061,42 +1114,56 @@ walker_table() {
   done
 }
 
+# beyond_l1 SCENARIO → the gateway's peak RSS less its L1 bytes per run, in MiB: "median (min..max)".
+beyond_l1() {
+  awk -F'\t' -v sc="$1" '
+    NR > 1 && $1 == sc && $2 == "gateway" && $15 ~ /^[0-9]+$/ && $18 ~ /^[0-9.]+$/ {
+      v[++n] = ($15 * 1024 - $18) / 1048576 }
+    END {
+      if (n == 0) { print "-"; exit }
+      for (i = 2; i <= n; i++) { t = v[i]; for (j = i - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t }
+      m = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+      printf "%.1f (%.1f..%.1f)\n", m, v[1], v[n] }' "$RUNS"
+}
+
 SUMMARY="$RESULTS_DIR/summary.md"
 {
   if ((${#SCENARIO_NAMES[@]})); then
-    echo "| scenario | system | runs | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | unexpected status | upstream calls | upstream / 1k req | peak RSS MiB | wg-bench exit |"
-    echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    echo "| scenario | system | runs | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | unexpected status | upstream calls | upstream / 1k req | peak RSS MiB | server CPU ms / 1k req | wg-bench exit |"
+    echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
     for sc in "${SCENARIO_NAMES[@]}"; do
       for sy in "${SYSTEMS[@]}"; do
         n=$(runs_of "$sc" "$sy")
         ((n > 0)) || continue
-        printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$sc" "$sy" "$n" \
+        printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$sc" "$sy" "$n" \
           "$(rps "$(median "$sc" "$sy" 4)")" "$(ms "$(median "$sc" "$sy" 5)")" "$(ms "$(median "$sc" "$sy" 6)")" \
           "$(ms "$(median "$sc" "$sy" 7)")" "$(ms "$(median "$sc" "$sy" 8)")" "$(ms "$(median "$sc" "$sy" 9)")" \
           "$(median "$sc" "$sy" 10)" "$(median "$sc" "$sy" 11)" \
           "$(median_unless_constant "$sc" "$sy" 13 -)" \
           "$(median_unless_constant "$sc" "$sy" 14 -)" \
-          "$(num %.1f "$(median "$sc" "$sy" 15)" 1024)" "$(exits_of "$sc" "$sy")"
+          "$(num %.1f "$(median "$sc" "$sy" 15)" 1024)" "$(num %.1f "$(median "$sc" "$sy" 25)" 1)" \
+          "$(exits_of "$sc" "$sy")"
       done
     done
     if wants gateway && ((${#SYSTEMS[@]} > 1)); then
       echo
       echo "Ratios (gateway ÷ other, medians): throughput above 1 and p99 below 1 favour the gateway."
       echo
-      echo "| scenario | other | req/s ratio | p99 ratio | upstream/1k ratio |"
-      echo "|---|---|---:|---:|---:|"
+      echo "| scenario | other | req/s ratio | p99 ratio | upstream/1k ratio | server CPU / 1k req ratio |"
+      echo "|---|---|---:|---:|---:|---:|"
       for sc in "${SCENARIO_NAMES[@]}"; do
         for sy in "${SYSTEMS[@]}"; do
           [[ $sy != gateway ]] || continue
           (($(runs_of "$sc" "$sy") > 0 && $(runs_of "$sc" gateway) > 0)) || continue
-          if [[ $sy == constant ]]; then
+          if is_reference "$sy"; then
             up=n/a
           else
             up=$(ratio "$(median "$sc" gateway 14)" "$(median "$sc" "$sy" 14)")
           fi
-          printf '| %s | %s | %s | %s | %s |\n' "$sc" "$sy" \
+          printf '| %s | %s | %s | %s | %s | %s |\n' "$sc" "$sy" \
             "$(ratio "$(median "$sc" gateway 4)" "$(median "$sc" "$sy" 4)")" \
-            "$(ratio "$(median "$sc" gateway 7)" "$(median "$sc" "$sy" 7)")" "$up"
+            "$(ratio "$(median "$sc" gateway 7)" "$(median "$sc" "$sy" 7)")" "$up" \
+            "$(ratio "$(median "$sc" gateway 25)" "$(median "$sc" "$sy" 25)")"
         done
       done
     fi
@@ -1105,10 +1172,10 @@ SUMMARY="$RESULTS_DIR/summary.md"
       echo "Gateway internals (medians): Redis commands per measured client request (every round trip"
       echo "the gateway made during the measured period: cache lookups and stores, quota counting,"
       echo "locks; not measurable when Redis restarts mid-run), what L1 held at the end, and peak RSS"
-      echo "against L1's bytes (bodies and their compressed variants, plus the cache's per-entry"
-      echo "overhead estimate)."
+      echo "less L1's bytes (bodies and their compressed variants, plus the cache's per-entry overhead"
+      echo "estimate): what the process holds beyond its cache, median and range over the runs."
       echo
-      echo "| scenario | runs | Redis commands / request | L1 entries | L1 MiB | peak RSS MiB | RSS ÷ (1.5 × L1 + 50 MiB) |"
+      echo "| scenario | runs | Redis commands / request | L1 entries | L1 MiB | peak RSS MiB | RSS − L1 MiB (min..max) |"
       echo "|---|---:|---:|---:|---:|---:|---:|"
       for sc in "${SCENARIO_NAMES[@]}"; do
         n=$(runs_of "$sc" gateway)
@@ -1121,8 +1188,7 @@ SUMMARY="$RESULTS_DIR/summary.md"
           "$(awk -v r="$redis" 'BEGIN { if (r == "?" || r == "-") print "-"; else printf "%.3f", r }')" \
           "$(awk -v e="$l1e" 'BEGIN { if (e == "?" || e == "-") print "-"; else printf "%d", e }')" \
           "$(awk -v b="$l1b" 'BEGIN { if (b == "?" || b == "-") print "-"; else printf "%.1f", b / 1048576 }')" \
-          "$(num %.1f "$rss" 1024)" \
-          "$(awk -v k="$rss" -v b="$l1b" 'BEGIN { if (b == "?" || b == "-" || k == "-" || k == "?") print "-"; else printf "%.2f", (k * 1024) / (1.5 * b + 50 * 1048576) }')"
+          "$(num %.1f "$rss" 1024)" "$(beyond_l1 "$sc")"
       done
     fi
   fi
@@ -1162,7 +1228,7 @@ spread_rows() {
   done
 }
 UPSTREAM_SYSTEMS=()
-for sy in "${SYSTEMS[@]}"; do [[ $sy == constant ]] || UPSTREAM_SYSTEMS+=("$sy"); done
+for sy in "${SYSTEMS[@]}"; do is_reference "$sy" || UPSTREAM_SYSTEMS+=("$sy"); done
 if ((${#SCENARIO_NAMES[@]})); then
   {
     printf 'scenario\tsystem\truns\trps_median\trps_min\trps_max\n'
@@ -1256,6 +1322,7 @@ bar_chart() {
       if (s == "nginx") return 2924588      # #2ca02c
       if (s == "varnish") return 16744206   # #ff7f0e
       if (s == "constant") return 8355711   # #7f7f7f
+      if (s == "static") return 14907330    # #e377c2
       return 9725885                        # #9467bd
     }
     function q(s) { gsub(/\x27/, "", s); return "\x27" s "\x27" }
@@ -1444,9 +1511,9 @@ write_report() {
   awk -F'\t' 'NR > 1 {
       load = ($2 == "open") ? sprintf("open loop at %s req/s, %s connections", $4, $3) : sprintf("closed loop, %s connections", $3)
       printf "| %s | %s | %s / %s | %s |\n", $1, load, $5, $6, $7 }' "$SCENARIOS"
-  if wants constant; then
+  if wants constant || wants static; then
     echo
-    echo "The constant reference serves bodies of each scenario's mean size, from $SAMPLE_REQUESTS sampled requests:"
+    echo "The constant reference serves bodies of each scenario's mean size, from $SAMPLE_REQUESTS sampled requests$(wants static && echo ", nginx static the same bytes as files"):"
     echo
     awk -F'\t' 'NR > 1 && $10 != "-" { printf "- %s: %s\n", $1, $10 }' "$SCENARIOS"
   fi

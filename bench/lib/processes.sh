@@ -90,6 +90,17 @@ peak_rss_kb() {
   echo "$total"
 }
 
+# CPU time (user + system, in clock ticks) used so far by PID and every process below it (nginx's
+# worker, Varnish's child): read before and after a measured period.
+tree_cpu_ticks() {
+  local total p
+  # Fields 14 and 15 of /proc/PID/stat, counted after the command name (which may hold spaces).
+  total=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | awk '{ print $12 + $13 }' || true)
+  total=${total:-0}
+  for p in $(pgrep -P "$1" 2>/dev/null || true); do total=$((total + $(tree_cpu_ticks "$p"))); done
+  echo "$total"
+}
+
 # Traps: on exit (normal, an error, Ctrl-C or SIGTERM) every process in PIDS is stopped and
 # WORK removed; a failing command is logged with its line.
 stop_all_on_exit() {
