@@ -5,9 +5,9 @@
 # Throughput on a shared machine moves by 10-20 % from run to run; an instruction count does
 # not. The script starts a private redis-server, the stub and the gateway (under valgrind's
 # callgrind, 127.0.0.1 only), warms the scenario's keys, zeroes the counters, sends N requests
-# with wg-bench, and prints the instructions per request, the allocations per request and the
-# top functions by own cost. Kernel time (the socket calls) is not included: compare builds of
-# the gateway with it, and measure throughput with bench/run.sh.
+# with wg-bench, and prints the instructions per request, the allocations per request (and who
+# makes them) and the top functions by own cost. Kernel time (the socket calls) is not
+# included: compare builds of the gateway with it, and measure throughput with bench/run.sh.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -114,7 +114,7 @@ sleep 0.5  # let it finish writing
 python3 - "$dump" "$REQUESTS" "$TOP" <<'EOF'
 import collections, re, sys
 path, requests, top = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-names, own, allocs = {}, collections.Counter(), 0
+names, own, allocs, sites = {}, collections.Counter(), 0, collections.Counter()
 current = callee = None
 after_calls = False
 for line in open(path):
@@ -130,9 +130,13 @@ for line in open(path):
         continue
     m = re.match(r"^calls=(\d+)", line)
     if m:
-        if callee in ("malloc", "_mid_memalign.constprop.0") or (callee or "").startswith("operator new("):
-            if not (current or "").startswith("operator new(") and current != "malloc":
+        # One allocation per call into the allocator from outside it (operator new calls
+        # malloc, aligned new calls memalign, which calls _mid_memalign: counted once).
+        allocator = ("malloc", "memalign", "_mid_memalign.constprop.0")
+        if callee in allocator or (callee or "").startswith("operator new("):
+            if not (current or "").startswith("operator new(") and current not in allocator:
                 allocs += int(m.group(1))
+                sites[current] += int(m.group(1))
         after_calls = True
         continue
     if current and re.match(r"^[+-]?\d", line):
@@ -148,4 +152,9 @@ print(f"allocations per request:  {allocs / requests:.2f}")
 print(f"top {top} functions by own instructions per request:")
 for name, cost in own.most_common(top):
     print(f"  {cost / requests:8.0f}  {100 * cost / total:5.1f}%  {name[:110]}")
+print("allocations per request by calling function (0.05 or more):")
+for name, count in sites.most_common():
+    if count / requests < 0.05:
+        break
+    print(f"  {count / requests:8.2f}  {name[:110]}")
 EOF
