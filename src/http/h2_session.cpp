@@ -85,7 +85,7 @@ struct H2Session<Stream>::StreamState {
   std::string cookie;  // crumbs joined with "; "
   std::string content_length;
   std::size_t field_count = 0;  // regular fields, cookie crumbs counted one by one
-  bhttp::fields fields;
+  RequestFields fields;
   bool path_too_long = false;
   bool too_large = false;    // over max_header_bytes or kMaxHeaderFields: fields not stored
   bool waiting_end = false;  // content-length: 0 but no END_STREAM yet

@@ -16,7 +16,7 @@ namespace {
 constexpr std::string_view kH2PrefacePrefix = "PRI * HTTP/2.0\r\n";
 
 // True when every Transfer-Encoding line together names exactly one coding, "chunked".
-bool only_chunked(const bhttp::fields& fields) {
+bool only_chunked(const RequestFields& fields) {
   std::size_t codings = 0;
   bool chunked = false;
   for (const auto& field : fields) {

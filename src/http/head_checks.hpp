@@ -12,11 +12,13 @@
 #include <string_view>
 
 #include "widget_gateway/http/refusal.hpp"
+#include "widget_gateway/http/request_fields.hpp"
 
 namespace wg::http {
 
-using HeadParser = boost::beast::http::request_parser<boost::beast::http::string_body>;
-using HeadRequest = boost::beast::http::request<boost::beast::http::string_body>;
+using HeadParser =
+    boost::beast::http::request_parser<boost::beast::http::string_body, FieldPoolAllocator<char>>;
+using HeadRequest = HeadParser::value_type;
 
 inline std::string_view buffered(const boost::beast::flat_buffer& buffer) {
   return {static_cast<const char*>(buffer.data().data()), buffer.size()};

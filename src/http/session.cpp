@@ -176,7 +176,7 @@ asio::awaitable<void> HttpSession<Stream>::run() {
 
     // The whole head must arrive within header_timeout (slowloris).
     skip_empty_lines(buffer_);
-    bhttp::request_parser<bhttp::string_body> parser;
+    HeadParser parser;
     parser.header_limit(static_cast<std::uint32_t>(limits.max_header_bytes));
     // No request we serve has a body, but Content-Length is checked after the head (below):
     // a body_limit error here would come before the Transfer-Encoding + Content-Length check.
@@ -293,7 +293,7 @@ asio::awaitable<void> HttpSession<Stream>::run() {
 
 template <class Stream>
 std::optional<Response> HttpSession<Stream>::answer_before_body(
-    const bhttp::request<bhttp::string_body>& req) {
+    const HeadRequest& req) {
   const Request request{req.method(),
                         std::string_view(req.method_string()),
                         std::string_view(req.target()),

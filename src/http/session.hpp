@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 
+#include "head_checks.hpp"
 #include "output_budget.hpp"
 #include "widget_gateway/http/request_handler.hpp"
 #include "widget_gateway/http/response.hpp"
@@ -68,8 +69,7 @@ class HttpSession final : public Connection,
   boost::asio::awaitable<void> serve_h2(std::string received);
   // The handler's answer from the head alone, for a request whose body follows (not a
   // coroutine: GCC 12 mishandles such locals kept across co_await in the session's loop).
-  std::optional<Response> answer_before_body(
-      const boost::beast::http::request<boost::beast::http::string_body>& req);
+  std::optional<Response> answer_before_body(const HeadRequest& req);
   // Waits until the listener's output budget has room again (docs/listener.md, "Output
   // budget"); false when the connection should end instead (idle_timeout passed). A drain or
   // a close ends the wait too, and the request read is answered.
