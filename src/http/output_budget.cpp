@@ -10,7 +10,9 @@ std::size_t kept_alive_bytes(const Response& response) {
 }
 
 OutputBudget::OutputBudget(std::size_t max_bytes, ServerStats& stats, Access access)
-    : max_(max_bytes), stats_(stats), shared_(access == Access::shared) {}
+    : max_(max_bytes), stats_(stats), shared_(access == Access::shared) {
+  spare_nodes_.reserve(kSpareOwnerNodes);
+}
 
 std::optional<std::unique_lock<std::mutex>> OutputBudget::lock() const {
   if (!shared_) return std::nullopt;
@@ -39,7 +41,19 @@ void OutputBudget::hold(const void* owner, std::size_t bytes) {
   std::vector<std::function<void()>> wakers;
   {
     auto guard = lock();
-    Owner& held = owners_[owner];
+    auto it = owners_.find(owner);
+    if (it == owners_.end()) {
+      if (spare_nodes_.empty()) {
+        it = owners_.emplace(owner, Owner{}).first;
+      } else {
+        auto node = std::move(spare_nodes_.back());
+        spare_nodes_.pop_back();
+        node.key() = owner;
+        node.mapped() = Owner{};
+        it = owners_.insert(std::move(node)).position;
+      }
+    }
+    Owner& held = it->second;
     ++held.answers;
     // A maximum that forgets by a sixteenth per answer held: one huge answer long ago does not
     // make every new connection expect another.
@@ -63,7 +77,8 @@ void OutputBudget::release(const void* owner) {
     if (it == owners_.end()) return;
     if (--it->second.answers > 0) return;
     set_pending(pending_ - it->second.bytes);
-    owners_.erase(it);
+    auto node = owners_.extract(it);
+    if (spare_nodes_.size() < kSpareOwnerNodes) spare_nodes_.push_back(std::move(node));
     if (!waiters_.empty()) wakers = take_wakers();
   }
   wake(wakers);

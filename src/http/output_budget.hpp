@@ -108,6 +108,10 @@ class OutputBudget {
   const bool shared_;
   mutable std::mutex mutex_;
   std::unordered_map<const void*, Owner> owners_;
+  // Nodes of owners_ let go, reused by the next owners: holding a new owner (most answers
+  // of a busy listener) costs no allocation. At most kSpareOwnerNodes.
+  static constexpr std::size_t kSpareOwnerNodes = 64;
+  std::vector<std::unordered_map<const void*, Owner>::node_type> spare_nodes_;
   std::size_t pending_ = 0;
   std::atomic<std::size_t> recent_largest_{0};
   std::map<std::uint64_t, std::function<void()>> waiters_;  // by ticket: first come first
