@@ -34,6 +34,9 @@ namespace {
 template <class Stream>
 constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
 
+// How long a TLS connection that ends waits for the client's close_notify after sending its own.
+constexpr std::chrono::seconds kTlsCloseWait{1};
+
 bool is_disconnect(const boost::system::error_code& ec) {
   return ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
          ec == asio::error::connection_reset || ec == asio::error::operation_aborted ||
@@ -286,14 +289,21 @@ asio::awaitable<void> HttpSession<Stream>::run() {
     if (!co_await write(response, close, request.version) || close) break;
   }
 
+  if constexpr (kTls<Stream>) {
+    // close_notify before the TCP close (RFC 8446 6.1): without it the client cannot tell the
+    // end from a truncation, and OpenSSL-based clients do not resume the session.
+    if (transport().socket().is_open()) {
+      transport().expires_after(kTlsCloseWait);
+      co_await stream_.async_shutdown(as_tuple(use_awaitable));
+    }
+  }
   boost::system::error_code ignored;
   transport().socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
   transport().socket().close(ignored);
 }
 
 template <class Stream>
-std::optional<Response> HttpSession<Stream>::answer_before_body(
-    const HeadRequest& req) {
+std::optional<Response> HttpSession<Stream>::answer_before_body(const HeadRequest& req) {
   const Request request{req.method(),
                         std::string_view(req.method_string()),
                         std::string_view(req.target()),

@@ -1,10 +1,13 @@
 #define BOOST_TEST_MODULE tls and http2 on the public listener
 // The public listener with TLS and HTTP/2, judged by clients nobody here wrote: curl over
 // HTTPS with a CA made in the test (ALPN h2 and http/1.1), curl with h2c prior knowledge on a
-// plain listener, nghttp over h2, TLS 1.1 refused, and a certificate renewed on SIGHUP.
+// plain listener, nghttp over h2, TLS 1.1 refused, a certificate renewed on SIGHUP, sessions
+// resumed (s_client, s_time), and connections the gateway ends closed with close_notify.
 #include <sys/wait.h>
 
 #include <boost/test/unit_test.hpp>
+
+#include <algorithm>
 #include <csignal>
 #include <fstream>
 
@@ -164,6 +167,35 @@ BOOST_AUTO_TEST_CASE(a_renewed_certificate_is_served_after_sighup) {
 
 // A returning client resumes its TLS session instead of a full handshake (TLS 1.2 session ids
 // from the server's cache, TLS 1.3 tickets), so keep-alive churn costs little CPU.
+// A connection the gateway ends (here after an HTTP/1.0 answer) ends with close_notify: the
+// client sees a clean end, not a truncation, and OpenSSL-based clients resume the session next
+// time (they drop a session whose connection ended without one).
+BOOST_AUTO_TEST_CASE(a_connection_the_gateway_ends_closes_with_close_notify_and_resumes) {
+  Pki pki;
+  RedisServer redis;
+  Stub stub;
+  Gateway gateway(stub.base_url(), redis.url(), {}, config_with_tls(pki));
+  const std::string port = std::to_string(gateway.port());
+  Result read = run({"sh", "-c",
+                     "printf 'GET /healthz HTTP/1.0\\r\\n\\r\\n' | openssl s_client -connect "
+                     "127.0.0.1:" +
+                         port + " -CAfile " + pki.ca_cert + " -ign_eof 2>&1"});
+  BOOST_TEST(read.output.find("HTTP/1.1 200 OK") != std::string::npos, read.output);
+  BOOST_TEST(read.output.find("unexpected eof") == std::string::npos, read.output);
+  BOOST_TEST(read.output.find("\nclosed") != std::string::npos, read.output);
+
+  // A new connection per request, resuming the first one's session: s_time marks each
+  // resumed connection 'r' and each full handshake '*'.
+  Result timed = run({"openssl", "s_time", "-connect", "127.0.0.1:" + port, "-CAfile", pki.ca_cert,
+                      "-reuse", "-time", "1", "-www", "/healthz"});
+  const std::size_t start = timed.output.find("starting\n");
+  BOOST_TEST_REQUIRE(start != std::string::npos, timed.output);
+  const std::string marks =
+      timed.output.substr(start + 9, timed.output.find('\n', start + 9) - (start + 9));
+  BOOST_TEST(std::count(marks.begin(), marks.end(), 'r') >= 10, timed.output);
+  BOOST_TEST(marks.find('*') == std::string::npos, timed.output);
+}
+
 BOOST_AUTO_TEST_CASE(tls_sessions_are_resumed) {
   Pki pki;
   RedisServer redis;
