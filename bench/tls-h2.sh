@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # The hit path over HTTPS, side by side with nginx: HTTP/1.1 over TLS and HTTP/2 over TLS,
-# driven by wg-bench (closed loop, one io thread), same certificate, same key, same cipher
-# choice (TLS 1.3, the client's default), one gateway thread against one nginx worker.
+# driven by wg-bench (closed loop, one io thread) and by h2load (nghttp2's load generator,
+# one thread), same certificate, same key, same cipher choice (TLS 1.3, the client's default),
+# one gateway thread against one nginx worker; and a handshake-heavy cell: a new connection
+# for every request (openssl s_time, two clients at once), with session resumption off (a
+# full handshake each time) and on (-reuse: TLS 1.3 session tickets).
 #   bench/tls-h2.sh [--duration 8s] [--reps 3] [--out DIR] [--build-dir DIR] [--no-build]
 # The gateway serves from its cache (a widget warmed first); nginx serves the same URL from
 # proxy_cache in front of the same stub upstream. Runs alternate (gateway, nginx, gateway, ...)
 # so that a noisy neighbour hurts both alike; the figures are medians and their ratio.
 # Results go to DIR (default bench/results/<UTC time>-tls-h2/), never to tracked files.
 # On 2 cores the client shares the machine with the server: the absolute figures are the
-# machine's, the ratio is what carries over; TLS handshakes are excluded (keep-alive clients).
+# machine's, the ratio is what carries over. The keep-alive cells exclude handshakes; the
+# handshake cell is nothing but them.
 set -Eeuo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DURATION=8s
@@ -23,13 +27,15 @@ while (($#)); do
     --out) OUT=$2; shift 2 ;;
     --build-dir) BUILD_DIR=$2; shift 2 ;;
     --no-build) BUILD=0; shift ;;
-    -h | --help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "tls-h2.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
 OUT=${OUT:-$ROOT/bench/results/$(date -u +%Y%m%dT%H%M%SZ)-tls-h2}
 mkdir -p "$OUT"
-command -v nginx >/dev/null || { echo "tls-h2.sh: nginx missing" >&2; exit 1; }
+for tool in nginx h2load openssl; do
+  command -v "$tool" >/dev/null || { echo "tls-h2.sh: $tool missing (deploy/install-deps.sh --bench-tools)" >&2; exit 1; }
+done
 
 if ((BUILD)); then
   cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -164,13 +170,51 @@ print("%.2f %.3f %d %d" % (r["throughput_rps"], r["latency_us"]["mean"] / 1000,
 EOF
 }
 
-declare -A RESULTS
+# h2load: the same loads (HTTP/1.1: 64 connections; HTTP/2: 16 x 10 streams), one thread,
+# DURATION after 1 s of warm-up. -> "req/s succeeded errored"
+run_h2load() {  # protocol port rep system
+  local proto=$1 port=$2 rep=$3 system=$4 args log
+  if [[ $proto == h1 ]]; then args=(--h1 -c 64 -m 1); else args=(-c 16 -m 10); fi
+  log="$OUT/h2load-$proto-$system-$rep.log"
+  h2load "${args[@]}" -t 1 -D "${DURATION%s}" --warm-up-time 1 "https://127.0.0.1:$port$PATH_" >"$log" 2>&1 || true
+  awk '/^finished in/ { gsub(",", ""); rps = $4 }
+       /^requests:/ { gsub(",", ""); for (i = 1; i < NF; i++) { if ($(i + 1) == "succeeded") ok = $i; if ($(i + 1) == "errored") err = $i } }
+       END { printf "%.2f %d %d\n", rps, ok, err }' "$log"
+}
+
+# openssl s_time: a new TLS connection per request ("GET path HTTP/1.0"), two clients at once
+# for DURATION; "new" makes a full handshake each time, "reuse" resumes the first session.
+# -> "connections/s bytes_per_connection"
+run_handshakes() {  # mode port rep system
+  local mode=$1 port=$2 rep=$3 system=$4 log pids=() i
+  log="$OUT/s_time-$mode-$system-$rep"
+  for i in 1 2; do
+    openssl s_time -connect "127.0.0.1:$port" -CAfile "$WORK/ca.pem" -"$mode" \
+      -time "${DURATION%s}" -www "$PATH_" >"$log-$i.log" 2>&1 &
+    pids+=($!)
+  done
+  wait "${pids[@]}" || true
+  # "N connections in T real seconds, B bytes read per connection", per client: summed rates.
+  cat "$log"-*.log | awk '/connections in .* real seconds/ { rate += $1 / $4; bytes = $(NF - 4) }
+    END { printf "%.2f %d\n", rate, bytes }'
+}
+
+declare -A RESULTS H2LOAD HANDSHAKES
 for rep in $(seq "$REPS"); do
   for proto in h1 h2; do
     for system in gateway nginx; do
       port=$GW_PORT; [[ $system == nginx ]] && port=$NGINX_PORT
       RESULTS[$proto,$system,$rep]=$(run_bench "$proto" "$system" "$port" "$rep")
       echo "[tls-h2] rep $rep $proto $system: ${RESULTS[$proto,$system,$rep]}" >&2
+      H2LOAD[$proto,$system,$rep]=$(run_h2load "$proto" "$port" "$rep" "$system")
+      echo "[tls-h2] rep $rep $proto $system (h2load): ${H2LOAD[$proto,$system,$rep]}" >&2
+    done
+  done
+  for mode in new reuse; do
+    for system in gateway nginx; do
+      port=$GW_PORT; [[ $system == nginx ]] && port=$NGINX_PORT
+      HANDSHAKES[$mode,$system,$rep]=$(run_handshakes "$mode" "$port" "$rep" "$system")
+      echo "[tls-h2] rep $rep handshakes ($mode) $system: ${HANDSHAKES[$mode,$system,$rep]}" >&2
     done
   done
 done
@@ -196,8 +240,39 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a
     done
   done
   echo
+  echo "The same loads from h2load (1 thread, ${DURATION} after 1 s of warm-up), medians:"
+  echo
+  echo "| protocol | system | req/s | req/s ratio (gateway ÷ nginx) |"
+  echo "|---|---|---:|---:|"
+  for proto in h1 h2; do
+    declare -A med=()
+    for system in gateway nginx; do
+      med[$system]=$(for rep in $(seq "$REPS"); do echo "${H2LOAD[$proto,$system,$rep]}" | cut -d' ' -f1; done | median)
+      ratio=""
+      [[ $system == nginx ]] && ratio=$(awk -v a="${med[gateway]}" -v b="${med[nginx]}" 'BEGIN {printf "%.2f", (b > 0) ? a / b : 0}')
+      echo "| $([[ $proto == h1 ]] && echo "HTTP/1.1 + TLS" || echo "HTTP/2 + TLS") | $system | ${med[$system]} | $ratio |"
+    done
+  done
+  echo
+  echo "A new connection per request (openssl s_time, 2 clients, ${DURATION}; each reads one answer), medians:"
+  echo
+  echo "| handshakes | system | connections/s | bytes per connection | ratio (gateway ÷ nginx) |"
+  echo "|---|---|---:|---:|---:|"
+  for mode in new reuse; do
+    declare -A med=()
+    for system in gateway nginx; do
+      med[$system]=$(for rep in $(seq "$REPS"); do echo "${HANDSHAKES[$mode,$system,$rep]}" | cut -d' ' -f1; done | median)
+      bytes=$(echo "${HANDSHAKES[$mode,$system,1]}" | cut -d' ' -f2)
+      ratio=""
+      [[ $system == nginx ]] && ratio=$(awk -v a="${med[gateway]}" -v b="${med[nginx]}" 'BEGIN {printf "%.2f", (b > 0) ? a / b : 0}')
+      echo "| $([[ $mode == new ]] && echo "full (no resumption)" || echo "resumed (session tickets)") | $system | ${med[$system]} | $bytes | $ratio |"
+    done
+  done
+  echo
   echo "Every run's figures (req/s, mean latency ms, succeeded, errored):"
   echo
   for key in $(printf '%s\n' "${!RESULTS[@]}" | sort); do echo "- $key: ${RESULTS[$key]}"; done
+  for key in $(printf '%s\n' "${!H2LOAD[@]}" | sort); do echo "- h2load $key: ${H2LOAD[$key]}"; done
+  for key in $(printf '%s\n' "${!HANDSHAKES[@]}" | sort); do echo "- s_time $key: ${HANDSHAKES[$key]}"; done
 } | tee "$OUT/summary.md"
 echo "[tls-h2] results in $OUT" >&2
