@@ -1169,9 +1169,10 @@ SUMMARY="$RESULTS_DIR/summary.md"
     fi
     if wants gateway; then
       echo
-      echo "Gateway internals (medians): Redis commands per measured client request (every round trip"
-      echo "the gateway made during the measured period: cache lookups and stores, quota counting,"
-      echo "locks; not measurable when Redis restarts mid-run), what L1 held at the end, and peak RSS"
+      echo "Gateway internals (medians): Redis commands per measured client request (what the gateway"
+      echo "asked during the measured period: cache lookups and stores, quota counting, locks, with a"
+      echo "script's own commands counted one by one; not measurable when Redis restarts mid-run),"
+      echo "what L1 held at the end, and peak RSS"
       echo "less L1's bytes (bodies and their compressed variants, plus the cache's per-entry overhead"
       echo "estimate): what the process holds beyond its cache, median and range over the runs."
       echo
