@@ -556,18 +556,15 @@ gateway_metric() {
     awk -v name="$1" '$1 == name { print $2; found = 1; exit } END { if (!found) print "?" }'
 }
 
-start_nginx() {  # TTL_MS WORKERS [reuseport]
-  local ttl_ms=$1 workers=$2 reuseport=${3:+ reuseport} dir="$WORK/nginx" ttl user_line=""
-  ttl=$((ttl_ms > 0 ? (ttl_ms + 999) / 1000 : 3600))s  # proxy_cache_valid takes whole seconds
-  rm -rf "$dir"
-  mkdir -p "$dir/cache" "$dir/tmp"
-  SERVER_PORT=$(free_port)
-  # As root, nginx would switch its worker to an account that cannot write the cache here.
-  [[ $(id -u) -ne 0 ]] || user_line="user $(id -un) $(id -gn);"
-  cat >"$dir/nginx.conf" <<EOF
-# Written by bench/run.sh: nginx proxy_cache as an equivalent cache in front of the stub.
-$user_line
-worker_processes $workers;
+# What both nginx systems' configurations share, up to the open http block: one process tree
+# kept under DIR, access log off, long keep-alive. nginx_conf_head DIR WORKERS WHAT
+nginx_conf_head() {
+  local dir=$1
+  echo "# Written by bench/run.sh: $3."
+  # As root, nginx would switch its worker to an account that cannot write under DIR.
+  [[ $(id -u) -ne 0 ]] || echo "user $(id -un) $(id -gn);"
+  cat <<EOF
+worker_processes $2;
 daemon off;
 pid $dir/nginx.pid;
 error_log $dir/error.log warn;
@@ -582,6 +579,18 @@ http {
   scgi_temp_path $dir/tmp/scgi;
   keepalive_requests 1000000;
   keepalive_timeout 60s;
+EOF
+}
+
+start_nginx() {  # TTL_MS WORKERS [reuseport]
+  local ttl_ms=$1 workers=$2 reuseport=${3:+ reuseport} dir="$WORK/nginx" ttl
+  ttl=$((ttl_ms > 0 ? (ttl_ms + 999) / 1000 : 3600))s  # proxy_cache_valid takes whole seconds
+  rm -rf "$dir"
+  mkdir -p "$dir/cache" "$dir/tmp"
+  SERVER_PORT=$(free_port)
+  {
+    nginx_conf_head "$dir" "$workers" "nginx proxy_cache as an equivalent cache in front of the stub"
+    cat <<EOF
   proxy_cache_path $dir/cache levels=1:2 keys_zone=wg:32m max_size=1g inactive=1d use_temp_path=off;
   upstream stub {
     server 127.0.0.1:$STUB_PORT;
@@ -610,6 +619,7 @@ http {
   }
 }
 EOF
+  } >"$dir/nginx.conf"
   start_bg "$WORK/nginx.log" "${SERVER_PIN[@]}" nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log"
   SERVER_PID=$LAST_PID
   wait_port "$SERVER_PORT" || { cat "$dir/error.log" >&2; die "nginx did not start"; }
@@ -666,31 +676,15 @@ EOF
 # nginx serving the constant server's two bodies as static files (sendfile, open_file_cache):
 # what the best web server does with bytes already on disk, the bar for a cache's hit path.
 start_static() {
-  local dir="$WORK/static" user_line=""
+  local dir="$WORK/static"
   rm -rf "$dir"
   mkdir -p "$dir/files" "$dir/tmp"
   cp "$WORK/constant.body" "$dir/files/widget.json"
   cp "$WORK/constant-reviews.body" "$dir/files/reviews.json"
   SERVER_PORT=$(free_port)
-  [[ $(id -u) -ne 0 ]] || user_line="user $(id -un) $(id -gn);"
-  cat >"$dir/nginx.conf" <<EOF
-# Written by bench/run.sh: nginx serving the constant bodies as static files.
-$user_line
-worker_processes 1;
-daemon off;
-pid $dir/nginx.pid;
-error_log $dir/error.log warn;
-worker_rlimit_nofile 40000;
-events { worker_connections 16384; }
-http {
-  access_log off;
-  client_body_temp_path $dir/tmp/body;
-  proxy_temp_path $dir/tmp/proxy;
-  fastcgi_temp_path $dir/tmp/fastcgi;
-  uwsgi_temp_path $dir/tmp/uwsgi;
-  scgi_temp_path $dir/tmp/scgi;
-  keepalive_requests 1000000;
-  keepalive_timeout 60s;
+  {
+    nginx_conf_head "$dir" 1 "nginx serving the constant bodies as static files"
+    cat <<EOF
   sendfile on;
   tcp_nopush on;
   open_file_cache max=16 inactive=60s;
@@ -704,6 +698,7 @@ http {
   }
 }
 EOF
+  } >"$dir/nginx.conf"
   start_bg "$WORK/static.log" "${SERVER_PIN[@]}" nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log"
   SERVER_PID=$LAST_PID
   wait_port "$SERVER_PORT" || { cat "$dir/error.log" >&2; die "nginx (static) did not start"; }

@@ -220,6 +220,17 @@ for rep in $(seq "$REPS"); do
 done
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+# median_of ARRAY CELL FIELD: the median over the runs of FIELD of ARRAY[CELL,system,run], as
+# "gateway nginx ratio" (ratio: gateway ÷ nginx).
+median_of() {
+  local -n figures=$1
+  local system rep values=()
+  for system in gateway nginx; do
+    values+=("$(for rep in $(seq "$REPS"); do echo "${figures[$2,$system,$rep]}" | cut -d' ' -f"$3"; done | median)")
+  done
+  echo "${values[0]} ${values[1]} $(awk -v a="${values[0]}" -v b="${values[1]}" 'BEGIN {printf "%.2f", (b > 0) ? a / b : 0}')"
+}
+protocol_name() { if [[ $1 == h1 ]]; then echo "HTTP/1.1 + TLS"; else echo "HTTP/2 + TLS"; fi; }
 {
   echo "# The hit path over TLS: gateway (1 thread) vs nginx (1 worker)"
   echo
@@ -230,14 +241,10 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a
   echo "| protocol | system | req/s | mean latency ms | req/s ratio (gateway ÷ nginx) |"
   echo "|---|---|---:|---:|---:|"
   for proto in h1 h2; do
-    declare -A med=()
-    for system in gateway nginx; do
-      med[$system]=$(for rep in $(seq "$REPS"); do echo "${RESULTS[$proto,$system,$rep]}" | cut -d' ' -f1; done | median)
-      lat=$(for rep in $(seq "$REPS"); do echo "${RESULTS[$proto,$system,$rep]}" | cut -d' ' -f2; done | median)
-      ratio=""
-      [[ $system == nginx ]] && ratio=$(awk -v a="${med[gateway]}" -v b="${med[nginx]}" 'BEGIN {printf "%.2f", a / b}')
-      echo "| $([[ $proto == h1 ]] && echo "HTTP/1.1 + TLS" || echo "HTTP/2 + TLS") | $system | ${med[$system]} | $lat | $ratio |"
-    done
+    read -r gw ng ratio <<<"$(median_of RESULTS "$proto" 1)"
+    read -r gw_lat ng_lat _ <<<"$(median_of RESULTS "$proto" 2)"
+    echo "| $(protocol_name "$proto") | gateway | $gw | $gw_lat |  |"
+    echo "| $(protocol_name "$proto") | nginx | $ng | $ng_lat | $ratio |"
   done
   echo
   echo "The same loads from h2load (1 thread, ${DURATION} after 1 s of warm-up), medians:"
@@ -245,13 +252,9 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a
   echo "| protocol | system | req/s | req/s ratio (gateway ÷ nginx) |"
   echo "|---|---|---:|---:|"
   for proto in h1 h2; do
-    declare -A med=()
-    for system in gateway nginx; do
-      med[$system]=$(for rep in $(seq "$REPS"); do echo "${H2LOAD[$proto,$system,$rep]}" | cut -d' ' -f1; done | median)
-      ratio=""
-      [[ $system == nginx ]] && ratio=$(awk -v a="${med[gateway]}" -v b="${med[nginx]}" 'BEGIN {printf "%.2f", (b > 0) ? a / b : 0}')
-      echo "| $([[ $proto == h1 ]] && echo "HTTP/1.1 + TLS" || echo "HTTP/2 + TLS") | $system | ${med[$system]} | $ratio |"
-    done
+    read -r gw ng ratio <<<"$(median_of H2LOAD "$proto" 1)"
+    echo "| $(protocol_name "$proto") | gateway | $gw |  |"
+    echo "| $(protocol_name "$proto") | nginx | $ng | $ratio |"
   done
   echo
   echo "A new connection per request (openssl s_time, 2 clients, ${DURATION}; each reads one answer), medians:"
@@ -259,14 +262,11 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a
   echo "| handshakes | system | connections/s | bytes per connection | ratio (gateway ÷ nginx) |"
   echo "|---|---|---:|---:|---:|"
   for mode in new reuse; do
-    declare -A med=()
-    for system in gateway nginx; do
-      med[$system]=$(for rep in $(seq "$REPS"); do echo "${HANDSHAKES[$mode,$system,$rep]}" | cut -d' ' -f1; done | median)
-      bytes=$(echo "${HANDSHAKES[$mode,$system,1]}" | cut -d' ' -f2)
-      ratio=""
-      [[ $system == nginx ]] && ratio=$(awk -v a="${med[gateway]}" -v b="${med[nginx]}" 'BEGIN {printf "%.2f", (b > 0) ? a / b : 0}')
-      echo "| $([[ $mode == new ]] && echo "full (no resumption)" || echo "resumed (session tickets)") | $system | ${med[$system]} | $bytes | $ratio |"
-    done
+    read -r gw ng ratio <<<"$(median_of HANDSHAKES "$mode" 1)"
+    name="full (no resumption)"
+    [[ $mode == new ]] || name="resumed (session tickets)"
+    echo "| $name | gateway | $gw | $(echo "${HANDSHAKES[$mode,gateway,1]}" | cut -d' ' -f2) |  |"
+    echo "| $name | nginx | $ng | $(echo "${HANDSHAKES[$mode,nginx,1]}" | cut -d' ' -f2) | $ratio |"
   done
   echo
   echo "Every run's figures (req/s, mean latency ms, succeeded, errored):"
