@@ -59,6 +59,18 @@ constexpr std::chrono::milliseconds kFirstCircuitPause{1000};
 constexpr std::chrono::seconds kQuotaReportEvery{1};
 constexpr std::chrono::seconds kStatusSampleEvery{1};
 
+// The signals the gateway stops or reloads on. Only the control thread takes them, and only
+// while its signal set listens (Gateway::run): every other thread starts with them blocked.
+// Before that and after it they stay pending, and a late one (a SIGHUP sent just after
+// SIGTERM) ends with the process instead of killing it by its default action, which the
+// signal set restores when it goes.
+void block_stop_signals(bool blocked) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int signal : {SIGHUP, SIGINT, SIGTERM}) sigaddset(&signals, signal);
+  pthread_sigmask(blocked ? SIG_BLOCK : SIG_UNBLOCK, &signals, nullptr);
+}
+
 unsigned thread_count(const config::Config& config) {
   if (config.server.threads > 0) return config.server.threads;
   return std::max(1u, std::thread::hardware_concurrency());
@@ -304,7 +316,9 @@ class Gateway final : private Workers, private SiblingCaches {
                           {"redis", config_.redis.url}});
     wait_for_signal();
 
+    block_stop_signals(false);
     control_.run();
+    block_stop_signals(true);
     end_reloads();     // a reload applies to the workers: it ends before they go
     workers_.clear();  // joins their threads
     log::info("stopped");
@@ -474,6 +488,7 @@ class Gateway final : private Workers, private SiblingCaches {
     }
     if (reload_thread_.joinable()) reload_thread_.join();  // finished: it cleared reload_running_
     reload_thread_ = std::jthread([this] {
+      block_stop_signals(true);  // started by the control thread, which takes them
       for (;;) {
         reload_once();
         std::lock_guard lock(reload_mutex_);
@@ -833,6 +848,7 @@ int run_gateway(const config::Invocation& invocation) {
   // process: writes then fail with EPIPE, which the access log and the event log survive.
   // Sockets are unaffected (Asio sends with MSG_NOSIGNAL).
   std::signal(SIGPIPE, SIG_IGN);
+  block_stop_signals(true);  // inherited by every thread started from here on
   log::set_level(invocation.config.log.level);
   warn_ignored_environment(invocation);
   Gateway gateway(invocation);
