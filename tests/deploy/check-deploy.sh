@@ -242,6 +242,9 @@ check_quickstart() {
   [[ -n $base ]] || { echo "FAIL: no free base port" >&2; exit 1; }
   local work pid
   work=$(mktemp -d)
+  # Made here, not by the job's redirection: the loop below may read it before the job starts
+  # (sed on a missing file failed, and set -e ended the check at once).
+  : >"$work/out"
   # Its own session and process group, with SIGINT at its default (a job started from a
   # script inherits SIGINT ignored, and bash could not trap it).
   setsid python3 -c 'import os, signal, sys
