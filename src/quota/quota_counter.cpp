@@ -18,8 +18,8 @@ constexpr std::chrono::seconds kBurnWindow{30};
 // limit, leases shrink to one request and instances no longer hold back each other's quota.
 constexpr std::uint64_t kMaxLease = 1000;
 constexpr std::uint64_t kRemainingShare = 16;
-// A request whose lease other requests spent first asks again this many times in all.
-constexpr int kLeaseAttempts = 3;
+// A request whose new lease other requests spent first asks this many times in all.
+constexpr int kLeaseAttempts = 8;
 // A lease nobody spent from for this long goes back to the fleet.
 constexpr std::chrono::minutes kIdleReturn{5};
 // While the fleet is known to be out of quota, a request is refused without asking Redis
@@ -139,7 +139,6 @@ struct QuotaCounter::Reply {
   bool restored = false;              // the counter was counted again, and went up
   std::optional<std::uint64_t> held;  // what it held before (nothing: it was missing)
   bool granted = false;               // this run reserved something
-  bool claimed = false;               // and one request of it went to the caller
 };
 
 std::string_view to_string(Mode mode) {
@@ -225,8 +224,7 @@ std::uint64_t QuotaCounter::lease_size_locked(const Month& month) const {
 asio::awaitable<std::optional<QuotaCounter::Reply>> QuotaCounter::exchange(redis::Client& redis,
                                                                            QuotaPeriod period,
                                                                            std::uint64_t give_back,
-                                                                           std::uint64_t want,
-                                                                           bool claim) {
+                                                                           std::uint64_t want) {
   std::vector<std::string> args;
   Ledger sent;
   {
@@ -279,14 +277,7 @@ asio::awaitable<std::optional<QuotaCounter::Reply>> QuotaCounter::exchange(redis
   std::optional<ModeChange> change;
   {
     std::lock_guard lock(mutex_);
-    Month& month = month_locked(period);
-    adopt_locked(month, out, sent);
-    // Under the same lock as the grant: another worker's request could otherwise spend it
-    // before the caller's, and the caller would be refused with the month far from its limit.
-    if (claim && month.ledger.left() > 0) {
-      note_spend_locked(month);
-      out.claimed = true;
-    }
+    adopt_locked(month_locked(period), out, sent);
     change = note_mode_locked();
   }
   log_mode_change(change);
@@ -347,17 +338,18 @@ asio::awaitable<QuotaCounter::Grant> QuotaCounter::acquire(redis::Client& redis)
     co_return grant;
   }
 
-  // A grant is claimed for this request as it arrives. Unclaimed, it was merged into a newer
-  // grant that other requests spent (replies on different connections arrive in any order):
-  // the month still has room, so ask again, a few times.
+  // Spent here, once this request is running again, not as the reply is adopted: a request
+  // whose coroutine ends meanwhile (a stop) must not leave a unit spent and never sent. Other
+  // workers' requests may take the new lease first (the lock is not held across the wait);
+  // Redis granted it, so the month has room: ask again, a few times.
   for (int attempt = 0; attempt < kLeaseAttempts; ++attempt) {
-    std::optional<Reply> reply = co_await exchange(redis, grant.period, 0, want, true);
+    std::optional<Reply> reply = co_await exchange(redis, grant.period, 0, want);
     {
       std::lock_guard lock(mutex_);
       Month& month = month_locked(grant.period);
-      if ((reply && reply->claimed) || month.ledger.left() > 0 || config_.monthly_limit == 0) {
+      if (month.ledger.left() > 0 || config_.monthly_limit == 0) {
         // Unlimited: spent even beyond the lease (Redis away); the next report counts it.
-        if (!reply || !reply->claimed) note_spend_locked(month);
+        note_spend_locked(month);
         grant.verdict = Verdict::allowed;
       } else if (reply && reply->granted && attempt + 1 < kLeaseAttempts) {
         want = lease_size_locked(month);
@@ -458,7 +450,7 @@ asio::awaitable<void> QuotaCounter::report(redis::Client& redis) {
   for (const std::string& month : dropped) log::warn("quota_month_dropped", {{"month", month}});
   bool fleet_heard = false;  // Redis answered for the current month: `used` is the fleet's
   for (const Due& d : due) {
-    auto reply = co_await exchange(redis, d.period, d.give_back, 0, false);
+    auto reply = co_await exchange(redis, d.period, d.give_back, 0);
     if (reply && d.period.month == current_month) fleet_heard = true;
   }
   co_await delete_past_months(redis);
@@ -515,7 +507,7 @@ asio::awaitable<bool> QuotaCounter::release(redis::Client& redis) {
       std::lock_guard lock(mutex_);
       left = months_[period.month].ledger.left();
     }
-    std::optional<Reply> reply = co_await exchange(redis, period, left, 0, false);
+    std::optional<Reply> reply = co_await exchange(redis, period, left, 0);
     if (!reply) settled = false;
   }
   std::lock_guard lock(mutex_);

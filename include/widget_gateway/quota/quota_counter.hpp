@@ -170,11 +170,10 @@ class QuotaCounter {
   void note_spend_locked(Month& month);
   std::uint64_t lease_size_locked(const Month& month) const;
   // One script run for `period`: reports the ledger, gives back `give_back` more, reserves
-  // `want` and, with `claim`, spends one request of what it holds then for the caller.
-  // nullopt when Redis did not answer usefully.
+  // `want`. nullopt when Redis did not answer usefully.
   boost::asio::awaitable<std::optional<Reply>> exchange(redis::Client& redis, QuotaPeriod period,
-                                                        std::uint64_t give_back, std::uint64_t want,
-                                                        bool claim);
+                                                        std::uint64_t give_back,
+                                                        std::uint64_t want);
   void adopt_locked(Month& month, const Reply& reply, const Ledger& sent);
   // Deletes the keys of the months before `newest_deletable_period`, once per such month.
   boost::asio::awaitable<void> delete_past_months(redis::Client& redis);
