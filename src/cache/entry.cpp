@@ -83,6 +83,12 @@ std::optional<WallTime> from_millis(std::int64_t ms) {
 
 }  // namespace
 
+void codings_on_demand(Entry& entry) {
+  if (!entry.variants.empty()) return;
+  entry.compress_on_demand = true;
+  entry.variants.reserve(kMaxVariants);
+}
+
 std::string encode_entry(const Entry& entry) {
   std::size_t size = kMagic.size() + 2 + 3 * 8 + 4 + entry.etag.size() + 4 + entry.body.size() + 4;
   for (const auto& [coding, body] : entry.variants) size += 1 + 4 + 4 + coding.size() + body.size();

@@ -88,6 +88,7 @@ namespace {
 void decode_into(Lookup& lookup, const redis::Reply& reply, const std::string& key) {
   if (reply.type == redis::Reply::Type::string) {
     if (auto entry = decode_entry(reply.str)) {
+      codings_on_demand(*entry);
       lookup.entry = std::make_shared<const Entry>(std::move(*entry));
     } else {
       // Written by an incompatible version or corrupted: a miss, and the fetch overwrites it.

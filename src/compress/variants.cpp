@@ -21,20 +21,10 @@ std::optional<std::string> encode(std::string_view token, std::string_view body)
   if (token == "br") encoded = brotli_compress(body);
   if (token == "gzip") encoded = gzip_compress(body);
   if (!encoded || encoded->size() >= body.size()) return std::nullopt;
-  encoded->shrink_to_fit();  // the encoders' worst-case buffer would double the charge
+  // The encoders write into a buffer sized for the worst case (about the body's size); a
+  // cached variant keeps only its bytes, or every entry would hold a body-sized spare buffer.
+  encoded->shrink_to_fit();
   return encoded;
-}
-
-EncodedVariants make_variants(std::string_view body, std::size_t min_size) {
-  EncodedVariants variants;
-  if (body.size() < min_size) return variants;
-  // The encoders write into a buffer sized for the worst case (about the body's size); a cached
-  // variant keeps only its bytes, or every entry would hold two body-sized spare buffers.
-  for (std::string_view token : {"br", "gzip"}) {
-    if (auto encoded = encode(token, body)) variants.emplace_back(token, std::move(*encoded));
-  }
-  variants.shrink_to_fit();
-  return variants;
 }
 
 }  // namespace wg::compress

@@ -402,7 +402,7 @@ asio::awaitable<std::optional<Served>> GatewayService::derive(KeyServing& s) {
   const PageDeriver::ServeWindow serve_window =
       [this, &s, first_window_missed, page_proof,
        first_start](const PageDeriver::Window& window) -> asio::awaitable<Served> {
-    FirstLook look = first_look(window.request, *s.settings->windows, window.key);
+    FirstLook look = first_look(window.request, *s.settings, window.key);
     look.shape = RequestFacts::Shape::window;
     look.shared_missed = first_window_missed && window.start == first_start;
     // What the page learnt of the widget data holds for a window that starts no later than
@@ -413,8 +413,7 @@ asio::awaitable<std::optional<Served>> GatewayService::derive(KeyServing& s) {
     } else if (page_proof == RequestFacts::Proof::none && window.start <= s.request.query.skip) {
       look.proof = RequestFacts::Proof::none;
     }
-    co_return co_await serve_key(window.request, std::move(look), s.settings->windows, s.admission,
-                                 s.trace);
+    co_return co_await serve_key(window.request, std::move(look), s.settings, s.admission, s.trace);
   };
   Served page = co_await pages_.derive(s.request, s.look.key, s.windows, serve_window);
   if (page.ok()) co_return page;

@@ -91,7 +91,7 @@ class GatewayService {
   boost::asio::awaitable<Served> serve(const api::ApiRequest& request,
                                        Admission* admission = nullptr);
 
-  // For an entry compressed on demand (a derived page, see cache::Entry): adds the `coding`
+  // For an entry compressed on demand (see cache::codings_on_demand): adds the `coding`
   // ("br" or "gzip") variant the client asked for, within this worker's compression budget;
   // otherwise nothing (the answer then goes out in a coding the entry has, or identity).
   void add_coding(const std::string& key, const std::shared_ptr<const cache::Entry>& entry,

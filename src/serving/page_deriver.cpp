@@ -139,10 +139,7 @@ asio::awaitable<Served> PageDeriver::derive(const api::ApiRequest& page,
       derived->stale_until = std::min(derived->stale_until, part.entry->stale_until);
     }
     derived->etag = cache::strong_etag(*body);
-    // Compressed when a client first accepts a coding for it (add_coding), not here: most
-    // pages cut on a miss are asked for once, and many clients take identity.
-    derived->compress_on_demand = true;
-    derived->variants.reserve(2);
+    cache::codings_on_demand(*derived);
     derived->body = std::move(*body);
     // Kept even when cut from stale windows: it is served only while fresh, or again for
     // the very same window (above), never past its windows' stale_until.

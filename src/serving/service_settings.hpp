@@ -28,10 +28,6 @@ struct ServiceSettings {
   StaleWindows stale;
   bool derive_pages = true;
   bool all_known = false;  // an allowlist is set: every id that gets here is known
-  // The same, for the 300-review windows fetched to cut pages from: not compressed at store
-  // time (clients get the pages, compressed on demand; compressing 150 KB windows is the
-  // dominant cost of a cold miss).
-  std::shared_ptr<const ServiceSettings> windows;
 };
 using SettingsPtr = std::shared_ptr<const ServiceSettings>;
 

@@ -5,7 +5,6 @@
 #include "widget_gateway/api/keys.hpp"
 #include "widget_gateway/common/error.hpp"
 #include "widget_gateway/common/log.hpp"
-#include "widget_gateway/compress/compress.hpp"
 #include "widget_gateway/metrics/gateway_metrics.hpp"
 #include "widget_gateway/quota/quota_counter.hpp"
 #include "widget_gateway/upstream/body_inspector.hpp"
@@ -254,7 +253,7 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch_in(const api::ApiRequest& r
     entry->fresh_until = freshness.fresh_until;
     entry->stale_until = freshness.stale_until;
     entry->etag = cache::strong_etag(result.response.body);
-    if (settings.compress) entry->variants = compress::make_variants(result.response.body);
+    cache::codings_on_demand(*entry);
     entry->body = std::move(result.response.body);
     entry->element_spans = std::move(spans);  // offsets: still valid in the moved-to string
   } else if (unknown_answer) {

@@ -4,7 +4,7 @@
 // upstream.max_in_flight, the unknown-id budget (for ids not known to be valid) and the monthly
 // quota (counted last, right before sending: a grant is never left unsent, and one whose
 // request never left, a failed connect, goes back to the lease). A successful answer comes
-// back as a cache entry: body validated, strong ETag, compressed variants made once here.
+// back as a cache entry: body validated, strong ETag, compressed later on demand.
 
 #include <boost/asio/awaitable.hpp>
 
@@ -41,10 +41,6 @@ struct FetchSettings {
   bool cache_negative = true;
   std::chrono::seconds rate_limit_backoff{60};  // when upstream's 429 names no Retry-After
   std::chrono::milliseconds queue_wait{10000};  // longest wait for an upstream slot
-  // Store gzip/br variants with the entry. Off for the 300-review windows fetched only to
-  // derive pages from: clients get the derived pages (compressed themselves), and compressing
-  // a 150 KB window is the dominant cost of a cold miss.
-  bool compress = true;
 };
 
 // What a fetcher works with: the worker's own objects and the process's shared ones.

@@ -352,7 +352,7 @@ BOOST_AUTO_TEST_CASE(a_reload_that_lowers_max_ttl_holds_cached_entries_from_thei
   BOOST_TEST(f.upstream_calls() == calls + 1);
 }
 
-BOOST_AUTO_TEST_CASE(derived_pages_are_compressed_on_demand_once_per_coding) {
+BOOST_AUTO_TEST_CASE(entries_are_compressed_on_demand_once_per_coding) {
   ServiceFixture f;
   const api::ApiRequest request = f.reviews(0, 40);
   Served page = f.serve(request);
@@ -386,16 +386,26 @@ BOOST_AUTO_TEST_CASE(derived_pages_are_compressed_on_demand_once_per_coding) {
   // L1 charges the page again with what it now holds.
   BOOST_TEST(f.main().l1.bytes() > charged);
 
-  // Entries fetched from upstream carry their codings from the fetch; nothing is added.
+  // Entries fetched from upstream are compressed on demand too, and stored without codings.
   Served widget = f.serve(f.widget(0));
   BOOST_REQUIRE(widget.ok());
-  BOOST_TEST(!widget.entry->compress_on_demand);
-  const auto before = widget.entry->variants;
+  BOOST_TEST(widget.entry->compress_on_demand);
+  BOOST_TEST(widget.entry->variants.empty());
   f.run<bool>([&]() -> boost::asio::awaitable<bool> {
-    f.service().add_coding(api::cache_key(f.widget(0)), widget.entry, "br");
+    f.service().add_coding(api::cache_key(f.widget(0)), widget.entry, "gzip");
     co_return true;
   });
-  BOOST_TEST((widget.entry->variants == before));
+  BOOST_REQUIRE_EQUAL(widget.entry->variants.size(), 1u);
+  BOOST_TEST(compress::gzip_decompress(widget.entry->variants[0].second).value_or("") ==
+             widget.entry->body);
+
+  // So is a copy read from Redis (by another instance): its holder makes its own codings.
+  Instance& other = f.add_instance();
+  Served theirs = f.serve(f.widget(0), &other);
+  BOOST_REQUIRE(theirs.ok());
+  BOOST_TEST((theirs.outcome.source == Outcome::Source::cache));
+  BOOST_TEST(theirs.entry->compress_on_demand);
+  BOOST_TEST(theirs.entry->variants.empty());
 }
 
 BOOST_AUTO_TEST_CASE(a_fetch_lock_remembers_a_stored_fetch_for_a_moment) {

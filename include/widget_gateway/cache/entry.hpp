@@ -33,8 +33,8 @@ struct Entry {
   WallTime stale_until{};
   std::string etag;  // strong, with quotes
   std::string body;  // upstream bytes, unchanged
-  // content-coding -> encoded body. Mutable for pages made in process (derived pages): those
-  // are compressed on demand, by the one io worker that holds them (entries are never shared
+  // content-coding -> encoded body. Mutable because codings are made on demand (see
+  // codings_on_demand), by the one io worker that holds the entry (entries are never shared
   // between workers), at most once per coding, into capacity reserved up front, so a variant
   // is added without moving the ones answers in flight are sending.
   mutable std::vector<std::pair<std::string, std::string>> variants;
@@ -55,6 +55,16 @@ struct Entry {
            a.variants == b.variants;
   }
 };
+
+// The codings a body can have (br, gzip).
+inline constexpr std::size_t kMaxVariants = 2;
+
+// Marks `entry` to be compressed when a client first accepts a coding for it, not before:
+// most entries fetched or cut on a miss of a long-tail site are asked for a few times, often by
+// clients that take identity, and compressing a small body costs about as much as the rest of
+// its miss (brotli's and zlib's set-up). An entry that already has codings (stored by an
+// earlier version) keeps them.
+void codings_on_demand(Entry& entry);
 
 // The elements of a reviews array `body` from spans recorded for it; nullopt when a span lies
 // outside `body` (the spans do not belong to it).

@@ -8,8 +8,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
-#include <vector>
 
 namespace wg::compress {
 
@@ -39,12 +37,8 @@ std::optional<std::string> gzip_decompress(std::string_view input,
 std::optional<std::string> brotli_decompress(std::string_view input,
                                              std::size_t max_output = std::size_t{64} << 20);
 
-// content-coding token -> encoded body, in the order of preference ("br" before "gzip"); the
-// same shape as cache::Entry::variants.
-using EncodedVariants = std::vector<std::pair<std::string, std::string>>;
-
-// A bound on the compression an io worker does on demand (pages made in process are compressed
-// when a client first accepts a coding for them): a token bucket of input bytes, refilled at
+// A bound on the compression an io worker does on demand (entries are compressed when a client
+// first accepts a coding for them): a token bucket of input bytes, refilled at
 // `bytes_per_second` up to `burst`. Past it, the answer goes out uncompressed, which is always
 // correct, and a later request compresses. Time is passed in; one worker's, not thread-safe.
 class CompressionBudget {
@@ -60,7 +54,8 @@ class CompressionBudget {
   double tokens_;
   std::chrono::steady_clock::time_point last_{};
 };
-// Bodies shorter than this are not worth a coding (headers and framing eat the gain).
+// Bodies shorter than this are not worth a coding (tiny JSON gains a few bytes at best, and
+// headers and framing eat them).
 inline constexpr std::size_t kMinCompressBytes = 1024;
 // Per worker: about 10 ms of brotli-5 work per second on a 150 KB page (1-2 % of a core), with
 // room for a burst of a dozen large pages at once.
@@ -70,10 +65,5 @@ inline constexpr double kOnDemandBurstBytes = 2.0 * 1024 * 1024;
 // One encoding of `body` (br or gzip, by token), when it is smaller than the body; nullopt
 // otherwise or for another token.
 std::optional<std::string> encode(std::string_view token, std::string_view body);
-
-// The encodings worth storing beside `body`: none when the body is shorter than `min_size`
-// (tiny JSON gains a few bytes at best and costs a header and CPU on every client), and a coding
-// only when its output is actually smaller than the body.
-EncodedVariants make_variants(std::string_view body, std::size_t min_size = kMinCompressBytes);
 
 }  // namespace wg::compress
