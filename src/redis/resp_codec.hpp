@@ -14,8 +14,8 @@ struct redisReader;
 
 namespace wg::redis::detail {
 
-// Appends `args` as one RESP command to `out`. False, with nothing appended, for an empty
-// command (or if hiredis cannot allocate).
+// Appends `args` as one RESP command (an array of bulk strings) to `out`. False, with nothing
+// appended, for an empty command.
 bool append_command(const std::vector<std::string>& args, std::string& out);
 
 // Splits a byte stream into replies, in order.
