@@ -36,10 +36,11 @@ start_bg() {
   PIDS+=("$LAST_PID")
 }
 
-# The port of a "listening" line (the gateway's, the stub's and wg-bench's format).
+# The port of a "listening" line (the gateway's, the stub's and wg-bench's format), waiting up to
+# TRIES x 50 ms (default 300: 15 s).
 listen_port() {
-  local file=$1 listener=$2 pid=$3 line i
-  for ((i = 0; i < 300; i++)); do
+  local file=$1 listener=$2 pid=$3 tries=${4:-300} line i
+  for ((i = 0; i < tries; i++)); do
     line=$(grep -o "\"listener\":\"$listener\",\"address\":\"[^\"]*\"" "$file" 2>/dev/null | head -n 1 || true)
     if [[ -n $line ]]; then
       line=${line%\"}

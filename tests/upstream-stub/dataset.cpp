@@ -661,6 +661,19 @@ std::shared_ptr<const RenderedWidget> Dataset::rendered(std::size_t index) const
   return fresh;
 }
 
+std::size_t Dataset::render_all() const {
+  std::size_t rendered_count = 0;
+  for (std::size_t i = 0; i < plans_.size(); ++i) {
+    {
+      std::lock_guard lock(cache_mutex_);
+      if (cache_bytes_ >= cache_budget_) break;
+    }
+    rendered(i);
+    ++rendered_count;
+  }
+  return rendered_count;
+}
+
 std::string Dataset::listing(std::optional<std::size_t> limit) const {
   const std::size_t n = std::min(limit.value_or(plans_.size()), plans_.size());
   std::string out;

@@ -26,6 +26,8 @@ constexpr std::string_view kUsage =
     "  --widgets N          number of widgets (default 100)\n"
     "  --seed S             data set seed (default 1)\n"
     "  --threads N          I/O threads (default 1)\n"
+    "  --cache-mb N         rendered widgets kept in memory, MiB (default 512)\n"
+    "  --prerender          render the data set (within --cache-mb) before listening\n"
     "  --tls-cert FILE      PEM certificate chain; with --tls-key, serve HTTPS\n"
     "  --tls-key FILE       PEM private key\n"
     "  --help               show this help\n"
@@ -60,6 +62,10 @@ Args parse_args(int argc, char** argv) {
       std::fwrite(kUsage.data(), 1, kUsage.size(), stdout);
       std::exit(0);
     }
+    if (flag == "--prerender") {
+      args.options.prerender = true;
+      continue;
+    }
     if (i + 1 >= argc) fail("missing value for " + std::string(flag));
     const std::string_view value = argv[++i];
     if (flag == "--listen") {
@@ -85,6 +91,11 @@ Args parse_args(int argc, char** argv) {
       const auto n = parse_number<unsigned>(value);
       if (!n || *n == 0 || *n > 256) fail("--threads expects a number in 1..256");
       args.threads = *n;
+    } else if (flag == "--cache-mb") {
+      const auto n = parse_number<std::size_t>(value);
+      if (!n || *n == 0 || *n > (std::size_t{1} << 20))
+        fail("--cache-mb expects a number in 1..1048576");
+      args.options.cache_bytes = *n << 20;
     } else if (flag == "--tls-cert") {
       args.options.tls_cert_file = std::string(value);
     } else if (flag == "--tls-key") {

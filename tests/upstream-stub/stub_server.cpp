@@ -341,6 +341,7 @@ StubServer::StubServer(net::io_context& ioc, StubOptions options)
     tls.use_certificate_chain_file(opts.tls_cert_file);
     tls.use_private_key_file(opts.tls_key_file, ssl::context::pem);
   }
+  if (opts.prerender) state_->dataset.render_all();
   const tcp::endpoint endpoint = resolve_listen(opts.host, opts.port);
   tcp::acceptor& acceptor = state_->acceptor;
   acceptor.open(endpoint.protocol());

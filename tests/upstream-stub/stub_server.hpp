@@ -40,6 +40,7 @@ struct StubOptions {
   std::size_t header_limit = 16 * 1024;
   std::size_t body_limit = 64 * 1024;
   std::size_t cache_bytes = Dataset::kDefaultCacheBytes;
+  bool prerender = false;  // render the data set (as far as cache_bytes allows) before listening
 };
 
 class StubServer {

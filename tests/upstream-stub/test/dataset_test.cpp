@@ -337,6 +337,17 @@ BOOST_AUTO_TEST_CASE(cache_eviction_rerenders_identical_bytes) {
   BOOST_TEST(roomy.rendered(0).get() == roomy.rendered(0).get());  // cached
 }
 
+BOOST_AUTO_TEST_CASE(render_all_fills_the_cache_as_far_as_it_holds) {
+  const Dataset roomy(1, 12);
+  BOOST_TEST(roomy.render_all() == 12u);
+  const auto kept = roomy.rendered(7);
+  BOOST_TEST(roomy.render_all() == 12u);  // all there already: the same objects
+  BOOST_TEST(roomy.rendered(7).get() == kept.get());
+  // A cache that holds one widget stops after the first: rendering on would only evict.
+  const Dataset tiny(1, 12, /*cache_bytes=*/1);
+  BOOST_TEST(tiny.render_all() == 1u);
+}
+
 BOOST_AUTO_TEST_CASE(listing_names_every_widget) {
   const Dataset dataset(5, 40);
   simdjson::dom::parser parser;
