@@ -223,6 +223,37 @@ BOOST_AUTO_TEST_CASE(body_at_the_limit_is_accepted) {
   BOOST_TEST(result.response.body.size() == 100u);
 }
 
+BOOST_AUTO_TEST_CASE(a_response_arriving_in_pieces_is_read_whole_and_the_connection_reused) {
+  // What has arrived is parsed at once and the rest waited for: head and body in pieces, then
+  // a second response on the same connection, byte for byte.
+  std::string body = "[";
+  for (int i = 0; i < 400; ++i) body += R"({"id":)" + std::to_string(i) + R"(,"text":"Отзыв"},)";
+  body.back() = ']';
+  ScriptedReply slow = ok(body);
+  slow.mode = Mode::trickle;
+  TestServer server(always(slow));
+  Client client(ioc.get_executor(), config_for(http_url(server)), clock);
+  for (int i = 0; i < 2; ++i) {
+    const Result result = fetch(ioc, client);
+    BOOST_REQUIRE(!result.ec);
+    BOOST_TEST(result.response.status == 200u);
+    BOOST_TEST(result.response.body == body);
+  }
+  BOOST_TEST(server.accepted() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_body_of_many_reads_is_read_byte_for_byte) {
+  std::string body(3 << 20, 'x');  // 3 MiB: dozens of reads, most finding bytes already there
+  for (std::size_t i = 0; i < body.size(); i += 4099) body[i] = static_cast<char>('a' + i % 26);
+  TestServer server(always(ok(body)));
+  auto config = config_for(http_url(server));
+  config.max_body_bytes = body.size();
+  Client client(ioc.get_executor(), config, clock);
+  const Result result = fetch(ioc, client);
+  BOOST_REQUIRE(!result.ec);
+  BOOST_TEST((result.response.body == body));
+}
+
 BOOST_AUTO_TEST_CASE(connection_close_responses_are_not_pooled) {
   ScriptedReply closing = ok();
   closing.connection_close = true;

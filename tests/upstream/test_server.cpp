@@ -9,6 +9,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
@@ -97,6 +99,23 @@ struct TestServer::State {
           co_await asio::async_write(stream, asio::buffer(bytes), use_tuple);
           close(stream);
           co_return;
+        }
+        case Mode::trickle: {
+          const std::string bytes =
+              "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+              "Content-Length: " +
+              std::to_string(reply.body.size()) + "\r\n\r\n" + reply.body;
+          asio::steady_timer pause(co_await asio::this_coro::executor);
+          const std::size_t piece = bytes.size() / 7 + 1;  // the head itself arrives in pieces
+          for (std::size_t at = 0; at < bytes.size(); at += piece) {
+            const std::size_t n = std::min(piece, bytes.size() - at);
+            auto [write_ec, written] =
+                co_await asio::async_write(stream, asio::buffer(bytes.data() + at, n), use_tuple);
+            if (write_ec) co_return;
+            pause.expires_after(5ms);
+            co_await pause.async_wait(use_tuple);
+          }
+          break;
         }
         case Mode::respond:
         case Mode::respond_then_close: {

@@ -32,6 +32,7 @@ struct ScriptedReply {
     hang,                  // read the request, never answer
     close_without_answer,  // read the request, close
     truncate,              // head promising more body than is sent, then close
+    trickle,               // a complete keep-alive response, written in pieces 5 ms apart
   };
   Mode mode = Mode::respond;
   unsigned status = 200;
