@@ -2,6 +2,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/execution/outstanding_work.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/prefer.hpp>
@@ -22,7 +23,12 @@ ClientImpl::ClientImpl(asio::any_io_executor ex, Settings settings, RandomSource
       cluster_node_(cluster_node),
       clock_(clock),
       first_live_(pending_.end()),
-      timer_(strand()) {}
+      timer_(strand()) {
+  if (this->settings().one_io_thread) {
+    const asio::any_io_executor inner = strand().get_inner_executor();
+    if (const auto* own = inner.target<asio::io_context::executor_type>()) own_thread_ = *own;
+  }
+}
 
 ClientImpl::~ClientImpl() {
   // Only reached with work left if the event loop stopped before stop() could run: the
@@ -32,6 +38,9 @@ ClientImpl::~ClientImpl() {
 }
 
 void ClientImpl::submit(std::vector<std::string> args, Completion done, bool asking) {
+  if (own_thread_ && own_thread_->running_in_this_thread()) {
+    return do_submit(std::move(args), std::move(done), asking);
+  }
   asio::post(strand(), [self = std::static_pointer_cast<ClientImpl>(shared_from_this()),
                         args = std::move(args), done = std::move(done), asking]() mutable {
     self->do_submit(std::move(args), std::move(done), asking);
@@ -103,19 +112,24 @@ void ClientImpl::on_reply(Pending& p, Reply* reply) {
     consecutive_timeouts_ = 0;
     note_reply(*reply);  // a late reply tells about the server too
   }
-  if (p.done) {
-    if (reply != nullptr) {
-      if (is_failure(*reply)) report_error(classify_error_reply(reply->str));
-      complete(p, {}, std::move(*reply));
-    } else if (stopping() || destroying_) {
-      complete(p, wg::errc::shutting_down);
-    } else {
-      // The connection went away before the reply: the command may or may not have run.
-      fail(p, wg::errc::redis_down, ErrorKind::down);
-    }
-  }
+  // Off the list before its waiter runs: the waiter may resume at once, on this thread, and
+  // send its next command, or drop the last reference to this client.
+  Completion done = std::move(p.done);
   if (first_live_ == p.self) ++first_live_;
   pending_.erase(p.self);
+  // Completed by its timeout already, or dropped unrun with the client.
+  if (!done || destroying_) return;
+  auto self = shared_from_this();
+  if (reply != nullptr) {
+    if (is_failure(*reply)) report_error(classify_error_reply(reply->str));
+    complete(std::move(done), {}, std::move(*reply));
+  } else if (stopping()) {
+    complete(std::move(done), wg::errc::shutting_down);
+  } else {
+    // The connection went away before the reply: the command may or may not have run.
+    report_error(ErrorKind::down);
+    complete(std::move(done), wg::errc::redis_down);
+  }
 }
 
 bool ClientImpl::is_failure(const Reply& reply) const {
@@ -141,7 +155,10 @@ void ClientImpl::fail(Pending& p, std::error_code ec, ErrorKind kind) {
 }
 
 void ClientImpl::complete(Pending& p, std::error_code ec, Reply reply) {
-  Completion done = std::move(p.done);
+  complete(std::move(p.done), ec, std::move(reply));
+}
+
+void ClientImpl::complete(Completion done, std::error_code ec, Reply reply) {
   if (destroying_) return;
   done(ec, std::move(reply));
 }
@@ -246,11 +263,13 @@ asio::awaitable<CommandResult> start_command(std::weak_ptr<detail::Backend> weak
   return asio::async_initiate<decltype(token), void(std::error_code, Reply)>(
       [](auto handler, std::weak_ptr<detail::Backend> weak, std::vector<std::string> args) {
         // Resume on the waiter's executor, and keep it from running out of work meanwhile.
+        // Dispatched: a waiter whose executor runs on this thread (a worker's coroutine, not a
+        // strand) resumes at once rather than at the back of the worker's queue.
         auto work = asio::prefer(asio::get_associated_executor(handler),
                                  asio::execution::outstanding_work.tracked);
         detail::Completion done([handler = std::move(handler), work = std::move(work)](
                                     std::error_code ec, Reply reply) mutable {
-          asio::post(work, asio::append(std::move(handler), ec, std::move(reply)));
+          asio::dispatch(work, asio::append(std::move(handler), ec, std::move(reply)));
         });
         if (auto impl = weak.lock()) {
           impl->submit(std::move(args), std::move(done));

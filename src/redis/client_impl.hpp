@@ -3,9 +3,11 @@
 // the health that error replies tell, and the commands held for the first connection.
 
 #include <atomic>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <list>
 #include <memory>
+#include <optional>
 #include <system_error>
 #include <vector>
 
@@ -28,7 +30,9 @@ class ClientImpl final : public Link, public Backend {
   void stop() override { Link::stop(); }
   bool connected() const noexcept override { return Link::connected(); }
   bool healthy() const noexcept override { return healthy_.load(std::memory_order_acquire); }
-  // Any thread: posts to the strand, where the command is checked, sent and tracked.
+  // Any thread: posts to the strand, where the command is checked, sent and tracked. On the
+  // one thread of a one_io_thread client, where the strand can be running nothing else, that
+  // happens at once.
   void submit(std::vector<std::string> args, Completion done) override {
     submit(std::move(args), std::move(done), false);
   }
@@ -77,10 +81,14 @@ class ClientImpl final : public Link, public Backend {
   void note_reply(const Reply& reply);
   void fail(Pending& p, std::error_code ec, ErrorKind kind);
   void complete(Pending& p, std::error_code ec, Reply reply = {});
+  // Runs the waiter of a command that is off the list already.
+  void complete(Completion done, std::error_code ec, Reply reply = {});
   void arm_timer();
   void on_timer();
 
   const bool cluster_node_;
+  // one_io_thread: the executor of the one thread allowed to skip the strand's queue.
+  std::optional<boost::asio::io_context::executor_type> own_thread_;
   Clock& clock_;
   std::vector<Held> held_;      // before the first attempt is over; bounded by max_pending
   bool attempted_ = false;      // the first connection attempt is over

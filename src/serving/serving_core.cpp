@@ -18,6 +18,7 @@ namespace {
 
 redis::Settings owned_by(redis::Settings settings, std::string owner) {
   settings.owner = std::move(owner);
+  settings.one_io_thread = true;  // a worker's context, run by its one thread
   return settings;
 }
 

@@ -144,6 +144,64 @@ BOOST_AUTO_TEST_CASE(incr_from_many_coroutines_on_two_threads) {
   BOOST_TEST(total.str == std::to_string(workers * per_worker));
 }
 
+// A worker's connection (one_io_thread): a command goes out as it is issued and its waiter
+// resumes inside the reply's handling, where it sends its next command at once. Replies must
+// still reach the right waiters, in order, with nothing lost.
+BOOST_AUTO_TEST_CASE(a_one_thread_client_serves_waiters_that_send_as_they_resume) {
+  Settings s = with_port0(settings_for(0));
+  s.command_timeout = 10s;  // the machine may be busy: this test is about order and counts
+  s.one_io_thread = true;
+  Connected c(s);
+  constexpr int workers = 50;
+  constexpr int per_worker = 40;
+  int in_order = 0;
+  int wrong = 0;
+  int done = 0;
+  auto worker = [&](int w) -> asio::awaitable<void> {
+    const std::string key = "k" + std::to_string(w);
+    for (int i = 0; i < per_worker; ++i) {
+      std::vector<std::string> set{std::string("SET"), key, std::to_string(i)};
+      auto [set_ec, set_reply] = co_await c.client->command(std::move(set));
+      std::vector<std::string> get{std::string("GET"), key};
+      auto [get_ec, got] = co_await c.client->command(std::move(get));
+      (!set_ec && !get_ec && got.str == std::to_string(i) ? in_order : wrong)++;
+    }
+    ++done;
+  };
+  for (int w = 0; w < workers; ++w) asio::co_spawn(c.ioc, worker(w), asio::detached);
+  BOOST_REQUIRE(run_until(
+      c.ioc, [&] { return done == workers; }, 60s));
+  BOOST_TEST(wrong == 0);
+  BOOST_TEST(in_order == workers * per_worker);
+}
+
+// A waiter that resumes inside the reply's handling may drop the client there: the replies
+// behind it and the commands still waiting complete all the same (shutting_down at worst).
+BOOST_AUTO_TEST_CASE(a_waiter_may_drop_a_one_thread_client_as_it_resumes) {
+  Settings s = with_port0(settings_for(0));
+  s.command_timeout = 10s;
+  s.one_io_thread = true;
+  Connected c(s);
+  constexpr int waiters = 20;
+  int completed = 0;
+  bool first_answered = false;
+  for (int i = 0; i < waiters; ++i) {
+    asio::co_spawn(
+        c.ioc,
+        [&]() -> asio::awaitable<void> {
+          std::vector<std::string> ping{std::string("PING")};
+          auto [ec, pong] = co_await c.client->command(std::move(ping));
+          if (completed++ == 0) first_answered = !ec && pong.str == "PONG";
+          c.client.reset();  // the first to resume drops it; the rest find it gone
+        },
+        asio::detached);
+  }
+  BOOST_REQUIRE(run_until(
+      c.ioc, [&] { return completed == waiters; }, 10s));
+  BOOST_TEST(!c.client);
+  BOOST_TEST(first_answered);
+}
+
 BOOST_AUTO_TEST_CASE(eval_lua_script) {
   Connected c;
   auto [ec, reply] = c({"EVAL", "return {KEYS[1], ARGV[1], redis.call('INCRBY', KEYS[1], ARGV[1])}",

@@ -104,6 +104,10 @@ struct Settings {
   // Who uses this connection ("worker 0", "control"), named in its log events, so that an
   // operator can tell one worker's lost connection from another's.
   std::string owner = "control";
+  // Only one thread runs the executor's context, and the client's users are on it (a worker's
+  // connection). A command issued there is sent at once instead of waiting in the context's
+  // queue behind every ready handler, which on a busy worker is a large part of a round trip.
+  bool one_io_thread = false;
 };
 
 namespace detail {
