@@ -11,7 +11,9 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <deque>
 #include <fstream>
 #include <mutex>
@@ -42,6 +44,36 @@ constexpr std::chrono::seconds kDnsCacheTtl{30};
 
 // Upstream's response head is small; this only stops a misbehaving peer.
 constexpr std::uint32_t kMaxResponseHeaderBytes = 64 * 1024;
+
+// A pooled connection is used again only this long after its last answer. A server closes an
+// idle keep-alive connection when its own timeout runs out (Node's default is 5 s); a request
+// written as that close crosses it never reaches the server, yet its quota unit is spent. So
+// the gateway lets go first.
+constexpr std::chrono::milliseconds kMaxIdleReuse{4000};
+
+// How long a connection whose answer said `Keep-Alive: <value>` may be reused once idle: a
+// second less than the `timeout=` it announces, at most kMaxIdleReuse; 0 = not at all.
+std::chrono::milliseconds idle_limit(std::string_view keep_alive) {
+  constexpr std::string_view kTimeout = "timeout=";
+  while (!keep_alive.empty()) {
+    const std::size_t comma = keep_alive.find(',');
+    std::string_view item = keep_alive.substr(0, comma);
+    keep_alive =
+        comma == std::string_view::npos ? std::string_view() : keep_alive.substr(comma + 1);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    if (item.size() <= kTimeout.size() ||
+        !beast::iequals(item.substr(0, kTimeout.size()), kTimeout))
+      continue;
+    item.remove_prefix(kTimeout.size());
+    unsigned seconds = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), seconds);
+    if (ec == std::errc::result_out_of_range) return kMaxIdleReuse;  // a huge timeout
+    if (ec != std::errc()) break;                                    // not a number: ignored
+    if (seconds <= 1) return std::chrono::milliseconds(0);
+    return std::min(kMaxIdleReuse, std::chrono::milliseconds(seconds * 1000ull - 1000));
+  }
+  return kMaxIdleReuse;
+}
 
 using Request = http::request<http::empty_body>;
 using Parser = http::response_parser<http::string_body>;
@@ -143,6 +175,7 @@ class Client::Impl {
     Response response;
     bool unsent = false;      // the write failed having sent nothing: upstream cannot have it
     bool keep_alive = false;  // the connection may carry another request
+    std::chrono::milliseconds reusable_for{0};  // ... once idle this long at most
   };
 
   Request make_request(const std::string& path_and_query, const TraceHeaders& trace) const;
@@ -303,6 +336,10 @@ asio::awaitable<Client::Impl::Exchange> Client::Impl::exchange(Stream& stream,
   tcp_stream.expires_never();
   // Leftover bytes after a complete response mean the peer is out of step: do not reuse.
   out.keep_alive = parser.keep_alive() && connection.buffer().size() == 0;
+  const auto keep_alive_header = parser.get().find(http::field::keep_alive);
+  out.reusable_for = idle_limit(keep_alive_header == parser.get().end()
+                                    ? std::string_view()
+                                    : std::string_view(keep_alive_header->value()));
   out.response.status = parser.get().result_int();
   if (auto it = parser.get().find(http::field::retry_after); it != parser.get().end()) {
     out.response.retry_after = std::string(it->value());
@@ -320,6 +357,12 @@ std::unique_ptr<Connection> Client::Impl::take_idle(bool& found_closed) {
       candidate = std::move(idle_.back());
       idle_.pop_back();
     }
+    // Idle past its limit: the server may be closing it right now. Dropped, and since it was
+    // never written to, no retry is spent on it. The ones before it in the pool are older.
+    if (clock_.steady_now() - candidate->idle_since >= candidate->reusable_for) {
+      close_idle();
+      return nullptr;
+    }
     // The peek is a syscall: done outside the lock. A closed one is dropped here.
     if (!candidate->peer_gone()) return candidate;
     found_closed = true;
@@ -331,6 +374,7 @@ void Client::Impl::put_idle(std::unique_ptr<Connection> connection) {
   {
     std::lock_guard lock(pool_mutex_);
     if (pool_size_ == 0) return;  // `connection` closes on return, outside the lock
+    connection->idle_since = clock_.steady_now();
     if (idle_.size() >= pool_size_) {
       evicted = std::move(idle_.front());  // the least recently used
       idle_.pop_front();
@@ -378,7 +422,10 @@ asio::awaitable<Result> Client::Impl::get(std::string path_and_query, const Trac
     result.nothing_sent = exchanged.unsent;
     result.response = std::move(exchanged.response);
     result.reused_connection = reused;
-    if (!exchanged.ec && exchanged.keep_alive) put_idle(std::move(connection));
+    if (!exchanged.ec && exchanged.keep_alive && exchanged.reusable_for.count() > 0) {
+      connection->reusable_for = exchanged.reusable_for;
+      put_idle(std::move(connection));
+    }
     break;
   }
   if (found_closed) ++retries_;

@@ -9,7 +9,10 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 
+#include <chrono>
 #include <optional>
+
+#include "widget_gateway/common/clock.hpp"
 
 namespace wg::upstream {
 
@@ -35,6 +38,11 @@ class Connection {
   // nobody asked for (all of which make it unusable). A non-blocking peek at the socket,
   // valid only while no operation is pending on it.
   bool peer_gone();
+
+  // While pooled: since when it has been idle, and how long it may stay idle and still be
+  // used (Client::Impl::idle_limit).
+  SteadyTime idle_since{};
+  std::chrono::milliseconds reusable_for{0};
 
  private:
   std::optional<boost::beast::tcp_stream> plain_;
