@@ -47,6 +47,7 @@ std::size_t charged_bytes(std::string_view key, const Entry& entry) {
   for (const auto& [coding, bytes] : entry.variants) {
     n += kVariantOverheadBytes + coding.capacity() + bytes.capacity();
   }
+  if (entry.body_file) n += entry.body_file->size();
   if (entry.element_spans) {
     n += entry.element_spans->capacity() * sizeof(entry.element_spans->front());
   }

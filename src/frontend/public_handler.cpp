@@ -324,6 +324,12 @@ asio::awaitable<http::Response> PublicHandler::handle_api(const http::Request& r
       service_.add_coding(look.key, served.entry, edge::coding_token(wanted));
     }
   }
+  // A big body about to go whole and uncompressed to a client the session sends files to.
+  if (entry != nullptr && request.sends_files && !request.is_head() && entry->status == 200 &&
+      entry->body.size() >= cache::kBodyFileMinBytes && !entry->body_file &&
+      edge::choose_coding(view.accept_encoding, true, true) == edge::Coding::identity) {
+    service_.add_body_file(look.key, served.entry);
+  }
   observation.cache = cache_result_of(served);
   observation.upstream_ms = served.upstream_ms;
   if (!served.ok() && served.refusal) {

@@ -195,6 +195,7 @@ http::Response build_response(const Served& served, api::Endpoint endpoint,
     response.body_mode = http::BodyMode::none;
   } else {
     response.body = *body;
+    if (body == &entry.body && entry.body_file) response.body_file = entry.body_file->fd();
     response.body_owner = served.entry;
     // The answer keeps the whole entry alive, every coding included, even once L1 let it go.
     response.owner_bytes = cache::charged_bytes({}, entry);

@@ -13,6 +13,7 @@
 #include <limits>
 #include <optional>
 
+#include "file_send.hpp"
 #include "h2_session.hpp"
 #include "head_checks.hpp"
 #include "http_date.hpp"
@@ -54,7 +55,8 @@ HttpSession<Stream>::HttpSession(HttpServer& server, Stream stream,
       executor_(stream_.get_executor()),
       keep_(std::move(keep)),
       output_(*server.output_, server.limits_.max_pending_output_bytes_per_connection),
-      room_(executor_) {
+      room_(executor_),
+      send_wait_(executor_) {
   boost::system::error_code ec;
   auto remote = transport().socket().remote_endpoint(ec);
   if (!ec) peer_ = remote.address();
@@ -269,7 +271,8 @@ asio::awaitable<void> HttpSession<Stream>::run() {
                     req,
                     peer_,
                     keep_alive,
-                    std::string_view(req.body())};
+                    std::string_view(req.body()),
+                    !kTls<Stream>};
     Response response;
     try {
       response = co_await server_.handler_.handle(request);
@@ -347,6 +350,7 @@ asio::awaitable<bool> HttpSession<Stream>::write(const Response& response, bool 
   write_http1_head(head_, response, date_value(), close, version);
   const std::string_view body =
       response.body_mode == BodyMode::send ? response.body : std::string_view{};
+  const int file = !kTls<Stream> && !body.empty() ? response.body_file : -1;
 
   // Written piece by piece rather than in one async_write, so that the bytes the client takes
   // are measured: each write must end before the client falls below min_send_rate.
@@ -357,15 +361,21 @@ asio::awaitable<bool> HttpSession<Stream>::write(const Response& response, bool 
   std::size_t written = 0;
   bool ok = true;
   while (written < total) {
-    std::array<asio::const_buffer, 2> unsent{asio::buffer(head_), asio::buffer(body)};
-    if (written < head_.size()) {
-      unsent[0] += written;
+    boost::system::error_code ec;
+    std::size_t n = 0;
+    if (file >= 0) {
+      std::tie(ec, n) = co_await send_from_file(file, body.size(), written, progress.deadline());
     } else {
-      unsent[0] = asio::const_buffer{};
-      unsent[1] += written - head_.size();
+      std::array<asio::const_buffer, 2> unsent{asio::buffer(head_), asio::buffer(body)};
+      if (written < head_.size()) {
+        unsent[0] += written;
+      } else {
+        unsent[0] = asio::const_buffer{};
+        unsent[1] += written - head_.size();
+      }
+      transport().expires_at(progress.deadline());
+      std::tie(ec, n) = co_await stream_.async_write_some(unsent, as_tuple(use_awaitable));
     }
-    transport().expires_at(progress.deadline());
-    auto [ec, n] = co_await stream_.async_write_some(unsent, as_tuple(use_awaitable));
     if (ec) {
       if (ec == beast::error::timeout) output_.budget().count_slow_reader();
       ok = false;
@@ -382,6 +392,46 @@ asio::awaitable<bool> HttpSession<Stream>::write(const Response& response, bool 
   }
   sending_.release();
   co_return ok;
+}
+
+template <class Stream>
+asio::awaitable<std::tuple<boost::system::error_code, std::size_t>>
+HttpSession<Stream>::send_from_file(int file, std::size_t length, std::size_t sent,
+                                    std::chrono::steady_clock::time_point deadline) {
+  auto& socket = transport().socket();
+  boost::system::error_code ec;
+  socket.native_non_blocking(true, ec);
+  if (ec) co_return std::tuple{ec, std::size_t{0}};
+  for (;;) {
+    const FileSendStep step = send_head_and_file(socket.native_handle(), head_, file, length, sent);
+    if (step.error != EAGAIN) {
+      if (step.error != 0) ec.assign(step.error, boost::system::system_category());
+      co_return std::tuple{ec, step.bytes};
+    }
+    if (step.bytes > 0) co_return std::tuple{ec, step.bytes};
+    if (std::chrono::steady_clock::now() >= deadline) {
+      co_return std::tuple{boost::system::error_code(beast::error::timeout), std::size_t{0}};
+    }
+    // The socket is full: wait until it takes more, or until the deadline.
+    const std::uint64_t wait = ++send_waits_;
+    send_waiting_ = true;
+    send_timed_out_ = false;
+    send_wait_.expires_at(deadline);
+    send_wait_.async_wait([self = this->shared_from_this(), wait](boost::system::error_code e) {
+      if (e || wait != self->send_waits_ || !self->send_waiting_) return;
+      self->send_timed_out_ = true;
+      boost::system::error_code ignored;
+      self->transport().socket().cancel(ignored);
+    });
+    auto [wait_ec] =
+        co_await socket.async_wait(asio::ip::tcp::socket::wait_write, as_tuple(use_awaitable));
+    send_waiting_ = false;
+    send_wait_.cancel();
+    if (send_timed_out_) {
+      co_return std::tuple{boost::system::error_code(beast::error::timeout), std::size_t{0}};
+    }
+    if (wait_ec) co_return std::tuple{boost::system::error_code(wait_ec), std::size_t{0}};
+  }
 }
 
 template <class Stream>

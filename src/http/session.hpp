@@ -13,9 +13,12 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "head_checks.hpp"
 #include "output_budget.hpp"
@@ -79,6 +82,12 @@ class HttpSession final : public Connection,
   // output budget until the answer is written. The client must take it at
   // server.min_send_rate; false when the connection must end.
   boost::asio::awaitable<bool> write(const Response& response, bool close, unsigned version = 11);
+  // Plain TCP, a body in a file: from byte `sent` of head_ + the file's first `length` bytes
+  // on, what the socket takes once it has room (waiting until `deadline` at most); the bytes
+  // sent, or an error (beast::error::timeout when the deadline passed).
+  boost::asio::awaitable<std::tuple<boost::system::error_code, std::size_t>> send_from_file(
+      int file, std::size_t length, std::size_t sent,
+      std::chrono::steady_clock::time_point deadline);
   // The handler's answer to a refusal, then the connection closes. Takes the refusal, not a
   // Response: GCC 12 mishandles temporaries in co_await expressions. `head`: the request was
   // HEAD, so the answer carries no body (Content-Length still does).
@@ -95,6 +104,12 @@ class HttpSession final : public Connection,
   ConnectionOutput output_;  // answers this connection holds, against its bound and the listener's
   OutputHold sending_;       // the answer being written
   boost::asio::steady_timer room_;  // wait_for_room: expiry idle_timeout, cancelled on room
+  // send_from_file: the send deadline while it waits for the socket to take more. The socket
+  // wait it ends is known by its number, so that a late expiry ends no other wait.
+  boost::asio::steady_timer send_wait_;
+  std::uint64_t send_waits_ = 0;
+  bool send_waiting_ = false;
+  bool send_timed_out_ = false;
   // The listener's handler for HTTP/2 requests, counting each as the HTTP/1.1 loop does.
   class CountingHandler final : public RequestHandler {
    public:

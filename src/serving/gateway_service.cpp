@@ -77,7 +77,8 @@ GatewayService::GatewayService(asio::any_io_executor background, ServiceDependen
       shared_fetch_(std::move(background),
                     {deps.cache, deps.fetcher, deps.lock, deps.clock, deps.metrics, deps.tracer}),
       pages_(deps.cache, deps.list_ends, deps.clock, deps.metrics),
-      on_demand_(compress::kOnDemandBytesPerSecond, compress::kOnDemandBurstBytes) {
+      on_demand_(compress::kOnDemandBytesPerSecond, compress::kOnDemandBurstBytes),
+      body_files_(cache::BodyFiles::for_process()) {
   update(config);
 }
 
@@ -116,6 +117,17 @@ void GatewayService::add_coding(const std::string& key,
   if (!encoded) return;
   entry->variants.emplace_back(std::string(coding), std::move(*encoded));
   deps_.cache.store_local(key, entry);  // charged again, with the variant
+}
+
+void GatewayService::add_body_file(const std::string& key,
+                                   const std::shared_ptr<const cache::Entry>& entry) {
+  if (entry->body.size() < cache::kBodyFileMinBytes || entry->body_file) return;
+  if (entry->file_sends < 2) ++entry->file_sends;
+  if (entry->file_sends < 2) return;  // a body asked for once does not pay for a copy
+  // Only for the copy L1 holds: it is charged for the file, and no newer copy is replaced.
+  if (deps_.cache.l1().get(key) != entry) return;
+  entry->body_file = body_files_->make(entry->body);
+  if (entry->body_file) deps_.cache.store_local(key, entry);  // charged again, with the file
 }
 
 bool GatewayService::early_draw(RequestFacts::Shape shape, const cache::Entry* own, WallTime now) {

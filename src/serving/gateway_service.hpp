@@ -97,6 +97,11 @@ class GatewayService {
   void add_coding(const std::string& key, const std::shared_ptr<const cache::Entry>& entry,
                   std::string_view coding);
 
+  // For an entry whose identity body is about to go whole to a client that can take it from a
+  // file (http::Request::sends_files): the second time, makes its body file (see
+  // cache::BodyFile) and charges L1 for it; nothing for small bodies, or once it has one.
+  void add_body_file(const std::string& key, const std::shared_ptr<const cache::Entry>& entry);
+
   // Applies reloadable settings (TTL policy, stale windows, derivation). On the service's own
   // thread (requests in flight keep the settings they started with).
   void update(const config::Config& config);
@@ -143,6 +148,7 @@ class GatewayService {
   PageDeriver pages_;
   SettingsPtr settings_;  // replaced by update() on the service's thread only
   compress::CompressionBudget on_demand_;
+  std::shared_ptr<cache::BodyFiles> body_files_;  // the process's
 };
 
 }  // namespace wg::serving

@@ -78,6 +78,12 @@ BOOST_AUTO_TEST_CASE(charged_bytes_counts_every_part) {
   entry.variants.emplace_back("gzip", std::string(400, 'g'));
   BOOST_TEST(charged_bytes("k", entry) >= plain + 400 + wg::cache::kVariantOverheadBytes);
   BOOST_TEST(charged_bytes(std::string(100, 'k'), entry) >= charged_bytes("k", entry) + 99);
+  // A body file is memory too, outside the heap.
+  const std::size_t with_variant = charged_bytes("k", entry);
+  auto files = std::make_shared<wg::cache::BodyFiles>(1);
+  entry.body_file = files->make(entry.body);
+  BOOST_REQUIRE(entry.body_file);
+  BOOST_TEST(charged_bytes("k", entry) == with_variant + 1000);
 }
 
 // The charge must cover what the cache really holds on the heap: node, map slot, index share,

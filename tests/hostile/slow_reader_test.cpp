@@ -4,7 +4,8 @@
 // streams of distinct derived pages with a zero window opened one byte at a time; over
 // HTTP/1.1, hundreds of connections that send a request and never read. The gateway's resident
 // memory less what L1 holds stays within the output budget (plus a fixed allowance), a normal
-// client is served meanwhile, and the slow readers are closed within a send-rate interval.
+// client is served meanwhile, and the slow readers are closed within a send-rate interval. Big
+// pages sent from a file (sendfile) are checked the same way, and against upstream's bytes.
 //
 // The attackers are raw sockets driven by one poll loop in this process (HTTP/2 frames built
 // by hand, answers' header blocks decoded with nghttp2's HPACK inflater), so that the window
@@ -484,5 +485,83 @@ BOOST_AUTO_TEST_CASE(http1_clients_that_never_read_are_bounded_and_closed) {
   for (int fd : fds) ::close(fd);
   BOOST_TEST(eventually(
       [&] { return metric_sum(gateway.admin_port(), "wg_output_pending_bytes") == 0; }, 20s));
+  BOOST_TEST(gateway.process().running());
+}
+
+namespace {
+
+// Anonymous memory files the gateway holds open (/proc/PID/fd links to "/memfd:wg-body").
+std::size_t body_files_open(pid_t pid) {
+  std::size_t n = 0;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  for (int fd = 0; fd < 4096; ++fd) {
+    char target[256];
+    const std::string link = dir + "/" + std::to_string(fd);
+    const ssize_t len = ::readlink(link.c_str(), target, sizeof target - 1);
+    if (len <= 0) continue;
+    if (std::string_view(target, static_cast<std::size_t>(len)).starts_with("/memfd:wg-body")) ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+// A 155 KB page asked for again goes out of a sealed memory file with sendfile: the bytes are
+// upstream's on every answer, clients that stop reading such an answer are closed as slow
+// readers as the in-memory path closes them, and clients that hang up mid-answer cost nothing.
+BOOST_AUTO_TEST_CASE(big_pages_sent_from_a_file_are_upstreams_bytes_and_slow_readers_end) {
+  World world;
+  Gateway gateway(world.stub.base_url(), world.redis.url(), {},
+                  "[server]\n"
+                  "send_rate_interval = \"2s\"\n");
+  const std::string page = reviews_path(world.widget, "limit=300&skip=0");
+  const HttpResponse upstream = stub_get(world.stub, page);
+  BOOST_REQUIRE_EQUAL(upstream.status, 200);
+  BOOST_REQUIRE_GT(upstream.body.size(), 100'000u);
+  // Each of the two workers makes its file on its second answer; new connections spread over
+  // both.
+  for (int i = 0; i < 12; ++i) {
+    const HttpResponse response = gateway.get(page);
+    BOOST_TEST(response.status == 200);
+    BOOST_TEST((response.body == upstream.body), "answer " << i << " differs from upstream's");
+  }
+  BOOST_TEST(body_files_open(gateway.process().pid()) >= 1u);
+
+  // Hung up after the first bytes, a few answers queued behind on each connection.
+  for (int c = 0; c < 50; ++c) {
+    const int fd = connect_to(gateway.port());
+    BOOST_REQUIRE(fd >= 0);
+    std::string requests;
+    for (int r = 0; r < 3; ++r) requests += "GET " + page + " HTTP/1.1\r\nHost: gw.test\r\n\r\n";
+    BOOST_REQUIRE(send_all(fd, requests));
+    char some[1000];
+    (void)::recv(fd, some, sizeof some, 0);
+    const linger reset{1, 0};  // RST, not FIN: the gateway's next send fails at once
+    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+    ::close(fd);
+  }
+
+  // Never read: three answers (460 KB) are more than the kernel's buffers take, so one stalls
+  // with most of its body unsent.
+  std::vector<int> fds;
+  for (int c = 0; c < 20; ++c) {
+    const int fd = connect_to(gateway.port(), true);
+    BOOST_REQUIRE(fd >= 0);
+    std::string requests;
+    for (int r = 0; r < 3; ++r) requests += "GET " + page + " HTTP/1.1\r\nHost: gw.test\r\n\r\n";
+    BOOST_REQUIRE(send_all(fd, requests));
+    fds.push_back(fd);
+  }
+  BOOST_TEST(eventually(
+      [&] {
+        return metric_sum(gateway.admin_port(), "wg_connections_closed_total",
+                          "reason=\"slow_reader\"") >= 20;
+      },
+      30s));
+  for (int fd : fds) ::close(fd);
+
+  const HttpResponse after = gateway.get(page);
+  BOOST_TEST(after.status == 200);
+  BOOST_TEST((after.body == upstream.body));
   BOOST_TEST(gateway.process().running());
 }

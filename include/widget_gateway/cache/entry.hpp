@@ -16,12 +16,14 @@
 // Nothing may follow the last section: every truncation or extension is detected.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "widget_gateway/cache/body_file.hpp"
 #include "widget_gateway/common/clock.hpp"
 
 namespace wg::cache {
@@ -48,6 +50,11 @@ struct Entry {
   // parse 150 KB again. Derived data: not stored in Redis (an entry read from there has none)
   // and not part of equality.
   mutable std::optional<std::vector<std::pair<std::uint32_t, std::uint32_t>>> element_spans;
+  // `body` in a file, for sendfile (see body_file.hpp): made by the worker that holds the entry
+  // when a plain HTTP/1.x client is about to be sent the body whole a second time, so that a
+  // body asked for once never pays for the copy. Derived data, like element_spans.
+  mutable std::shared_ptr<const BodyFile> body_file;
+  mutable std::uint8_t file_sends = 0;  // whole identity sends that asked for the file, up to 2
 
   friend bool operator==(const Entry& a, const Entry& b) {
     return a.status == b.status && a.stored_at == b.stored_at && a.fresh_until == b.fresh_until &&

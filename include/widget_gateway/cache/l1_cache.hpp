@@ -50,7 +50,8 @@ inline constexpr std::size_t kGhostChargedBytes = 64;
 
 // What an entry costs in memory while stored: key (twice: the stored key and, at most, its
 // widget prefix in the purge index) + body + etag + every variant (coding and encoded bytes, by
-// capacity) + kEntryOverheadBytes + kVariantOverheadBytes per variant.
+// capacity) + its body file's bytes (memory outside the heap and outside RSS, but memory) +
+// kEntryOverheadBytes + kVariantOverheadBytes per variant.
 std::size_t charged_bytes(std::string_view key, const Entry& entry);
 
 class L1Cache {

@@ -25,6 +25,7 @@ struct Request {
   boost::asio::ip::address peer;  // the TCP peer, before any X-Forwarded-For
   bool keep_alive;
   std::string_view body = {};  // empty unless the listener accepts bodies (admin)
+  bool sends_files = false;    // the session sends Response::body_file (plain HTTP/1.x)
 
   bool is_head() const { return method == boost::beast::http::verb::head; }
 };

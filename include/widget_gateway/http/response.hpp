@@ -26,6 +26,9 @@ struct Response {
   // codings too); 0 = the body's size. Counted while the answer waits to be sent.
   std::size_t owner_bytes = 0;
   std::string_view body;
+  // The same bytes as `body` in a file (a descriptor body_owner keeps open), which a plain
+  // HTTP/1.x session sends with sendfile; other sessions send `body`. -1: none.
+  int body_file = -1;
   BodyMode body_mode = BodyMode::send;
   bool close = false;  // close the connection once this response is written
 
