@@ -19,7 +19,6 @@
 #include <boost/beast/http/fields.hpp>
 #include <boost/beast/http/verb.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
-#include <cstring>
 #include <ctime>
 #include <exception>
 #include <iterator>
@@ -58,6 +57,7 @@ constexpr std::size_t kMaxSettingsEntries = 32;
 constexpr std::size_t kMaxQueuedFrames = 512;
 constexpr std::size_t kReadChunk = 16 * 1024;
 constexpr std::size_t kWriteChunk = 64 * 1024;
+constexpr std::size_t kFrameHeadBytes = 9;
 // Once a GOAWAY ends the connection, the socket closes within this whatever the peer does.
 constexpr std::chrono::milliseconds kCloseGrace{1000};
 // The watchdog's reason when a send-rate interval ends (SendProgress).
@@ -97,7 +97,8 @@ struct H2Session<Stream>::StreamState {
   bool unsent_counted = false;      // its body counts in the session's unsent_
   Response response;                // body read from here by the data provider
   OutputHold hold;                  // what the answer keeps alive (the body's owner)
-  std::size_t sent = 0;
+  std::size_t sent = 0;             // body bytes handed over in DATA frames
+  std::uint64_t batch = 0;          // the last write batch that refers to its body
 
   bool is_head() const { return method == "HEAD"; }
 };
@@ -259,21 +260,37 @@ struct H2Session<Stream>::Callbacks {
     return 0;
   }
 
-  static ssize_t read_body(nghttp2_session*, std::int32_t, std::uint8_t* buffer, std::size_t length,
-                           std::uint32_t* data_flags, nghttp2_data_source* source,
-                           void* user_data) {
+  // How much of the body the next DATA frame carries; the bytes themselves go in send_data
+  // (NO_COPY), without passing through nghttp2's buffers.
+  static ssize_t read_body(nghttp2_session*, std::int32_t, std::uint8_t*, std::size_t length,
+                           std::uint32_t* data_flags, nghttp2_data_source* source, void*) {
+    auto* stream = static_cast<StreamState*>(source->ptr);
+    const std::size_t n = std::min(length, stream->response.body.size() - stream->sent);
+    *data_flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+    if (stream->sent + n == stream->response.body.size()) *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+    return static_cast<ssize_t>(n);
+  }
+
+  // A DATA frame of `length` body bytes goes out now: its 9-byte head into the write buffer,
+  // its payload as a view of the body, written from where it lies (docs/listener.md).
+  static int send_data(nghttp2_session*, nghttp2_frame* frame, const std::uint8_t* framehd,
+                       std::size_t length, nghttp2_data_source* source, void* user_data) {
     H2Session& s = session(user_data);
     auto* stream = static_cast<StreamState*>(source->ptr);
     const std::string_view body = stream->response.body;
-    const std::size_t n = std::min(length, body.size() - stream->sent);
-    std::memcpy(buffer, body.data() + stream->sent, n);
-    stream->sent += n;
-    if (stream->unsent_counted) s.unsent_ -= n;
-    if (stream->sent == body.size()) {
-      *data_flags |= NGHTTP2_DATA_FLAG_EOF;
-      s.let_go(*stream);  // copied out in full: the owner is needed no more
+    // No padding: the session never asks nghttp2 for any.
+    if (frame->data.padlen != 0 || stream->sent + length > body.size()) {
+      return NGHTTP2_ERR_CALLBACK_FAILURE;
     }
-    return static_cast<ssize_t>(n);
+    s.write_buffer_.append(reinterpret_cast<const char*>(framehd), kFrameHeadBytes);
+    s.body_pieces_.emplace_back(s.write_buffer_.size(), body.substr(stream->sent, length));
+    s.batch_body_bytes_ += length;
+    stream->batch = s.batch_;
+    stream->sent += length;
+    if (stream->unsent_counted) s.unsent_ -= length;
+    // All handed over: the hold goes with the batch that sends its last bytes (let_go).
+    if (stream->sent == body.size()) s.let_go(*stream);
+    return 0;
   }
 };
 
@@ -322,6 +339,7 @@ bool H2Session<Stream>::start_nghttp2() {
   nghttp2_session_callbacks_set_on_frame_send_callback(raw_callbacks, &Callbacks::on_frame_send);
   nghttp2_session_callbacks_set_on_stream_close_callback(raw_callbacks,
                                                          &Callbacks::on_stream_close);
+  nghttp2_session_callbacks_set_send_data_callback(raw_callbacks, &Callbacks::send_data);
 
   nghttp2_option* raw_option = nullptr;
   if (nghttp2_option_new(&raw_option) != 0) return false;
@@ -439,8 +457,12 @@ template <class Stream>
 asio::awaitable<void> H2Session<Stream>::write_loop() {
   while (!closed_) {
     write_buffer_.clear();
+    body_pieces_.clear();
+    batch_body_bytes_ = 0;
+    ++batch_;
+    writing_ = true;
     bool failed = false;
-    while (write_buffer_.size() < kWriteChunk) {
+    while (write_buffer_.size() + batch_body_bytes_ < kWriteChunk) {
       const std::uint8_t* data = nullptr;
       const ssize_t n = nghttp2_session_mem_send(session_, &data);
       if (n < 0) {
@@ -453,6 +475,7 @@ asio::awaitable<void> H2Session<Stream>::write_loop() {
     }
     if (failed) break;
     if (write_buffer_.empty()) {
+      writing_ = false;
       // Nothing to send and nothing more to receive: the connection is over (a GOAWAY that
       // ends it has gone out, or a drain finished its streams).
       if (nghttp2_session_want_read(session_) == 0 && nghttp2_session_want_write(session_) == 0) {
@@ -462,15 +485,27 @@ asio::awaitable<void> H2Session<Stream>::write_loop() {
       co_await writer_wake_.async_wait(as_tuple(use_awaitable));
       continue;
     }
+    // Frames as nghttp2 serialised them, with each DATA payload read from its body.
+    gather_.clear();
+    std::size_t from = 0;
+    for (const auto& [at, piece] : body_pieces_) {
+      gather_.emplace_back(write_buffer_.data() + from, at - from);
+      gather_.emplace_back(piece.data(), piece.size());
+      from = at;
+    }
+    gather_.emplace_back(write_buffer_.data() + from, write_buffer_.size() - from);
     beast::get_lowest_layer(stream_).expires_after(settings_.idle_timeout);
-    auto [ec, n] =
-        co_await asio::async_write(stream_, asio::buffer(write_buffer_), as_tuple(use_awaitable));
+    auto [ec, n] = co_await asio::async_write(stream_, gather_, as_tuple(use_awaitable));
+    writing_ = false;
+    release_write_holds();
     if (ec) break;
     // No stale deadline for writes TLS may make on the reader's behalf (e.g. a key update).
     beast::get_lowest_layer(stream_).expires_never();
     reader_wake_.cancel();  // the outbound queue may have room again
     rearm();
   }
+  writing_ = false;  // nothing more is written: answers let go from now on go at once
+  release_write_holds();
 }
 
 template <class Stream>
@@ -684,10 +719,22 @@ void H2Session<Stream>::let_go(StreamState& st) {
     note_unsent();
   }
   if (st.hold.bytes() != 0) {
-    st.hold.release();
-    wake_waiting_handlers();
+    if (writing_ && st.batch == batch_) {
+      // The write under way refers to the body: the hold (memory and count) goes with it.
+      write_holds_.push_back(std::move(st.hold));
+    } else {
+      st.hold.release();
+      wake_waiting_handlers();
+    }
   }
   st.response.body = {};  // its owner may be gone now
+}
+
+template <class Stream>
+void H2Session<Stream>::release_write_holds() {
+  if (write_holds_.empty()) return;
+  write_holds_.clear();
+  wake_waiting_handlers();
 }
 
 template <class Stream>

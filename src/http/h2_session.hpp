@@ -51,8 +51,9 @@
 //   client must read what it asks for); more than 1000 queued PING/SETTINGS ACKs (ping or
 //   settings flood) make nghttp2 give up (-> close); at most 32 entries per SETTINGS frame.
 // - Answers not yet sent (docs/listener.md, "Output budget"): what each answer keeps alive
-//   (its body's owner) is held in the listener's OutputBudget from its submission until its
-//   last byte is handed to nghttp2 (or the stream or connection ends). While the listener has
+//   (its body's owner) is held in the listener's OutputBudget from its submission until the
+//   write that carries its last byte ends (or the stream or connection ends; a write under way
+//   that refers to the body keeps the hold until it ends). While the listener has
 //   no room for another answer a new request is refused (RST_STREAM REFUSED_STREAM, no handler
 //   call, not counted as abuse). A handler starts only while the answers this connection
 //   holds, and those expected from its handlers already running, fit max_pending_output_bytes;
@@ -64,6 +65,7 @@
 //   progress) -> GOAWAY and close, which lets every answer go.
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/buffer.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
@@ -72,6 +74,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "output_budget.hpp"
@@ -137,9 +140,11 @@ class H2Session : public std::enable_shared_from_this<H2Session<Stream>> {
   // `may_refuse`: a handler's answer, refused (REFUSED_STREAM) when it would cross the output
   // budget; the session's own answers (errors, a few hundred bytes) are always sent.
   void answer(StreamState& stream, Response response, bool may_refuse = false);
-  // The stream's answer needs its body no more (all of it handed to nghttp2, the stream
+  // The stream's answer needs its body no more (all of it in DATA frames, the stream
   // closed, or the connection): what it kept alive goes, and its unsent bytes stop counting.
   void let_go(StreamState& stream);
+  // The write that referred to their bodies is over: those answers' holds go.
+  void release_write_holds();
   // unsent_ changed: the send-rate meter runs while it is above zero.
   void note_unsent();
   void refuse(StreamState& stream, Refusal why);  // the handler's words; the stream goes on
@@ -167,7 +172,7 @@ class H2Session : public std::enable_shared_from_this<H2Session<Stream>> {
   nghttp2_session* session_ = nullptr;
   ConnectionOutput output_;  // what this connection's answers keep alive (before streams_)
   SendProgress progress_;    // runs while unsent_ > 0
-  std::size_t unsent_ = 0;   // answer body bytes not yet handed to nghttp2
+  std::size_t unsent_ = 0;   // answer body bytes not yet in DATA frames
   // Streams nghttp2 has open with a request head begun; erased when nghttp2 closes them.
   std::unordered_map<std::int32_t, std::shared_ptr<StreamState>> streams_;
 
@@ -178,7 +183,17 @@ class H2Session : public std::enable_shared_from_this<H2Session<Stream>> {
   boost::asio::steady_timer done_;
   boost::asio::steady_timer room_;  // handlers wait here for room in the connection's bound
   std::vector<std::uint8_t> read_buffer_;
+  // The batch being written: the bytes nghttp2 serialised (and DATA frame heads), and each
+  // DATA payload as a view of its body, inserted at an offset of write_buffer_. The bodies
+  // stay alive through their streams' holds, or through write_holds_ once a stream let its
+  // answer go while the batch still refers to it; they go when the write ends.
   std::string write_buffer_;
+  std::vector<std::pair<std::size_t, std::string_view>> body_pieces_;
+  std::vector<boost::asio::const_buffer> gather_;
+  std::vector<OutputHold> write_holds_;
+  std::size_t batch_body_bytes_ = 0;
+  std::uint64_t batch_ = 0;  // numbers the batches, so a stream knows whether it is in this one
+  bool writing_ = false;     // a batch is being assembled or written
 
   bool settings_received_ = false;  // the client's preface and first SETTINGS arrived
   bool closing_ = false;            // a GOAWAY that ends the connection is queued
