@@ -91,6 +91,13 @@ peak_rss_kb() {
   echo "$total"
 }
 
+# Bytes PID holds in the gateway's body files (memory files it sends big bodies from with
+# sendfile): memory that L1 charges but RSS does not show.
+body_file_bytes() {
+  find "/proc/$1/fd" -lname '/memfd:wg-body*' -exec stat -L -c %s {} + 2>/dev/null |
+    awk '{ total += $1 } END { printf "%.0f\n", total }'
+}
+
 # CPU time (user + system, in clock ticks) used so far by PID and every process below it (nginx's
 # worker, Varnish's child): read before and after a measured period.
 tree_cpu_ticks() {
