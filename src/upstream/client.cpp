@@ -83,9 +83,17 @@ using Parser = http::response_parser<http::string_body>;
 // every session ready at the time, and a 150 KB window comes in several reads. On a saturated
 // worker (zipf-site) a window took 49 ms against 21 ms for widget data, with 20 ms of upstream
 // latency. Over TLS, one asynchronous read at a time, as Beast composes it.
+//
+// Beast sizes each read by the buffer's free capacity, 512 bytes at least: a buffer left at
+// its first size read a 150 KB window 512 bytes at a time, 300 system calls. It is grown for
+// the read and shrunk when the response leaves nothing in it, so an idle pooled connection
+// holds no read memory.
+constexpr std::size_t kReadBytes = 64 * 1024;
+
 template <class Stream>
-asio::awaitable<boost::system::error_code> read_response(Stream& stream, beast::flat_buffer& buffer,
-                                                         Parser& parser) {
+asio::awaitable<boost::system::error_code> read_response_in(Stream& stream,
+                                                            beast::flat_buffer& buffer,
+                                                            Parser& parser) {
   if constexpr (!std::is_same_v<Stream, beast::tcp_stream>) {
     auto [ec, n] = co_await http::async_read(stream, buffer, parser, use_tuple);
     co_return ec;
@@ -103,6 +111,15 @@ asio::awaitable<boost::system::error_code> read_response(Stream& stream, beast::
     }
     co_return ec;
   }
+}
+
+template <class Stream>
+asio::awaitable<boost::system::error_code> read_response(Stream& stream, beast::flat_buffer& buffer,
+                                                         Parser& parser) {
+  buffer.reserve(kReadBytes);
+  const boost::system::error_code ec = co_await read_response_in(stream, buffer, parser);
+  if (buffer.size() == 0) buffer.shrink_to_fit();
+  co_return ec;
 }
 
 std::unique_ptr<ssl::context> make_tls_context(const std::string& ca_file) {
