@@ -205,6 +205,8 @@ asio::awaitable<Served> GatewayService::serve_key(const api::ApiRequest& request
       co_await look_up_siblings(s);
     } else if (action == Action::look_up_proof) {
       co_await look_up_proof(s);
+    } else if (action == Action::look_up_proof_siblings) {
+      co_await look_up_proof_siblings(s);
     } else if (action == Action::obtain_proof) {
       co_await obtain_proof(s);
     } else if (action == Action::check_refusal) {
@@ -317,11 +319,7 @@ asio::awaitable<void> GatewayService::look_up_proof(KeyServing& s) {
   std::string also;
   if (page_without_copy) also = s.look.key;
   if (s.look.shape == Shape::derived) also = s.windows.front().key;
-  s.proof = co_await proofs_.look(s.request, s.widget_key, also);
-  s.facts.now = deps_.clock.wall_now();
-  s.facts.proof_state = proof_state_of(s.proof);
-  s.facts.proof = s.proof.answer.get();
-  s.facts.proof_widget = s.proof.widget.get();
+  take_proof(s, co_await proofs_.look(s.request, s.widget_key, also));
   if (page_without_copy && s.proof.also.tier != Tier::none) {
     s.facts.own_looked = RequestFacts::Own::l1_and_l2;
     take_own(s, std::move(s.proof.also.entry));  // read from Redis with the widget data
@@ -348,9 +346,30 @@ asio::awaitable<void> GatewayService::obtain_proof(KeyServing& s) {
     s.facts.failure = s.failed.failure;
     co_return;
   }
-  s.proof = co_await proofs_.look(s.request, s.widget_key);
+  take_proof(s, co_await proofs_.look(s.request, s.widget_key));
+}
+
+asio::awaitable<void> GatewayService::look_up_proof_siblings(KeyServing& s) {
+  // As look_up_siblings, for the widget data: another worker's copy joins this worker's L1,
+  // and the proof is looked at again (found in L1 this time, or still absent).
+  s.facts.proof_siblings_looked = true;
+  if (deps_.siblings == nullptr) co_return;
+  std::shared_ptr<const cache::Entry> copy =
+      co_await deps_.siblings->find_copy(s.widget_key, deps_.worker);
+  s.facts.now = deps_.clock.wall_now();
+  if (!copy || s.facts.now >= copy->stale_until) co_return;
+  deps_.cache.store_local(s.widget_key, std::move(copy));
+  LocalProof proof = co_await proofs_.look(s.request, s.widget_key);
+  proof.also = std::move(s.proof.also);  // what the first look read along stays known
+  proof.also_read = s.proof.also_read;
+  take_proof(s, std::move(proof));
+}
+
+void GatewayService::take_proof(KeyServing& s, LocalProof proof) {
+  s.proof = std::move(proof);
   s.facts.now = deps_.clock.wall_now();
   s.facts.proof_state = proof_state_of(s.proof);
+  s.facts.proof_unavailable = s.proof.widget_unavailable;
   s.facts.proof = s.proof.answer.get();
   s.facts.proof_widget = s.proof.widget.get();
 }

@@ -128,6 +128,7 @@ class GatewayService {
   boost::asio::awaitable<void> look_up_shared(KeyServing& s);
   boost::asio::awaitable<void> look_up_siblings(KeyServing& s);
   boost::asio::awaitable<void> look_up_proof(KeyServing& s);
+  boost::asio::awaitable<void> look_up_proof_siblings(KeyServing& s);
   boost::asio::awaitable<void> obtain_proof(KeyServing& s);
   void check_refusal(KeyServing& s, const Step& step);
   boost::asio::awaitable<void> look_up_known(KeyServing& s);
@@ -140,6 +141,8 @@ class GatewayService {
                     std::chrono::seconds retry_after, std::error_code upstream_error = {});
   // The copy it has is newer news of the key: its own copy from now on.
   void take_own(KeyServing& s, std::shared_ptr<const cache::Entry> entry);
+  // What the widget data proves, as found by the latest look: into the facts.
+  void take_proof(KeyServing& s, LocalProof proof);
 
   boost::asio::any_io_executor background_;
   ServiceDependencies deps_;

@@ -1,6 +1,7 @@
 #include "serve_policy.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "widget_gateway/common/error.hpp"
 
@@ -35,6 +36,17 @@ bool fresh(const cache::Entry* entry, WallTime now) {
   return entry != nullptr && now < entry->fresh_until;
 }
 
+// Finding the widget data behind a page's proof: looked up once (L1, then Redis); while Redis
+// is down and this worker has none, asked of the other workers before anything goes upstream.
+std::optional<Step> proof_lookup(const RequestFacts& f) {
+  if (f.proof_state == RequestFacts::Proof::not_looked) return Step{Action::look_up_proof};
+  if (f.proof_state == RequestFacts::Proof::absent && f.proof_unavailable &&
+      !f.proof_siblings_looked) {
+    return Step{Action::look_up_proof_siblings};
+  }
+  return std::nullopt;
+}
+
 // After a failed or refused fetch: the key's own stale copy, else (pages) the widget data's
 // proof within the same windows, else the error.
 Step after_failure(const RequestFacts& f) {
@@ -49,7 +61,7 @@ Step after_failure(const RequestFacts& f) {
     return {Action::serve_own, reason};
   }
   if (!consults_proof(f)) return {Action::fail};
-  if (f.proof_state == RequestFacts::Proof::not_looked) return {Action::look_up_proof};
+  if (std::optional<Step> lookup = proof_lookup(f)) return *lookup;
   if (f.proof_state != RequestFacts::Proof::holds || f.proof->status != 200) return {Action::fail};
   // The same windows as for a stale copy of the page itself.
   const auto window =
@@ -185,7 +197,7 @@ Step next_step(const RequestFacts& f) {
 
   // What the cached widget data proves about a page, under the widget data's own rules.
   if (consults_proof(f)) {
-    if (f.proof_state == RequestFacts::Proof::not_looked) return {Action::look_up_proof};
+    if (std::optional<Step> lookup = proof_lookup(f)) return *lookup;
     if (f.proof_state == RequestFacts::Proof::holds) {
       if (fresh(f.proof_widget, f.now)) return {Action::answer_local};
       const ServeDecision d = decide(f.proof_widget, f.now, f.mode, f.windows, false);

@@ -26,6 +26,9 @@
 //                                  the widget data is in hand: when neither is cached, the
 //                                  widget data is fetched first (one shared call), and what it
 //                                  proves is asked again; its failure is the answer
+//   ask the other workers          Redis is down and this worker has no copy of the key, or of
+//                                  the widget data a proof needs: another worker's L1 may
+//                                  have one, which spares an upstream call
 //   rescue                         a page whose fetch failed is still answered from stale
 //                                  widget data that proves it (stale-if-error, and while the
 //                                  quota is spent)
@@ -146,6 +149,8 @@ struct RequestFacts {
   bool needs_proof = false;
   bool proof_obtained = false;  // the widget data was fetched for this request (obtain_proof)
   Proof proof_state = Proof::not_looked;
+  bool proof_unavailable = false;              // absent because Redis did not answer (not a miss)
+  bool proof_siblings_looked = false;          // the other workers were asked for the widget data
   const cache::Entry* proof = nullptr;         // the local answer (200 [] or 400)
   const cache::Entry* proof_widget = nullptr;  // the widget data it comes from
 
@@ -164,23 +169,24 @@ struct RequestFacts {
 
 struct Step {
   enum class Action : std::uint8_t {
-    serve_own,             // answer from the key's own copy
-    serve_own_refresh,     // the same, and refresh the key in the background
-    answer_local,          // answer from the proof (kept in L1 when the widget data is fresh)
-    answer_local_refresh,  // the same (stale proof), and refresh the widget data
-    look_up_shared,        // read the key from Redis (L2)
-    look_up_siblings,      // Redis is down: ask the process's other workers for their copy
-    look_up_proof,         // consult the cached widget data
-    derive,                // cut the page from its windows
-    obtain_proof,          // fetch the widget data (as its own key), then consult it again
-    check_refusal,         // ask the fetcher whether it would refuse at once (quota, hold,
-                           // circuit); `fallback` as for fetch
-    look_up_known,         // whether upstream knows the widget (then whether the key's fetch
-                           // is already under way here)
-    admit,                 // ask the client's limits; `fallback` as for fetch
-    fetch,                 // ask the client's admission, then go upstream (coalesced);
-                           // `fallback`: the own copy may rescue a failure
-    fail,                  // answer the failure as an error
+    serve_own,               // answer from the key's own copy
+    serve_own_refresh,       // the same, and refresh the key in the background
+    answer_local,            // answer from the proof (kept in L1 when the widget data is fresh)
+    answer_local_refresh,    // the same (stale proof), and refresh the widget data
+    look_up_shared,          // read the key from Redis (L2)
+    look_up_siblings,        // Redis is down: ask the process's other workers for their copy
+    look_up_proof,           // consult the cached widget data
+    look_up_proof_siblings,  // Redis is down: ask the other workers for the widget data
+    derive,                  // cut the page from its windows
+    obtain_proof,            // fetch the widget data (as its own key), then consult it again
+    check_refusal,           // ask the fetcher whether it would refuse at once (quota, hold,
+                             // circuit); `fallback` as for fetch
+    look_up_known,           // whether upstream knows the widget (then whether the key's fetch
+                             // is already under way here)
+    admit,                   // ask the client's limits; `fallback` as for fetch
+    fetch,                   // ask the client's admission, then go upstream (coalesced);
+                             // `fallback`: the own copy may rescue a failure
+    fail,                    // answer the failure as an error
   };
   Action action = Action::fail;
   StaleReason stale = StaleReason::none;  // for serve_own*, answer_local*

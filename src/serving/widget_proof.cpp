@@ -42,6 +42,7 @@ asio::awaitable<LocalProof> ProofLookup::look(const api::ApiRequest& request,
   if (list_ends_ != nullptr) seen = list_ends_->facts(request, now);
   const cache::ListFacts list = seen ? seen->facts : cache::ListFacts{};
   if (!widget.entry) {
+    proof.widget_unavailable = widget.shared_unavailable;
     // No widget data: the windows alone may still prove the page empty, for as long as they
     // are fresh, and the answer is as old as they are.
     if (seen && cache::provably_empty(request.query, nullptr, list)) {

@@ -24,7 +24,8 @@ struct LocalProof {
   // What it comes from: the widget data, or (from list ends alone) a stand-in carrying the
   // windows' times.
   std::shared_ptr<const cache::Entry> widget;
-  bool widget_cached = false;  // widget data was found (fresh or stale), whatever it proves
+  bool widget_cached = false;       // widget data was found (fresh or stale), whatever it proves
+  bool widget_unavailable = false;  // none in L1, and Redis did not answer (not a miss)
   // `also`, when it was read from Redis along with the widget data (also_read).
   Found also;
   bool also_read = false;

@@ -271,6 +271,34 @@ BOOST_AUTO_TEST_CASE(a_warm_key_is_an_l1_hit_with_redis_stopped) {
   BOOST_TEST(stub.stats().total == 1u);
 }
 
+BOOST_AUTO_TEST_CASE(a_page_the_widget_data_proves_is_local_on_every_worker_with_redis_stopped) {
+  RedisServer redis;
+  Stub stub;
+  Gateway gateway(stub.base_url(), redis.url());
+  std::string id;
+  for (const StubWidget& widget : stub.widgets()) {
+    if (widget.total_review_amount == 0) id = widget.id;
+  }
+  BOOST_REQUIRE(!id.empty());
+  stub.reset();
+  // One worker holds the widget data, which proves every page of its reviews empty.
+  BOOST_REQUIRE_EQUAL(gateway.get(widget_path(id)).status, 200);
+
+  redis.stop();
+  BOOST_REQUIRE(eventually(
+      [&] { return gateway.get("/readyz").body.find("\"redis\":\"down\"") != std::string::npos; }));
+  // Twenty connections over both workers: one that never saw the widget data takes a copy
+  // from the one that did, and answers the page from it instead of fetching the page's window.
+  for (int i = 0; i < 20; ++i) {
+    auto page = gateway.get(reviews_path(id, "limit=10&skip=2"));
+    BOOST_TEST(page.status == 200);
+    BOOST_TEST(page.body == "[]");
+    BOOST_TEST(page.header("cache-status").find("detail=local") != std::string::npos,
+               page.header("cache-status"));
+  }
+  BOOST_TEST(stub.stats().total == 1u);
+}
+
 BOOST_AUTO_TEST_CASE(after_an_upstream_blip_the_circuit_reopens_long_before_circuit_open_for) {
   RedisServer redis;
   Stub stub;

@@ -106,6 +106,16 @@ RequestFacts needing_proof(RequestFacts f, Proof state = Proof::not_looked) {
   f.proof_state = state;
   return f;
 }
+// Redis did not answer for the widget data, and this worker has none.
+RequestFacts proof_unreadable(RequestFacts f) {
+  f.proof_state = Proof::absent;
+  f.proof_unavailable = true;
+  return f;
+}
+RequestFacts proof_siblings_asked(RequestFacts f) {
+  f.proof_siblings_looked = true;
+  return f;
+}
 RequestFacts obtained(RequestFacts f, Proof state) {
   f.proof_obtained = true;
   f.proof_state = state;
@@ -249,6 +259,21 @@ const std::vector<Row> kRows = {
     {"derived page, stale L1 copy, nothing proven: derive (the copy is no answer)",
      unproven(facts(Shape::derived, Own::l1, &kStaleInSwr)),
      {Action::derive}},
+    {"page, Redis down and no widget data here: ask the other workers for it",
+     proof_unreadable(facts(Shape::page, Own::l1, nullptr)),
+     {Action::look_up_proof_siblings}},
+    {"derived page, Redis down and no widget data here: ask the other workers for it",
+     proof_unreadable(facts(Shape::derived, Own::l1, nullptr)),
+     {Action::look_up_proof_siblings}},
+    {"page, no worker has the widget data: its own copy next",
+     proof_siblings_asked(proof_unreadable(facts(Shape::page, Own::l1, nullptr))),
+     {Action::look_up_shared}},
+    {"derived page, no worker has the widget data: derive",
+     proof_siblings_asked(proof_unreadable(facts(Shape::derived, Own::l1, nullptr))),
+     {Action::derive}},
+    {"page, widget data missed in Redis (it answered): no worker asked",
+     needing_proof(facts(Shape::page, Own::l1, nullptr), Proof::absent),
+     {Action::look_up_shared}},
     {"derived page proven by fresh widget data: answered locally",
      proven(facts(Shape::derived, Own::l1, nullptr), &kFresh, &kProofFresh),
      {Action::answer_local}},
@@ -282,6 +307,13 @@ const std::vector<Row> kRows = {
     {"page fetch failed, proof not consulted yet: consult it",
      failed(facts(Shape::page, Own::l1_and_l2, nullptr), Failure::upstream),
      {Action::look_up_proof}},
+    {"page fetch failed, Redis down, no widget data here: the other workers' may rescue it",
+     failed(proof_unreadable(facts(Shape::page, Own::l1_and_l2, nullptr)), Failure::upstream),
+     {Action::look_up_proof_siblings}},
+    {"page fetch failed, no worker has the widget data: error",
+     failed(proof_siblings_asked(proof_unreadable(facts(Shape::page, Own::l1_and_l2, nullptr))),
+            Failure::upstream),
+     {Action::fail}},
     {"derived page's window failed: no own copy to fall back on, proof rescues",
      failed(proven(facts(Shape::derived, Own::l1, &kStaleInSwr), &kStaleInSie, &kProofSie),
             Failure::refused),
@@ -305,9 +337,12 @@ const std::vector<Row> kRows = {
     {"page needing the proof, nothing anywhere: obtain the widget data",
      needing_proof(facts(Shape::page, Own::l1_and_l2, nullptr), Proof::absent),
      {Action::obtain_proof}},
-    {"window needing the proof, Redis down and no sibling copy: obtain the widget data",
-     siblings_asked(
-         unavailable(needing_proof(facts(Shape::window, Own::l1_and_l2, nullptr), Proof::absent))),
+    {"window needing the proof, Redis down, no widget data here: ask the other workers",
+     proof_unreadable(needing_proof(facts(Shape::window, Own::l1, nullptr))),
+     {Action::look_up_proof_siblings}},
+    {"window needing the proof, Redis down and no worker has either: obtain the widget data",
+     siblings_asked(unavailable(proof_siblings_asked(
+         proof_unreadable(needing_proof(facts(Shape::window, Own::l1_and_l2, nullptr)))))),
      {Action::obtain_proof}},
     {"window needing the proof, widget data proves nothing: fetch",
      cleared(needing_proof(facts(Shape::window, Own::l1_and_l2, nullptr), Proof::none)),
