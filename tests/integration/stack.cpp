@@ -101,9 +101,10 @@ void Stub::reset() {
 }
 
 void Stub::fault(const std::string& mode, int count, const std::string& endpoint,
-                 const std::string& retry_after) {
+                 const std::string& retry_after, const std::string& widget) {
   std::string target = "/__stub/fault?mode=" + mode + "&endpoint=" + endpoint;
   if (count >= 0) target += "&count=" + std::to_string(count);
+  if (!widget.empty()) target += "&widget=" + widget;  // ids are hex: nothing to encode
   if (!retry_after.empty()) {
     // Percent-encoded whole: an HTTP-date holds spaces, commas and colons.
     static constexpr char kHex[] = "0123456789ABCDEF";

@@ -36,11 +36,12 @@ class Stub {
   StubStats stats();
   void reset();
   // mode: status500, status503, status429, hang, truncate, invalid_json, close,
-  // widget_no_total, widget_bad_total, none. `retry_after` (status modes only; empty = the
-  // mode's default) is sent as the Retry-After value, e.g. "7", an HTTP-date, or "date:N" for
-  // a date N seconds after the response's Date (see tests/upstream-stub/README.md).
+  // widget_no_total, widget_bad_total, empty_data, widget_contradict, none. `retry_after`
+  // (status modes only; empty = the mode's default) is sent as the Retry-After value, e.g. "7",
+  // an HTTP-date, or "date:N" for a date N seconds after the response's Date (see
+  // tests/upstream-stub/README.md). `widget` (not empty): only that widget's requests.
   void fault(const std::string& mode, int count = -1, const std::string& endpoint = "any",
-             const std::string& retry_after = "");
+             const std::string& retry_after = "", const std::string& widget = "");
   void latency(int ms);
   std::vector<StubWidget> widgets(int limit = 0);
   ChildProcess& process() { return *process_; }

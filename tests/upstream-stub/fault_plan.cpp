@@ -9,7 +9,7 @@
 namespace wg::stub {
 namespace {
 
-constexpr std::array<std::pair<FaultMode, std::string_view>, 10> kModes = {{
+constexpr std::array<std::pair<FaultMode, std::string_view>, 12> kModes = {{
     {FaultMode::none, "none"},
     {FaultMode::status500, "status500"},
     {FaultMode::status503, "status503"},
@@ -20,6 +20,8 @@ constexpr std::array<std::pair<FaultMode, std::string_view>, 10> kModes = {{
     {FaultMode::close, "close"},
     {FaultMode::widget_no_total, "widget_no_total"},
     {FaultMode::widget_bad_total, "widget_bad_total"},
+    {FaultMode::empty_data, "empty_data"},
+    {FaultMode::widget_contradict, "widget_contradict"},
 }};
 
 constexpr std::array<std::pair<FaultEndpoint, std::string_view>, 3> kEndpoints = {{
@@ -90,12 +92,12 @@ std::string_view to_string(FaultEndpoint endpoint) {
 }
 
 void FaultPlan::set(FaultMode mode, std::optional<std::uint64_t> count, FaultEndpoint endpoint,
-                    std::optional<RetryAfter> retry_after) {
+                    std::optional<RetryAfter> retry_after, std::optional<std::string> widget) {
   std::lock_guard lock(mutex_);
   if (mode == FaultMode::none || (count && *count == 0)) {
     plan_ = Snapshot{};
   } else {
-    plan_ = Snapshot{mode, count, endpoint, std::move(retry_after)};
+    plan_ = Snapshot{mode, count, endpoint, std::move(retry_after), std::move(widget)};
   }
 }
 
@@ -107,10 +109,11 @@ void FaultPlan::reset() {
   latency_ms_.store(0);
 }
 
-FaultPlan::Fault FaultPlan::take(FaultEndpoint endpoint) {
+FaultPlan::Fault FaultPlan::take(FaultEndpoint endpoint, std::string_view id) {
   std::lock_guard lock(mutex_);
   if (plan_.mode == FaultMode::none) return {};
   if (plan_.endpoint != FaultEndpoint::any && plan_.endpoint != endpoint) return {};
+  if (plan_.widget && *plan_.widget != id) return {};
   Fault fault{plan_.mode, plan_.retry_after};
   if (plan_.remaining && --*plan_.remaining == 0) plan_ = Snapshot{};
   return fault;

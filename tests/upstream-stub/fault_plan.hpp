@@ -26,6 +26,10 @@ enum class FaultMode {
   // 200 with a widget body the gateway must refuse (reviews endpoint: as invalid_json):
   widget_no_total,   // the widget without its `totalReviewAmount` member
   widget_bad_total,  // the widget with `"totalReviewAmount":"12"`, a string
+  // Well-formed answers a vendor glitch gives (the gateway must not trust them blindly):
+  empty_data,         // widget: every count 0 (total, reviewAmount, reviewStars); reviews: []
+  widget_contradict,  // widget: totalReviewAmount one more than reviewAmount adds up to
+                      // (reviews endpoint: as invalid_json)
 };
 
 // Which API endpoint a fault applies to; also names the endpoint a request was for.
@@ -59,6 +63,7 @@ class FaultPlan {
     std::optional<std::uint64_t> remaining;  // nullopt = until cleared
     FaultEndpoint endpoint = FaultEndpoint::any;
     std::optional<RetryAfter> retry_after;  // nullopt = the mode's default
+    std::optional<std::string> widget;      // only requests for this widget id; nullopt = all
   };
 
   // What one request gets.
@@ -70,14 +75,16 @@ class FaultPlan {
   // Replaces the plan: the next `count` API requests for `endpoint` (all of them when `count`
   // is nullopt) get `mode`, with `retry_after` if set (the caller checks takes_retry_after).
   // FaultMode::none clears.
+  // With `widget`, only requests for that widget id match (and count).
   void set(FaultMode mode, std::optional<std::uint64_t> count, FaultEndpoint endpoint,
-           std::optional<RetryAfter> retry_after = std::nullopt);
+           std::optional<RetryAfter> retry_after = std::nullopt,
+           std::optional<std::string> widget = std::nullopt);
   // Clears faults and latency.
   void reset();
 
-  // Called once per API request for `endpoint` (widget or reviews): returns the fault to apply
-  // (FaultMode::none if none) and consumes one use of a counted fault.
-  Fault take(FaultEndpoint endpoint);
+  // Called once per API request for `endpoint` (widget or reviews) and widget `id`: returns the
+  // fault to apply (FaultMode::none if none) and consumes one use of a counted fault.
+  Fault take(FaultEndpoint endpoint, std::string_view id = {});
   Snapshot snapshot() const;
 
   void set_latency(std::chrono::milliseconds latency) { latency_ms_.store(latency.count()); }

@@ -69,6 +69,45 @@ std::string with_total(std::string body, std::optional<std::string_view> total) 
   return body;
 }
 
+// The widget body with every count at 0: totalReviewAmount, and each value of the
+// reviewAmount and reviewStars objects (the dataset writes them compact, values plain
+// integers). Well-formed and consistent: what a vendor's half-finished refresh looks like.
+std::string with_zero_counts(std::string body) {
+  body = with_total(std::move(body), "0");
+  for (std::string_view object : {"\"reviewAmount\":{", "\"reviewStars\":{"}) {
+    const std::size_t open = body.find(object);
+    if (open == std::string::npos) continue;
+    const std::size_t end = body.find('}', open + object.size());
+    if (end == std::string::npos) continue;
+    std::string counts = body.substr(open + object.size(), end - open - object.size());
+    std::string zeroed;
+    for (std::size_t at = 0; at < counts.size();) {
+      const std::size_t colon = counts.find(':', at);
+      if (colon == std::string::npos) break;
+      zeroed.append(counts, at, colon + 1 - at).push_back('0');
+      const std::size_t comma = counts.find(',', colon);
+      if (comma == std::string::npos) break;
+      zeroed.push_back(',');
+      at = comma + 1;
+    }
+    body.replace(open + object.size(), end - open - object.size(), zeroed);
+  }
+  return body;
+}
+
+// The widget body with totalReviewAmount one more than it was: it no longer equals the sum of
+// reviewAmount, so the counts contradict each other.
+std::string with_contradicting_total(std::string body) {
+  constexpr std::string_view kKey = "\"totalReviewAmount\":";
+  const std::size_t start = body.find(kKey);
+  if (start == std::string::npos) return body;
+  const std::size_t value = start + kKey.size();
+  const std::size_t comma = body.find(',', value);
+  const auto total = parse_uint(std::string_view(body).substr(value, comma - value));
+  if (comma == std::string::npos || !total) return body;
+  return with_total(std::move(body), std::to_string(*total + 1));
+}
+
 // Sets the Retry-After a status fault was given in place of its default.
 void apply_retry_after(StubReply& reply, const RetryAfter& retry_after) {
   if (retry_after.date) {
@@ -140,11 +179,12 @@ StubReply StubHandler::handle(http::verb method, std::string_view target,
     traceparents_.emplace_back(traceparent);
   }
   const auto delay = faults_.latency();
-  const FaultPlan::Fault taken =
-      faults_.take(api->route == ApiRoute::widget ? FaultEndpoint::widget : FaultEndpoint::reviews);
+  const FaultPlan::Fault taken = faults_.take(
+      api->route == ApiRoute::widget ? FaultEndpoint::widget : FaultEndpoint::reviews, api->id);
   const FaultMode fault = taken.mode;
-  const bool bad_widget =
-      fault == FaultMode::widget_no_total || fault == FaultMode::widget_bad_total;
+  const bool bad_widget = fault == FaultMode::widget_no_total ||
+                          fault == FaultMode::widget_bad_total ||
+                          fault == FaultMode::widget_contradict;
 
   StubReply reply;
   switch (fault) {
@@ -166,11 +206,13 @@ StubReply StubHandler::handle(http::verb method, std::string_view target,
       break;  // nothing is sent
     case FaultMode::widget_no_total:
     case FaultMode::widget_bad_total:
+    case FaultMode::widget_contradict:
       if (api->route == ApiRoute::reviews) {
         reply.body = kNotJson;
         break;
       }
-      [[fallthrough]];  // the normal reply, its widget body altered below
+      [[fallthrough]];           // the normal reply, its widget body altered below
+    case FaultMode::empty_data:  // the normal reply, emptied below
     case FaultMode::none:
     case FaultMode::truncate:  // the normal reply, cut short by the I/O shell
       if (method != http::verb::get && method != http::verb::head) {
@@ -182,10 +224,19 @@ StubReply StubHandler::handle(http::verb method, std::string_view target,
       }
       break;
   }
-  if (bad_widget && api->route == ApiRoute::widget && reply.status == http::status::ok) {
-    std::optional<std::string_view> total;  // none at all, or a string where a count belongs
-    if (fault == FaultMode::widget_bad_total) total = "\"12\"";
-    reply.body = with_total(std::move(reply.body), total);
+  if (fault == FaultMode::empty_data && api->route == ApiRoute::reviews &&
+      reply.status == http::status::ok) {
+    reply.body = "[]";  // a valid request for a known widget, answered with an empty page
+  } else if (api->route == ApiRoute::widget && reply.status == http::status::ok) {
+    if (fault == FaultMode::empty_data) {
+      reply.body = with_zero_counts(std::move(reply.body));
+    } else if (fault == FaultMode::widget_contradict) {
+      reply.body = with_contradicting_total(std::move(reply.body));
+    } else if (bad_widget) {
+      std::optional<std::string_view> total;  // none at all, or a string where a count belongs
+      if (fault == FaultMode::widget_bad_total) total = "\"12\"";
+      reply.body = with_total(std::move(reply.body), total);
+    }
   }
   if (taken.retry_after) apply_retry_after(reply, *taken.retry_after);
   reply.fault = fault;
@@ -284,7 +335,11 @@ StubReply StubHandler::control(http::verb method, std::string_view path, std::st
                            "retry_after must be date:SECONDS or a header value");
       }
     }
-    faults_.set(*mode, count, *endpoint, std::move(retry_after));
+    std::optional<std::string> widget = param(url, "widget");
+    if (widget && widget->empty()) {
+      return error_reply(http::status::bad_request, "widget must be a widget id");
+    }
+    faults_.set(*mode, count, *endpoint, std::move(retry_after), std::move(widget));
     const auto plan = faults_.snapshot();
     std::string body = "{\"mode\":";
     json::append_string(body, to_string(plan.mode));
@@ -294,6 +349,12 @@ StubReply StubHandler::control(http::verb method, std::string_view path, std::st
     body += ",\"retryAfter\":";
     if (plan.retry_after) {
       json::append_string(body, to_string(*plan.retry_after));
+    } else {
+      body += "null";
+    }
+    body += ",\"widget\":";
+    if (plan.widget) {
+      json::append_string(body, *plan.widget);
     } else {
       body += "null";
     }

@@ -52,8 +52,9 @@ void check_error_body(const StubReply& reply) {
 BOOST_AUTO_TEST_SUITE(fault_plan)
 
 BOOST_AUTO_TEST_CASE(parses_names) {
-  for (auto name : {"none", "status500", "status503", "status429", "hang", "truncate",
-                    "invalid_json", "close", "widget_no_total", "widget_bad_total"}) {
+  for (auto name :
+       {"none", "status500", "status503", "status429", "hang", "truncate", "invalid_json", "close",
+        "widget_no_total", "widget_bad_total", "empty_data", "widget_contradict"}) {
     const auto mode = wg::stub::parse_fault_mode(name);
     BOOST_TEST_REQUIRE(mode.has_value(), name);
     BOOST_TEST(wg::stub::to_string(*mode) == name);
@@ -80,6 +81,14 @@ BOOST_AUTO_TEST_CASE(endpoint_filter_does_not_consume_others) {
   BOOST_TEST((plan.take(FaultEndpoint::widget).mode == FaultMode::none));
   BOOST_TEST((plan.take(FaultEndpoint::reviews).mode == FaultMode::close));
   BOOST_TEST((plan.take(FaultEndpoint::reviews).mode == FaultMode::none));
+}
+
+BOOST_AUTO_TEST_CASE(widget_filter_does_not_consume_others) {
+  FaultPlan plan;
+  plan.set(FaultMode::empty_data, 1, FaultEndpoint::any, std::nullopt, std::string("a1"));
+  BOOST_TEST((plan.take(FaultEndpoint::widget, "b2").mode == FaultMode::none));
+  BOOST_TEST((plan.take(FaultEndpoint::reviews, "a1").mode == FaultMode::empty_data));
+  BOOST_TEST((plan.take(FaultEndpoint::reviews, "a1").mode == FaultMode::none));
 }
 
 BOOST_AUTO_TEST_CASE(uncounted_until_cleared) {
@@ -313,7 +322,9 @@ BOOST_AUTO_TEST_CASE(retry_after_control) {
 
   const auto set = post("/__stub/fault?mode=status503&count=1&retry_after=7");
   BOOST_TEST(static_cast<unsigned>(set.status) == 200u);
-  BOOST_TEST(set.body == R"({"mode":"status503","remaining":1,"endpoint":"any","retryAfter":"7"})");
+  BOOST_TEST(
+      set.body ==
+      R"({"mode":"status503","remaining":1,"endpoint":"any","retryAfter":"7","widget":null})");
   const auto unavailable = get(w0 + "/remote");
   BOOST_TEST(static_cast<unsigned>(unavailable.status) == 503u);
   BOOST_TEST_REQUIRE(unavailable.headers.size() == 1u);
@@ -333,8 +344,9 @@ BOOST_AUTO_TEST_CASE(retry_after_control) {
 
   // date:N leaves the date to the I/O shell, which knows the response's Date.
   const auto dated = post("/__stub/fault?mode=status429&retry_after=date:30");
-  BOOST_TEST(dated.body ==
-             R"({"mode":"status429","remaining":null,"endpoint":"any","retryAfter":"date:30"})");
+  BOOST_TEST(
+      dated.body ==
+      R"({"mode":"status429","remaining":null,"endpoint":"any","retryAfter":"date:30","widget":null})");
   const auto later = get(w0 + "/remote");
   BOOST_TEST(static_cast<unsigned>(later.status) == 429u);
   BOOST_TEST(later.headers.empty());
@@ -425,6 +437,51 @@ BOOST_AUTO_TEST_CASE(invalid_targets) {
   BOOST_TEST(status("http://example.com/api/v1/widgets/widget/x/remote") == 400u);
   BOOST_TEST(status("*") == 400u);
   BOOST_TEST(status("/api/v1/widgets/widget/%zz/remote") == 400u);
+}
+
+BOOST_AUTO_TEST_CASE(glitch_faults_are_well_formed) {
+  // Widget 0 has 700 reviews over several platforms: its glitches are visible.
+  const std::string widget = w0 + "/remote";
+  post("/__stub/fault?mode=empty_data&count=2");
+  const auto zero = get(widget);
+  BOOST_TEST(static_cast<unsigned>(zero.status) == 200u);
+  simdjson::dom::parser parser;
+  simdjson::dom::object doc;
+  BOOST_TEST_REQUIRE(!parser.parse(zero.body).get(doc));
+  BOOST_TEST(doc["totalReviewAmount"].get_uint64().value() == 0u);
+  for (auto [platform, count] : doc["reviewAmount"].get_object().value()) {
+    BOOST_TEST(count.get_uint64().value() == 0u, platform);
+  }
+  for (auto [stars, count] : doc["reviewStars"].get_object().value()) {
+    BOOST_TEST(count.get_uint64().value() == 0u, stars);
+  }
+  BOOST_TEST(doc["title"].is_string());  // the rest as it was
+  const auto page = get(w0 + "/reviews/remote?limit=300");
+  BOOST_TEST(static_cast<unsigned>(page.status) == 200u);
+  BOOST_TEST(page.body == "[]");
+  BOOST_TEST(get(w0 + "/reviews/remote?limit=300").body != "[]");  // the fault ran out
+
+  // An invalid request keeps its own answer (the fault is not an answer to it).
+  post("/__stub/fault?mode=empty_data&count=1");
+  BOOST_TEST(status(w0 + "/reviews/remote?limit=301") == 400u);
+
+  post("/__stub/fault?mode=widget_contradict&count=1");
+  const auto contradicting = get(widget);
+  simdjson::dom::parser again;
+  simdjson::dom::object bad;
+  BOOST_TEST_REQUIRE(!again.parse(contradicting.body).get(bad));
+  std::uint64_t sum = 0;
+  for (auto [platform, count] : bad["reviewAmount"].get_object().value()) {
+    sum += count.get_uint64().value();
+  }
+  BOOST_TEST(sum == 700u);
+  BOOST_TEST(bad["totalReviewAmount"].get_uint64().value() == 701u);
+
+  // Aimed at one widget: the others are answered as usual, and do not use it up.
+  post("/__stub/fault?mode=empty_data&count=1&widget=" + dataset.id(0));
+  BOOST_TEST(get(w2 + "/reviews/remote?limit=300").body != "[]");
+  BOOST_TEST(get(w0 + "/reviews/remote?limit=300").body == "[]");
+  BOOST_TEST(get(w0 + "/reviews/remote?limit=300").body != "[]");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
