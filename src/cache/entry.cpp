@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <array>
 #include <limits>
 #include <stdexcept>
@@ -11,6 +12,10 @@ namespace {
 
 constexpr std::string_view kMagic = "WGE1";
 constexpr std::uint8_t kTagVariant = 1;
+constexpr std::uint8_t kTagHold = 2;
+constexpr std::uint8_t kTagFetch = 3;
+constexpr std::size_t kHoldBytes = 8 + 1;
+constexpr std::size_t kFetchBytes = 4 + 8;
 
 void put_u8(std::string& out, std::uint8_t v) {
   out.push_back(static_cast<char>(v));
@@ -90,8 +95,11 @@ void codings_on_demand(Entry& entry) {
 }
 
 std::string encode_entry(const Entry& entry) {
+  const bool fetch = entry.fetch_time.count() > 0 || entry.early_at != WallTime{};
   std::size_t size = kMagic.size() + 2 + 3 * 8 + 4 + entry.etag.size() + 4 + entry.body.size() + 4;
   for (const auto& [coding, body] : entry.variants) size += 1 + 4 + 4 + coding.size() + body.size();
+  if (entry.hold) size += 1 + 4 + kHoldBytes;
+  if (fetch) size += 1 + 4 + kFetchBytes;
 
   std::string out;
   out.reserve(size);
@@ -102,12 +110,26 @@ std::string encode_entry(const Entry& entry) {
   put_le<std::int64_t>(out, to_millis(entry.stale_until));
   put_string(out, entry.etag);
   put_string(out, entry.body);
-  put_le<std::uint32_t>(out, static_cast<std::uint32_t>(entry.variants.size()));
+  put_le<std::uint32_t>(out, static_cast<std::uint32_t>(entry.variants.size() +
+                                                        (entry.hold ? 1 : 0) + (fetch ? 1 : 0)));
   for (const auto& [coding, body] : entry.variants) {
     put_u8(out, kTagVariant);
     put_le<std::uint32_t>(out, static_cast<std::uint32_t>(4 + coding.size() + body.size()));
     put_string(out, coding);
     out.append(body);
+  }
+  if (entry.hold) {
+    put_u8(out, kTagHold);
+    put_le<std::uint32_t>(out, static_cast<std::uint32_t>(kHoldBytes));
+    put_le<std::int64_t>(out, to_millis(entry.hold->since));
+    put_u8(out, entry.hold->provisional ? 1 : 0);
+  }
+  if (fetch) {
+    put_u8(out, kTagFetch);
+    put_le<std::uint32_t>(out, static_cast<std::uint32_t>(kFetchBytes));
+    const auto fetch_ms = std::clamp<std::int64_t>(entry.fetch_time.count(), 0, UINT32_MAX);
+    put_le<std::uint32_t>(out, static_cast<std::uint32_t>(fetch_ms));
+    put_le<std::int64_t>(out, to_millis(entry.early_at));
   }
   return out;
 }
@@ -140,6 +162,22 @@ std::optional<Entry> decode_entry(std::string_view bytes) {
     auto tag = in.le<std::uint8_t>();
     Reader section(in.string());
     if (!in.ok()) return std::nullopt;
+    if (tag == kTagHold) {
+      if (section.remaining() != kHoldBytes || entry.hold) return std::nullopt;
+      const auto since = from_millis(section.le<std::int64_t>());
+      const auto provisional = section.le<std::uint8_t>();
+      if (!since || provisional > 1) return std::nullopt;
+      entry.hold = Hold{*since, provisional == 1};
+      continue;
+    }
+    if (tag == kTagFetch) {
+      if (section.remaining() != kFetchBytes) return std::nullopt;
+      entry.fetch_time = std::chrono::milliseconds(section.le<std::uint32_t>());
+      const auto early_at = from_millis(section.le<std::int64_t>());
+      if (!early_at) return std::nullopt;
+      entry.early_at = *early_at;
+      continue;
+    }
     if (tag != kTagVariant) continue;  // written by a newer version: skip
     std::string_view coding = section.string();
     if (!section.ok() || coding.empty()) return std::nullopt;

@@ -1,20 +1,46 @@
 #include "widget_gateway/cache/generations.hpp"
 
+#include <algorithm>
+
 namespace wg::cache {
+
+namespace {
+
+std::int64_t to_ms(WallTime t) {
+  return std::chrono::floor<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+WallTime from_ms(std::int64_t ms) {
+  return WallTime{std::chrono::duration_cast<WallTime::duration>(std::chrono::milliseconds(ms))};
+}
+
+void raise_to(std::atomic<std::int64_t>& value, std::int64_t wanted) {
+  auto current = value.load();
+  while (current < wanted && !value.compare_exchange_weak(current, wanted)) {
+  }
+}
+
+}  // namespace
+
+Generations::Widget& Generations::record(std::string_view escaped_id) {
+  // A full map is dropped whole: generations are re-read lazily, one command per widget.
+  if (widgets_.size() >= max_widgets_ && !widgets_.contains(std::string(escaped_id))) {
+    widgets_.clear();
+  }
+  return widgets_[std::string(escaped_id)];
+}
 
 std::optional<std::uint64_t> Generations::widget(std::string_view escaped_id) const {
   std::lock_guard lock(mutex_);
   auto it = widgets_.find(std::string(escaped_id));
   if (it == widgets_.end()) return std::nullopt;
-  return it->second;
+  return it->second.generation;
 }
 
 void Generations::set_widget(std::string_view escaped_id, std::uint64_t generation) {
   std::lock_guard lock(mutex_);
-  // A full map is dropped whole: generations are re-read lazily, one GET per widget.
-  if (widgets_.size() >= max_widgets_) widgets_.clear();
-  auto [it, inserted] = widgets_.try_emplace(std::string(escaped_id), generation);
-  if (!inserted && it->second < generation) it->second = generation;
+  Widget& known = record(escaped_id);
+  if (!known.generation || *known.generation < generation) known.generation = generation;
 }
 
 std::optional<std::uint64_t> Generations::global() const {
@@ -24,16 +50,42 @@ std::optional<std::uint64_t> Generations::global() const {
 }
 
 void Generations::set_global(std::uint64_t generation) {
-  auto wanted = static_cast<std::int64_t>(generation);
-  auto current = global_.load();
-  while (current < wanted && !global_.compare_exchange_weak(current, wanted)) {
-  }
+  raise_to(global_, static_cast<std::int64_t>(generation));
+}
+
+std::optional<WallTime> Generations::widget_soft(std::string_view escaped_id) const {
+  std::lock_guard lock(mutex_);
+  auto it = widgets_.find(std::string(escaped_id));
+  if (it == widgets_.end() || !it->second.soft_ms) return std::nullopt;
+  return from_ms(*it->second.soft_ms);
+}
+
+void Generations::set_widget_soft(std::string_view escaped_id, WallTime stamp) {
+  std::lock_guard lock(mutex_);
+  Widget& known = record(escaped_id);
+  known.soft_ms = std::max(known.soft_ms.value_or(0), to_ms(stamp));
+}
+
+std::optional<WallTime> Generations::global_soft() const {
+  const auto value = global_soft_.load();
+  if (value < 0) return std::nullopt;
+  return from_ms(value);
+}
+
+void Generations::set_global_soft(WallTime stamp) {
+  raise_to(global_soft_, std::max<std::int64_t>(0, to_ms(stamp)));
+}
+
+WallTime Generations::soft_stamp(std::string_view escaped_id) const {
+  const WallTime global = global_soft().value_or(WallTime{});
+  return std::max(global, widget_soft(escaped_id).value_or(WallTime{}));
 }
 
 void Generations::clear() {
   std::lock_guard lock(mutex_);
   widgets_.clear();
   global_.store(-1);
+  global_soft_.store(-1);
 }
 
 }  // namespace wg::cache

@@ -386,6 +386,26 @@ void L1Cache::erase_prefix(std::string_view prefix) {
   }
 }
 
+void L1Cache::erase_prefix_if(
+    std::string_view prefix,
+    const std::function<bool(std::string_view key, const Entry& entry)>& erase) {
+  const std::string_view widget = widget_prefix_of(prefix);
+  for (const auto& shard_ptr : shards_) {
+    Shard& shard = *shard_ptr;
+    const auto lock = lock_if<std::unique_lock<std::shared_mutex>>(locking_, shard.mutex);
+    const auto group = shard.groups.find(widget);
+    if (group == shard.groups.end()) continue;
+    for (Shard::Node* node = group->second.head; node != nullptr;) {
+      Shard::Node* next = node->group_next;
+      if (std::string_view(node->key).starts_with(prefix) && erase(node->key, *node->entry)) {
+        shard.remove(*shard.find(node->key, node->hash));
+      }
+      node = next;
+    }
+    shard.publish();
+  }
+}
+
 void L1Cache::clear() {
   for (const auto& shard_ptr : shards_) {
     const auto lock = lock_if<std::unique_lock<std::shared_mutex>>(locking_, shard_ptr->mutex);

@@ -103,7 +103,7 @@ bool provably_empty(const api::ReviewsQuery& query, const api::WidgetSummary* wi
                     const ListFacts& list) {
   if (list.end) return query.skip >= *list.end;
   if (query.skip < list.reaches) return false;
-  if (widget == nullptr) return false;
+  if (widget == nullptr || !widget->consistent) return false;
   if (query.skip >= widget->total_review_amount) return true;
   if (!query.type) return false;
 
@@ -113,7 +113,15 @@ bool provably_empty(const api::ReviewsQuery& query, const api::WidgetSummary* wi
 }
 
 std::uint64_t upstream_bound(const api::WidgetSummary& widget) {
-  std::uint64_t bound = 1 + windows_of(widget.total_review_amount);
+  // Counts that contradict each other: the larger reading of the total, so that the guard
+  // never paces a widget for what its own data allows.
+  std::uint64_t total = widget.total_review_amount;
+  if (!widget.consistent) {
+    std::uint64_t sum = 0;
+    for (const auto& amount : widget.review_amount) sum += amount.second;
+    total = std::max(total, sum);
+  }
+  std::uint64_t bound = 1 + windows_of(total);
   for (const auto& [code, count] : widget.review_amount)
     bound += std::max<std::uint64_t>(1, windows_of(count));
   for (std::size_t i = 0; i < widget.source_types.size(); ++i) {

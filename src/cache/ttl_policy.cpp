@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "widget_gateway/cache/early_refresh.hpp"
+
 namespace wg::cache {
 
 WallTime next_refresh_boundary(WallTime now, config::TimeOfDay at, std::chrono::minutes utc_offset,
@@ -25,7 +27,8 @@ TtlPolicy::TtlPolicy(const config::CacheConfig& config)
       max_ttl_(config.max_ttl),
       jitter_(config.jitter),
       stale_window_(std::max(config.stale_while_revalidate, config.stale_if_error)),
-      negative_ttl_(config.negative_ttl) {}
+      negative_ttl_(config.negative_ttl),
+      confirm_after_(config.confirm_after) {}
 
 Freshness TtlPolicy::for_success(WallTime now, double random01) const {
   using namespace std::chrono;
@@ -54,12 +57,28 @@ Freshness TtlPolicy::for_negative(WallTime now) const {
   return {fresh, fresh};
 }
 
-Freshness TtlPolicy::latest_for(WallTime stored_at, std::uint16_t status) const {
-  return status == 200 ? for_success(stored_at, 1.0) : for_negative(stored_at);
+Freshness TtlPolicy::for_hold(WallTime since) const {
+  const WallTime fresh = since + confirm_after_;
+  return {fresh, fresh + stale_window_};
+}
+
+Freshness TtlPolicy::latest_for(const Entry& entry) const {
+  if (entry.hold) return for_hold(entry.hold->since);
+  return entry.status == 200 ? for_success(entry.stored_at, 1.0) : for_negative(entry.stored_at);
+}
+
+WallTime TtlPolicy::early_refresh_at(WallTime stored_at, WallTime fresh_until,
+                                     std::chrono::milliseconds fetch_time, double draw) const {
+  using namespace std::chrono;
+  if (fresh_until <= stored_at) return fresh_until;
+  const Period last = period_of(fresh_until - milliseconds(1));
+  if (last.start <= stored_at) return fresh_until;  // fresh_until ends the period it was stored in
+  const WallTime head = fresh_until - early_head_start(fresh_until - stored_at, fetch_time, draw);
+  return std::max(head, last.start);
 }
 
 std::optional<Freshness> TtlPolicy::held_to(const Entry& entry) const {
-  const Freshness latest = latest_for(entry.stored_at, entry.status);
+  const Freshness latest = latest_for(entry);
   if (entry.fresh_until <= latest.fresh_until && entry.stale_until <= latest.stale_until) {
     return std::nullopt;
   }

@@ -317,6 +317,8 @@ const KeySpec kKeys[] = {
     WG_KEY(DurationCodec, cache, negative_max_age),
     WG_KEY(ByteSizeCodec, cache, l1_max_bytes),
     WG_KEY(BoolCodec, cache, derive_pages),
+    WG_KEY(DurationCodec, cache, confirm_after),
+    WG_KEY(BoolCodec, cache, empty_reviews_on_error),
 
     WG_KEY(IntCodec<std::uint64_t>, quota, monthly_limit),
     WG_KEY(UtcOffsetCodec, quota, utc_offset),

@@ -328,6 +328,7 @@ void validate(const Config& c) {
   check_range("cache.negative_ttl", cache.negative_ttl, Duration::zero(), kMaxTtl);
   check_range("cache.max_age_cap", cache.max_age_cap, Duration::zero(), kMaxTtl);
   check_range("cache.negative_max_age", cache.negative_max_age, Duration::zero(), kMaxTtl);
+  check_range("cache.confirm_after", cache.confirm_after, Duration::zero(), kMaxTtl);
 
   // [quota]
   check_range("quota.utc_offset", Duration(c.quota.utc_offset), Duration(-std::chrono::hours(18)),

@@ -57,12 +57,18 @@ std::optional<std::string> query_param(std::string_view target, std::string_view
 constexpr std::size_t kDefaultTopWidgets = 10;
 constexpr std::size_t kMaxTopWidgets = 100;
 
-// API requests so far: all that were answered (errors excluded), and those answered with no
-// upstream request of their own (a fresh or stale copy, a derived page, a local answer, a wait
-// on another request's fetch: Cache-Status calls all of them hits).
+// API requests so far: all that were answered (errors excluded), and how: fresh hits (a fresh
+// copy, a derived page, a local answer, a wait on another request's fetch), stale answers,
+// copies that hold back an upstream answer (unconfirmed), the [] of empty_reviews_on_error, and
+// misses. A stale answer is not a hit here, however Cache-Status words it: a hit ratio that
+// counts them hides an outage.
 struct ApiTotals {
   std::uint64_t requests = 0;
-  std::uint64_t from_cache = 0;
+  std::uint64_t fresh = 0;
+  std::uint64_t stale = 0;
+  std::uint64_t unconfirmed = 0;
+  std::uint64_t empty = 0;
+  std::uint64_t miss = 0;
 };
 
 ApiTotals api_totals(const metrics::GatewayMetrics* metrics) {
@@ -71,11 +77,18 @@ ApiTotals api_totals(const metrics::GatewayMetrics* metrics) {
   const auto by_result = metrics->api_requests_by_cache_result();
   auto of = [&](CacheResult r) { return by_result[static_cast<std::size_t>(r)]; };
   ApiTotals totals;
-  totals.from_cache = of(CacheResult::hit) + of(CacheResult::stale) + of(CacheResult::derived) +
-                      of(CacheResult::local) + of(CacheResult::collapsed);
-  totals.requests = totals.from_cache + of(CacheResult::miss);
+  totals.fresh = of(CacheResult::hit) + of(CacheResult::derived) + of(CacheResult::local) +
+                 of(CacheResult::collapsed);
+  totals.stale = of(CacheResult::stale);
+  totals.unconfirmed = of(CacheResult::unconfirmed);
+  totals.empty = of(CacheResult::empty);
+  totals.miss = of(CacheResult::miss);
+  totals.requests = totals.fresh + totals.stale + totals.unconfirmed + totals.empty + totals.miss;
   return totals;
 }
+
+// At most this many keys pending confirmation are listed (the oldest first).
+constexpr std::size_t kListedHolds = 50;
 
 }  // namespace
 
@@ -108,7 +121,7 @@ void AdminHandler::sample() {
   const WallTime now = deps_.clock.wall_now();
   burn_.record(now, quota::quota_period(now, q.utc_offset), q.utc_offset, q.used, q.limit);
   const ApiTotals totals = api_totals(deps_.metrics);
-  traffic_.record({deps_.clock.steady_now(), totals.requests, totals.from_cache});
+  traffic_.record({deps_.clock.steady_now(), totals.requests, totals.fresh});
 }
 
 asio::awaitable<http::Response> AdminHandler::handle(const http::Request& request) {
@@ -177,7 +190,10 @@ asio::awaitable<http::Response> AdminHandler::admin(const http::Request& request
     response.set_body(text ? *text : std::string());
     co_return response;
   }
-  if (path == "/admin/status") co_return get ? status() : method_not_allowed("GET, HEAD");
+  if (path == "/admin/status") {
+    if (!get) co_return method_not_allowed("GET, HEAD");
+    co_return co_await status();
+  }
   if (path == "/admin/top-widgets") {
     if (!get) co_return method_not_allowed("GET, HEAD");
     co_return co_await top_widgets(request);
@@ -213,7 +229,7 @@ http::Response AdminHandler::quota_status() const {
   return local_json(200, std::move(body));
 }
 
-http::Response AdminHandler::status() const {
+asio::awaitable<http::Response> AdminHandler::status() {
   StatusFacts facts;
   facts.now = deps_.clock.wall_now();
   facts.quota = deps_.quota.snapshot();
@@ -224,14 +240,30 @@ http::Response AdminHandler::status() const {
   facts.traffic = traffic_.rates();
   const ApiTotals totals = api_totals(deps_.metrics);
   facts.api_requests = totals.requests;
-  facts.from_cache = totals.from_cache;
+  facts.from_cache = totals.fresh;
+  FreshnessFacts& fresh = facts.freshness;
+  fresh.fresh = totals.fresh;
+  fresh.stale = totals.stale;
+  fresh.unconfirmed = totals.unconfirmed;
+  fresh.empty = totals.empty;
+  fresh.miss = totals.miss;
+  if (deps_.metrics) {
+    fresh.stale_by_reason = deps_.metrics->stale_answers_by_reason();
+    fresh.refreshes = deps_.metrics->refreshes();
+    fresh.held_back = deps_.metrics->unconfirmed_answers();
+    fresh.oldest_served_age_s = deps_.metrics->oldest_served_age(facts.now);
+  }
   const StatusSources& sources = deps_.status;
+  if (sources.next_refresh) fresh.next_refresh = sources.next_refresh();
+  auto [pending, listed] = co_await deps_.store.holds(kListedHolds);
+  fresh.pending_total = pending;
+  fresh.pending = std::move(listed);
   facts.started_at = sources.started_at;
   facts.redis = sources.redis;
   facts.redis_up = sources.redis_up && sources.redis_up();
   facts.circuit = sources.circuit ? std::string(sources.circuit()) : "closed";
   if (sources.worker_loads) facts.workers = sources.worker_loads();
-  return local_json(200, status_json(facts));
+  co_return local_json(200, status_json(facts));
 }
 
 asio::awaitable<http::Response> AdminHandler::top_widgets(const http::Request& request) {
@@ -252,6 +284,11 @@ asio::awaitable<http::Response> AdminHandler::purge(const http::Request& request
   std::error_code ec;
   std::string body;
   std::string scope = "all";  // what the events name: "all", or the widget id
+  const auto soft = query_param(request.target, "soft");
+  if (soft && *soft != "0" && *soft != "1" && *soft != "true" && *soft != "false") {
+    co_return bad_request("soft is 1 (made stale and refreshed while served) or 0 (removed)");
+  }
+  if (soft && (*soft == "1" || *soft == "true")) co_return co_await soft_purge(request, everything);
   if (everything) {
     ec = co_await deps_.store.purge_all();
     co_await deps_.workers.erase_from_l1("");
@@ -278,6 +315,41 @@ asio::awaitable<http::Response> AdminHandler::purge(const http::Request& request
                          "\"message\":\"redis is unavailable: purged this instance only\"}}");
   }
   log::info("purged", {{"widget", scope}});
+  co_return local_json(200, std::move(body));
+}
+
+asio::awaitable<http::Response> AdminHandler::soft_purge(const http::Request& request,
+                                                         bool everything) {
+  // Nothing is removed: the copies become stale fleet-wide (a stamp in Redis, announced) and
+  // each is refreshed once while it is served (docs/freshness.md). Without Redis there is no
+  // fleet to tell and no copy to keep serving stale, so nothing is done.
+  std::error_code ec;
+  std::string scope = "all";
+  std::string body;
+  if (everything) {
+    ec = co_await deps_.store.soft_purge_all(deps_.clock.wall_now());
+    if (!ec) co_await deps_.workers.erase_from_l1("");
+    body = "{\"purged\":\"all\",\"soft\":true}";
+  } else {
+    auto widget = query_param(request.target, "widget");
+    if (!widget || widget->empty()) co_return bad_request("purge needs one widget parameter");
+    scope = *widget;
+    ec = co_await deps_.store.soft_purge_widget(*widget, deps_.clock.wall_now());
+    if (!ec) co_await deps_.workers.erase_from_l1(api::widget_key_prefix(*widget));
+    body = "{\"purged\":";
+    json::append_string(body, *widget);
+    body += ",\"soft\":true}";
+  }
+  if (ec) {
+    log::warn("purge_failed", {{"widget", scope},
+                               {"soft", true},
+                               {"error", ec.message()},
+                               {"effect", "nothing purged: every copy stays as it was"}});
+    co_return local_json(503,
+                         "{\"error\":{\"status\":503,\"code\":\"service_unavailable\","
+                         "\"message\":\"redis is unavailable: nothing was purged\"}}");
+  }
+  log::info("purged", {{"widget", scope}, {"soft", true}});
   co_return local_json(200, std::move(body));
 }
 

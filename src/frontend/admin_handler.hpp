@@ -6,15 +6,18 @@
 //                                          null without a limit), leased, own_lease,
 //                                          unknown_used, unknown_limit, resets_at, mode,
 //                                          projected_month_end (README, "Admin API")
-//   POST /admin/purge?widget=ID            every key of one widget, on every instance
-//   POST /admin/purge-all                  everything, on every instance
+//   POST /admin/purge?widget=ID[&soft=1]   every key of one widget, on every instance (soft:
+//                                          made stale and refreshed while served)
+//   POST /admin/purge-all[?soft=1]         everything, on every instance
 //   POST /admin/warm                       body: JSON array of widget ids; fetches widget data
 //                                          and the first reviews window of each (quota applies)
 //   GET  /admin/entry?widget=ID[&limit=&skip=|page=&type=]   where and how long one key is
 //                                          cached; a page cut from windows, with its windows
 //   GET  /admin/config                     the running configuration as TOML, secrets redacted
-//   GET  /admin/status                     what the status page shows: traffic, upstream calls
-//                                          today, the month's burn-down, Redis, circuit, workers
+//   GET  /admin/status                     what the status page shows: traffic, answers by
+//                                          freshness, upstream calls today, the month's
+//                                          burn-down, keys pending confirmation, Redis, circuit,
+//                                          workers
 //   GET  /admin/top-widgets?n=10           the widgets that cost the most upstream requests
 //   GET  /admin/ui                         the status page (no token needed: it holds no data,
 //                                          its script sends the token to the JSON endpoints)
@@ -72,6 +75,7 @@ struct StatusSources {
   std::function<std::vector<WorkerLoad>()> worker_loads;
   std::function<bool()> redis_up;             // every connection up and usable, as /readyz says
   std::function<std::string_view()> circuit;  // "closed", "open" or "half_open"
+  std::function<WallTime()> next_refresh;     // refresh_at + refresh_lag, next
   RedisTopology redis;
   WallTime started_at;
 };
@@ -110,11 +114,12 @@ class AdminHandler final : public http::RequestHandler {
   boost::asio::awaitable<http::Response> admin(const http::Request& request, std::string_view path);
   http::Response quota_status() const;
   boost::asio::awaitable<http::Response> purge(const http::Request& request, bool everything);
+  boost::asio::awaitable<http::Response> soft_purge(const http::Request& request, bool everything);
   boost::asio::awaitable<http::Response> warm(const http::Request& request);
   boost::asio::awaitable<http::Response> entry(const http::Request& request);
   // Fills `look`'s Redis part: where the key lives there and what it holds.
   boost::asio::awaitable<void> look_in_redis(KeyLook& look);
-  http::Response status() const;
+  boost::asio::awaitable<http::Response> status();
   boost::asio::awaitable<http::Response> top_widgets(const http::Request& request);
 
   AdminDependencies deps_;

@@ -73,6 +73,23 @@ void append_entry(std::string& out, const cache::Entry* entry, WallTime now) {
   out += ",\"stale_until\":";
   append_time(out, entry->stale_until);
   out += ",\"stale_for_s\":" + seconds(entry->stale_until - now);
+  // A copy that holds back an upstream answer (docs/freshness.md): pending since when, and
+  // whether the copy is the adopted one kept or the answer itself, kept provisionally.
+  if (entry->hold) {
+    out += ",\"unconfirmed\":{\"since\":";
+    append_time(out, entry->hold->since);
+    out += ",\"confirm_at\":";
+    append_time(out, entry->fresh_until);
+    out += std::string(",\"kept\":\"") + (entry->hold->provisional ? "answer" : "adopted") + "\"}";
+  }
+  if (entry->early_at != WallTime{}) {
+    out += ",\"early_refresh_from\":";
+    append_time(out, entry->early_at);
+  }
+  if (entry->fetch_time.count() > 0) {
+    out += ",\"fetch_ms\":" + std::to_string(entry->fetch_time.count());
+  }
+  if (entry->soft_purged) out += ",\"soft_purged\":true";
   out += ",\"etag\":";
   json::append_string(out, entry->etag);
   out += ",\"bytes\":" + std::to_string(entry->body.size()) + ",\"variants\":{";

@@ -16,6 +16,10 @@ metrics::CacheResult cache_result_of(const serving::Served& served) {
       return metrics::CacheResult::stale;
     case Detail::local:
       return metrics::CacheResult::local;
+    case Detail::unconfirmed:
+      return metrics::CacheResult::unconfirmed;
+    case Detail::empty_on_error:
+      return metrics::CacheResult::empty;
     case Detail::derived:
       if (served.outcome.source == Outcome::Source::cache) return metrics::CacheResult::derived;
       break;

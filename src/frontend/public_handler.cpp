@@ -332,7 +332,10 @@ asio::awaitable<http::Response> PublicHandler::handle_api(const http::Request& r
   }
   observation.cache = cache_result_of(served);
   observation.upstream_ms = served.upstream_ms;
-  if (!served.ok() && served.refusal) {
+  if (entry != nullptr && metrics_ && observation.cache != metrics::CacheResult::empty) {
+    metrics_->served_copy(entry->stored_at, served.now);
+  }
+  if (served.refusal) {  // an error, or the [] of empty_reviews_on_error in its place
     observation.refusal = served.refusal;
     if (metrics_) metrics_->refused(*served.refusal);
   }

@@ -100,6 +100,11 @@ long long downstream_seconds(const cache::Entry& entry, WallTime now, std::chron
 
 void append_cache_status(std::string& out, const Served& served) {
   const Outcome& outcome = served.outcome;
+  if (outcome.detail == Outcome::Detail::empty_on_error) {
+    // Not a copy: nothing matched the request, and the [] stands in for an error.
+    out.append("widget-gateway; fwd=uri-miss; detail=empty-on-error");
+    return;
+  }
   const bool stale_if_error = outcome.detail == Outcome::Detail::stale_if_error;
   out.append("widget-gateway; ");
   const long long ttl = served.entry ? seconds_between(served.now, served.entry->fresh_until) : 0;
@@ -131,6 +136,21 @@ http::Response build_response(const Served& served, api::Endpoint endpoint,
                         endpoint, request, options, cors);
   }
   const cache::Entry& entry = *served.entry;
+  if (served.outcome.detail == Outcome::Detail::empty_on_error) {
+    // An empty review block in place of a 429 or 5xx (cache.empty_reviews_on_error): never
+    // kept by anyone, so that the real answer replaces it as soon as there is one.
+    http::Response response;
+    response.status = 200;
+    response.headers.add("Content-Type", "application/json; charset=utf-8");
+    response.headers.add("Cache-Control", "no-store");
+    response.headers.add("Accept-Ranges", "none");
+    add_vary(response, cors, false);
+    append_cache_status(response.headers.start("Cache-Status"), served);
+    cors.add_response_headers(request.origin, response.headers);
+    response.body = entry.body;
+    response.body_owner = served.entry;
+    return response;
+  }
   if (entry.status != 200) {
     // A cached "unknown widget": the same error, with upstream's status.
     return error_answer(served, api::ErrorCode::widget_not_found, entry.status, endpoint, request,

@@ -60,6 +60,40 @@ std::string status_json(const StatusFacts& f) {
   }
   out += "}";
 
+  const FreshnessFacts& fr = f.freshness;
+  out += ",\"answers\":{\"fresh\":" + std::to_string(fr.fresh) +
+         ",\"stale\":{\"total\":" + std::to_string(fr.stale);
+  for (std::size_t r = 0; r < fr.stale_by_reason.size(); ++r) {
+    out += ",\"" + std::string(metrics::to_string(static_cast<metrics::StaleReason>(r))) +
+           "\":" + std::to_string(fr.stale_by_reason[r]);
+  }
+  out += "},\"unconfirmed\":" + std::to_string(fr.unconfirmed) +
+         ",\"empty_on_error\":" + std::to_string(fr.empty) +
+         ",\"miss\":" + std::to_string(fr.miss) + "}";
+  out += ",\"freshness\":{\"oldest_served_age_s\":" +
+         std::to_string(static_cast<long long>(fr.oldest_served_age_s)) + ",\"next_refresh\":\"" +
+         utc(fr.next_refresh) + "\",\"refreshes\":{";
+  for (std::size_t k = 0; k < fr.refreshes.size(); ++k) {
+    if (k > 0) out.push_back(',');
+    out += "\"" + std::string(metrics::to_string(static_cast<metrics::RefreshKind>(k))) + "\":{";
+    for (std::size_t r = 0; r < fr.refreshes[k].size(); ++r) {
+      if (r > 0) out.push_back(',');
+      out += "\"" + std::string(metrics::to_string(static_cast<metrics::RefreshResult>(r))) +
+             "\":" + std::to_string(fr.refreshes[k][r]);
+    }
+    out += "}";
+  }
+  out += "},\"held_back\":" + std::to_string(fr.held_back) +
+         ",\"unconfirmed\":{\"total\":" + std::to_string(fr.pending_total) + ",\"keys\":[";
+  for (std::size_t i = 0; i < fr.pending.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    out += "{\"key\":";
+    json::append_string(out, fr.pending[i].key);
+    out += ",\"since\":\"" + utc(fr.pending[i].since) + "\",\"confirm_at\":\"" +
+           utc(fr.pending[i].confirm_at) + "\"}";
+  }
+  out += "]}}";
+
   out += ",\"upstream_today\":";
   if (f.today) {
     out += "{\"calls\":" + std::to_string(f.today->calls) + ",\"since\":\"" + utc(f.today->since) +

@@ -3,12 +3,15 @@
 // facts in, text out. Nothing here reads a clock or another thread; the admin handler gathers
 // the facts on the control thread.
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "serving/upstream_cost.hpp"
 #include "traffic_window.hpp"
+#include "widget_gateway/cache/redis_store.hpp"
+#include "widget_gateway/metrics/gateway_metrics.hpp"
 #include "widget_gateway/quota/burn_history.hpp"
 #include "widget_gateway/quota/quota_counter.hpp"
 
@@ -30,6 +33,25 @@ struct RedisTopology {
   std::string sentinel_master;     // sentinel mode only
 };
 
+// How fresh what this instance serves is (docs/freshness.md): answers by kind since start
+// (fresh hits apart from stale answers, by reason), the oldest copy served lately, the next
+// refresh, refreshes by result, and the keys pending confirmation fleet-wide.
+struct FreshnessFacts {
+  std::uint64_t fresh = 0;  // fresh hits: a fresh copy, a derived page, a local answer, a wait
+  std::uint64_t stale = 0;
+  std::array<std::uint64_t, 5> stale_by_reason{};  // indexed by metrics::StaleReason
+  std::uint64_t unconfirmed = 0;                   // answers from a copy that holds one back
+  std::uint64_t empty = 0;                         // [] for an error (empty_reviews_on_error)
+  std::uint64_t miss = 0;
+  double oldest_served_age_s = 0;  // of the oldest copy served in the last minute
+  WallTime next_refresh{};
+  std::array<std::array<std::uint64_t, metrics::kRefreshResults>, metrics::kRefreshKinds>
+      refreshes{};
+  std::uint64_t held_back = 0;  // upstream answers this instance held back since start
+  std::size_t pending_total = 0;
+  std::vector<cache::RedisStore::PendingHold> pending;  // the oldest, at most a few dozen
+};
+
 struct StatusFacts {
   WallTime now;
   WallTime started_at;
@@ -44,6 +66,7 @@ struct StatusFacts {
   bool redis_up = false;  // every connection up and usable (as /readyz says)
   std::string circuit;    // "closed", "open" or "half_open"
   std::vector<WorkerLoad> workers;
+  FreshnessFacts freshness;
 };
 
 std::string status_json(const StatusFacts& facts);

@@ -7,6 +7,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <limits>
@@ -26,6 +27,7 @@
 #include "widget_gateway/api/widget_policy.hpp"
 #include "widget_gateway/cache/key_space.hpp"
 #include "widget_gateway/cache/redis_store.hpp"
+#include "widget_gateway/cache/ttl_policy.hpp"
 #include "widget_gateway/common/log.hpp"
 #include "widget_gateway/edge/rate_limiter.hpp"
 #include "widget_gateway/http/tls_server_context.hpp"
@@ -190,8 +192,15 @@ class Gateway final : private Workers, private SiblingCaches {
         tls_(make_tls(config_.server)),
         control_redis_(control_.get_executor(), redis_settings_),
         store_(control_redis_, generations_, keys_),
-        purges_(control_.get_executor(), redis_settings_, {keys_.purge_channel()},
-                [this](std::string_view, std::string_view message) { this->on_purge(message); }),
+        purges_(control_.get_executor(), redis_settings_,
+                {keys_.purge_channel(), keys_.stored_channel()},
+                [this](std::string_view channel, std::string_view message) {
+                  if (channel == keys_.stored_channel()) {
+                    this->on_stored(message);
+                  } else {
+                    this->on_purge(message);
+                  }
+                }),
         sentinel_watcher_(make_sentinel_watcher()),
         quota_(SystemClock::instance(), config_.quota, instance_name(DefaultRandom::instance()),
                keys_),
@@ -398,6 +407,7 @@ class Gateway final : private Workers, private SiblingCaches {
                                              config_.redis.nodes, config_.redis.sentinel_master);
     sources.redis_up = [this] { return redis_usable(); };
     sources.circuit = [this] { return upstream::to_string(breaker_.state()); };
+    sources.next_refresh = [this] { return next_refresh(); };
     sources.worker_loads = [this] {
       std::vector<frontend::WorkerLoad> loads;
       for (const auto& worker : workers_) {
@@ -538,6 +548,7 @@ class Gateway final : private Workers, private SiblingCaches {
     access_log_.reopen();
     auto limiter = limiter_.for_config(running);
     for (auto& worker : workers_) worker->apply(running, limiter);
+    cache_config_.store(std::make_shared<const config::CacheConfig>(running.cache));
     widget_policy_.store(std::make_shared<const api::WidgetPolicy>(running.access.widget_pattern,
                                                                    running.access.widgets));
     const quota::Mode mode_before = quota_.snapshot().mode;
@@ -611,6 +622,33 @@ class Gateway final : private Workers, private SiblingCaches {
       return;
     }
     erase_everywhere(*prefix);
+  }
+
+  // On the control thread: a copy was stored ("<stored_at ms> <fresh_until ms> <key>",
+  // docs/freshness.md). Every worker drops an older copy of it, so none answers the older one
+  // after this; malformed messages are dropped (they come from a newer version or a bug).
+  void on_stored(std::string_view message) {
+    const auto first = message.find(' ');
+    const auto second = first == std::string_view::npos ? first : message.find(' ', first + 1);
+    if (second == std::string_view::npos) return;
+    long long stored_ms = 0;
+    long long fresh_ms = 0;
+    const auto parse = [](std::string_view text, long long& value) {
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+      return ec == std::errc{} && end == text.data() + text.size();
+    };
+    if (!parse(message.substr(0, first), stored_ms) ||
+        !parse(message.substr(first + 1, second - first - 1), fresh_ms)) {
+      return;
+    }
+    const WallTime stored_at{std::chrono::milliseconds(stored_ms)};
+    const WallTime fresh_until{std::chrono::milliseconds(fresh_ms)};
+    std::string key(message.substr(second + 1));
+    for (auto& worker : workers_) {
+      asio::post(worker->executor(), [&core = worker->core(), key, stored_at, fresh_until] {
+        core.drop_older(key, stored_at, fresh_until);
+      });
+    }
   }
 
   // Posts the erasure to every worker; "" clears.
@@ -690,6 +728,13 @@ class Gateway final : private Workers, private SiblingCaches {
       if (!worker->redis_usable()) return false;
     }
     return !workers_.empty();
+  }
+
+  // The next daily refresh (refresh_at + refresh_lag) under the running settings. Any thread.
+  WallTime next_refresh() const {
+    const auto cache = cache_config_.load();
+    return cache::next_refresh_boundary(SystemClock::instance().wall_now(), cache->refresh_at,
+                                        cache->utc_offset, cache->refresh_lag);
   }
 
   // /readyz: whether any worker's L1 holds an entry. Any thread.
@@ -772,6 +817,8 @@ class Gateway final : private Workers, private SiblingCaches {
       return sum([](const Worker& w) { return w.server_stats().slow_readers_closed.load(); });
     };
     sources.access_log_dropped = [this] { return static_cast<double>(access_log_.dropped()); };
+    sources.wall_now = [] { return SystemClock::instance().wall_now(); };
+    sources.next_refresh = [this] { return unix_seconds(next_refresh()); };
     return sources;
   }
 
@@ -802,6 +849,9 @@ class Gateway final : private Workers, private SiblingCaches {
   const config::Invocation& invocation_;
   config::Config config_;  // as started: what the parts bound at start run with
   config::Config loaded_;  // the last configuration built (reload thread once running)
+  // The running [cache] settings, for the next refresh time /metrics and /admin/status show.
+  std::atomic<std::shared_ptr<const config::CacheConfig>> cache_config_{
+      std::make_shared<const config::CacheConfig>(config_.cache)};
   unsigned threads_;
   const cache::KeySpace keys_;  // redis.key_prefix: every key and the purge channel
   // Every connection's settings, built once: the password file is read at start only.

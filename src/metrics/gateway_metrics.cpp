@@ -36,6 +36,10 @@ std::string_view to_string(CacheResult result) {
       return "derived";
     case CacheResult::local:
       return "local";
+    case CacheResult::unconfirmed:
+      return "unconfirmed";
+    case CacheResult::empty:
+      return "empty";
     case CacheResult::none:
       return "none";
   }
@@ -182,6 +186,26 @@ std::string_view to_string(RedisError error) {
   return "other";
 }
 
+std::string_view to_string(RefreshKind kind) {
+  return kind == RefreshKind::early ? "early" : "stale";
+}
+
+std::string_view to_string(RefreshResult result) {
+  switch (result) {
+    case RefreshResult::stored:
+      return "stored";
+    case RefreshResult::unchanged:
+      return "unchanged";
+    case RefreshResult::unconfirmed:
+      return "unconfirmed";
+    case RefreshResult::adopted:
+      return "adopted";
+    case RefreshResult::failed:
+      return "failed";
+  }
+  return "failed";
+}
+
 RedisError redis_error_from(std::string_view text) {
   for (std::size_t e = 0; e < static_cast<std::size_t>(RedisError::other); ++e) {
     if (text == to_string(static_cast<RedisError>(e))) return static_cast<RedisError>(e);
@@ -321,6 +345,36 @@ GatewayMetrics::GatewayMetrics(Registry& registry, ScrapeSources sources) {
     stale_served_[r] =
         &registry.counter("wg_stale_served_total", "Stale responses served, by reason.",
                           {{"reason", label(static_cast<StaleReason>(r))}});
+  }
+  // Always exposed, zeros included: an alert's increase() misses a series' first count.
+  for (std::size_t k = 0; k < kRefreshKinds; ++k) {
+    for (std::size_t r = 0; r < kRefreshResults; ++r) {
+      refreshes_[k][r] = &registry.counter(
+          "wg_background_refreshes_total",
+          "Refreshes of a copy being served (stale, or fresh with its early refresh due), by what "
+          "they ended in (adopted: a newer copy stored elsewhere was taken instead of a call).",
+          {{"kind", label(static_cast<RefreshKind>(k))},
+           {"result", label(static_cast<RefreshResult>(r))}});
+    }
+  }
+  for (std::size_t e = 0; e < kEndpoints; ++e) {
+    unconfirmed_[e] = &registry.counter(
+        "wg_upstream_unconfirmed_total",
+        "Upstream answers held back because they took more than half of the data away "
+        "(cache.confirm_after).",
+        {{"endpoint", label(static_cast<UpstreamEndpoint>(e))}});
+  }
+  if (sources.wall_now) {
+    registry.callback_gauge(
+        "wg_oldest_served_age_seconds",
+        "Age, since upstream answered it, of the oldest copy served in the last 60 seconds (0 "
+        "when none was).",
+        {}, [this, now = std::move(sources.wall_now)] { return oldest_served_age(now()); });
+  }
+  if (sources.next_refresh) {
+    registry.callback_gauge("wg_next_refresh_timestamp_seconds",
+                            "Unix time of the next daily refresh (cache.refresh_at + refresh_lag).",
+                            {}, std::move(sources.next_refresh));
   }
   local_answers_ = &registry.counter("wg_local_answers_total",
                                      "Requests answered locally without a cached entry.");
@@ -464,8 +518,8 @@ void GatewayMetrics::request(Route route, unsigned status, CacheResult cache,
   request_duration_[r]->observe(seconds);
 }
 
-std::array<std::uint64_t, 7> GatewayMetrics::api_requests_by_cache_result() const noexcept {
-  static_assert(kCacheResults == 7);
+std::array<std::uint64_t, kCacheResults> GatewayMetrics::api_requests_by_cache_result()
+    const noexcept {
   std::array<std::uint64_t, kCacheResults> totals{};
   for (Route route : {Route::widget, Route::reviews}) {
     for (const auto& by_result : requests_[static_cast<std::size_t>(route)]) {
@@ -498,6 +552,51 @@ void GatewayMetrics::coalesced_waiter() noexcept {
 
 void GatewayMetrics::stale_served(StaleReason reason) noexcept {
   stale_served_[static_cast<std::size_t>(reason)]->inc();
+}
+
+namespace {
+
+std::int64_t unix_seconds(WallTime t) {
+  return std::chrono::floor<std::chrono::seconds>(t.time_since_epoch()).count();
+}
+
+}  // namespace
+
+void GatewayMetrics::served_copy(WallTime stored_at, WallTime now) noexcept {
+  oldest_served_.observe(unix_seconds(stored_at), unix_seconds(now));
+}
+
+double GatewayMetrics::oldest_served_age(WallTime now) const noexcept {
+  const std::int64_t now_s = unix_seconds(now);
+  const auto oldest = oldest_served_.oldest(now_s);
+  return oldest ? static_cast<double>(std::max<std::int64_t>(0, now_s - *oldest)) : 0.0;
+}
+
+void GatewayMetrics::refreshed(RefreshKind kind, RefreshResult result) noexcept {
+  refreshes_[static_cast<std::size_t>(kind)][static_cast<std::size_t>(result)]->inc();
+}
+
+void GatewayMetrics::upstream_unconfirmed(UpstreamEndpoint endpoint) noexcept {
+  unconfirmed_[static_cast<std::size_t>(endpoint)]->inc();
+}
+
+std::array<std::uint64_t, 5> GatewayMetrics::stale_answers_by_reason() const noexcept {
+  std::array<std::uint64_t, 5> counts{};
+  for (std::size_t r = 0; r < kStaleReasons; ++r) counts[r] = stale_served_[r]->value();
+  return counts;
+}
+
+std::array<std::array<std::uint64_t, kRefreshResults>, kRefreshKinds> GatewayMetrics::refreshes()
+    const noexcept {
+  std::array<std::array<std::uint64_t, kRefreshResults>, kRefreshKinds> counts{};
+  for (std::size_t k = 0; k < kRefreshKinds; ++k) {
+    for (std::size_t r = 0; r < kRefreshResults; ++r) counts[k][r] = refreshes_[k][r]->value();
+  }
+  return counts;
+}
+
+std::uint64_t GatewayMetrics::unconfirmed_answers() const noexcept {
+  return unconfirmed_[0]->value() + unconfirmed_[1]->value();
 }
 
 void GatewayMetrics::local_answer() noexcept {

@@ -70,4 +70,40 @@ Histogram::Snapshot Histogram::snapshot() const {
   return s;
 }
 
+void OldestSeen::observe(std::int64_t seen_s, std::int64_t now_s) noexcept {
+  if (seen_s < 0 || now_s < 0) return;
+  // Window numbers start at 1, so that a slot never written (0) matches none.
+  const std::uint64_t window = static_cast<std::uint64_t>(now_s / kWindowSeconds) + 1;
+  const std::uint64_t packed =
+      (window << kTimeBits) | (static_cast<std::uint64_t>(seen_s) & kTimeMask);
+  const detail::ThreadShard shard = detail::this_thread_shard;
+  std::atomic<std::uint64_t>& slot = cells_[shard.index].slots[window & 1];
+  std::uint64_t current = slot.load(std::memory_order_relaxed);
+  if (shard.exclusive) {
+    if ((current >> kTimeBits) != window || (current & kTimeMask) > (packed & kTimeMask)) {
+      slot.store(packed, std::memory_order_relaxed);
+    }
+    return;
+  }
+  while (((current >> kTimeBits) != window || (current & kTimeMask) > (packed & kTimeMask)) &&
+         !slot.compare_exchange_weak(current, packed, std::memory_order_relaxed)) {
+  }
+}
+
+std::optional<std::int64_t> OldestSeen::oldest(std::int64_t now_s) const noexcept {
+  if (now_s < 0) return std::nullopt;
+  const std::uint64_t window = static_cast<std::uint64_t>(now_s / kWindowSeconds) + 1;
+  std::optional<std::int64_t> oldest;
+  for (const Cell& cell : cells_) {
+    for (const auto& slot : cell.slots) {
+      const std::uint64_t value = slot.load(std::memory_order_relaxed);
+      const std::uint64_t at = value >> kTimeBits;
+      if (at != window && at + 1 != window) continue;  // older than the last minute, or unset
+      const auto seen = static_cast<std::int64_t>(value & kTimeMask);
+      if (!oldest || seen < *oldest) oldest = seen;
+    }
+  }
+  return oldest;
+}
+
 }  // namespace wg::metrics

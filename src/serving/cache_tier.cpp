@@ -23,6 +23,22 @@ std::shared_ptr<const cache::Entry> CacheTier::held(
   return copy;
 }
 
+std::shared_ptr<const cache::Entry> CacheTier::held(
+    const std::string& key, std::shared_ptr<const cache::Entry> entry) const {
+  entry = held(std::move(entry));
+  if (!entry) return entry;
+  const WallTime stamp = l2_.soft_stamp(key);
+  if (entry->stored_at >= stamp || entry->soft_purged) return entry;
+  // Stored before a soft purge: stale from the purge on, served while it is refreshed (until
+  // stale_until, whatever the stale windows), and adopted over without a last-known-good check.
+  auto copy = std::make_shared<cache::Entry>(*entry);
+  copy->fresh_until = std::min(copy->fresh_until, stamp);
+  copy->early_at = WallTime{};
+  copy->hold.reset();  // a purge ends a pending change: the next answer is adopted as it comes
+  copy->soft_purged = true;
+  return copy;
+}
+
 std::shared_ptr<const cache::Entry> CacheTier::from_l1(const std::string& key) {
   auto entry = l1_.get(key);
   // The one comparison a hit pays: copies stored since the policy took effect conform to it.
@@ -81,7 +97,7 @@ Found CacheTier::take_shared(const std::string& key, cache::Lookup& lookup) {
   if (metrics_) metrics_->cache_lookup(metrics::Tier::l2, lookup.entry != nullptr);
   Found found;
   found.shared_unavailable = static_cast<bool>(lookup.ec);
-  lookup.entry = held(std::move(lookup.entry));
+  lookup.entry = held(key, std::move(lookup.entry));
   if (!lookup.entry || clock_.wall_now() >= lookup.entry->stale_until) return found;
   l1_.put(key, lookup.entry);
   found.entry = std::move(lookup.entry);
@@ -92,7 +108,7 @@ Found CacheTier::take_shared(const std::string& key, cache::Lookup& lookup) {
 asio::awaitable<bool> CacheTier::store(const std::string& key,
                                        std::shared_ptr<const cache::Entry> entry) {
   // A fetch that began before a reload made it under the settings it began with.
-  entry = held(std::move(entry));
+  entry = held(key, std::move(entry));
   l1_.put(key, entry);
   auto ec = co_await l2_.put(key, *entry);
   co_return !ec;
@@ -107,7 +123,7 @@ asio::awaitable<bool> CacheTier::store(const std::string& key,
   // where it was placed (under old generations nobody reads it), L1 does not.
   const cache::RedisStore::Since since = l2_.since(key, placement);
   if (since == cache::RedisStore::Since::changed) co_return false;
-  entry = held(std::move(entry));
+  entry = held(key, std::move(entry));
   if (since == cache::RedisStore::Since::unchanged) l1_.put(key, entry);
   auto ec = co_await l2_.put(placement, *entry);
   co_return !ec;
@@ -115,7 +131,7 @@ asio::awaitable<bool> CacheTier::store(const std::string& key,
 
 std::shared_ptr<const cache::Entry> CacheTier::store_local(
     const std::string& key, std::shared_ptr<const cache::Entry> entry) {
-  entry = held(std::move(entry));
+  entry = held(key, std::move(entry));
   l1_.put(key, entry);
   return entry;
 }

@@ -87,6 +87,10 @@ class CacheTier {
   std::shared_ptr<const cache::Entry> from_l1(const std::string& key);
   // `entry`, or a copy of it cut to the policy.
   std::shared_ptr<const cache::Entry> held(std::shared_ptr<const cache::Entry> entry) const;
+  // The same, and read as stale from a soft purge of `key`'s widget that it predates
+  // (docs/freshness.md): every copy entering L1 passes here.
+  std::shared_ptr<const cache::Entry> held(const std::string& key,
+                                           std::shared_ptr<const cache::Entry> entry) const;
 
   cache::L1Cache& l1_;
   cache::RedisStore& l2_;

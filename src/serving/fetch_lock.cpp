@@ -1,5 +1,6 @@
 #include "fetch_lock.hpp"
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -18,9 +19,14 @@ namespace {
 // The lock's value once the fetch it guarded was stored (tokens are 16 hex digits).
 constexpr std::string_view kDone = "done";
 
+// KEYS[1] lock, KEYS[2] guard counter (optional); ARGV[1] the holder's token ("": none). Deletes
+// the lock if it is still that token's, and gives one guard count back.
 constexpr std::string_view kReleaseScript = R"lua(
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
+if ARGV[1] ~= '' and redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+if KEYS[2] and tonumber(redis.call('HGET', KEYS[2], 'n') or '0') > 0 then
+  redis.call('HINCRBY', KEYS[2], 'n', -1)
+end
+return 1
 )lua";
 
 // KEYS[1] lock; ARGV[1] token; ARGV[2] ttl (ms). 1 when the lock was still ours and now lives
@@ -30,34 +36,54 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[
 return 0
 )lua";
 
-// KEYS[1] lock, KEYS[2] guard counter (optional); ARGV[1] token; ARGV[2] ttl (ms). {1 when the
-// lock said "done" and is now ours, stored fetches in the period}.
-constexpr std::string_view kTakeOverScript = R"lua(
-local n = 0
-if KEYS[2] then n = tonumber(redis.call('HGET', KEYS[2], 'n') or '0') end
-if redis.call('GET', KEYS[1]) == 'done' then
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return {1, n}
+// KEYS[1] lock, KEYS[2] entry, KEYS[3] guard counter (optional). ARGV[1] token, ARGV[2] lock
+// ttl (ms), ARGV[3] and ARGV[4] the caller's copy's stored_at and fresh_until (ms, 0: none),
+// ARGV[5] now (ms), ARGV[6] the oldest stored_at that counts (ms), ARGV[7] the guard period's
+// end (ms). The entry's header is the fixed head of cache::encode_entry: "WGE1", status (2
+// bytes), then stored_at and fresh_until as little-endian 64-bit milliseconds at bytes 7 and 15
+// (Lua counts from 1; doubles hold them exactly).
+// Returns {state, counted before, stored_at, fresh_until}: state "newer" (Redis's copy is
+// newer than the caller's and fresh: nothing taken), "" (the lock is ours, one count reserved),
+// or the value of someone else's lock.
+constexpr std::string_view kClaimScript = R"lua(
+local function at(s, i)
+  local v = 0
+  for k = i + 7, i, -1 do v = v * 256 + string.byte(s, k) end
+  return v
 end
-return {0, n}
-)lua";
-
-// KEYS[1] lock, KEYS[2] guard counter; ARGV[1] token, ARGV[2] ttl (ms). {old lock value ("" when
-// it was free and is now ours), stored fetches in the period}.
-constexpr std::string_view kAcquireScript = R"lua(
+local head = redis.call('GETRANGE', KEYS[2], 0, 29)
+if string.len(head) == 30 and string.sub(head, 1, 4) == 'WGE1' then
+  local stored, fresh = at(head, 7), at(head, 15)
+  local known_stored, known_fresh = tonumber(ARGV[3]), tonumber(ARGV[4])
+  if fresh > tonumber(ARGV[5]) and stored >= tonumber(ARGV[6]) and
+     (stored > known_stored or (stored == known_stored and fresh > known_fresh)) then
+    return {'newer', 0, stored, fresh}
+  end
+end
+local n = 0
+if KEYS[3] then n = tonumber(redis.call('HGET', KEYS[3], 'n') or '0') end
 local old = redis.call('GET', KEYS[1])
-if not old then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) end
-local n = tonumber(redis.call('HGET', KEYS[2], 'n') or '0')
-return {old or '', n}
+if old and old ~= 'done' then return {old, n, 0, 0} end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if KEYS[3] then
+  redis.call('HINCRBY', KEYS[3], 'n', 1)
+  redis.call('PEXPIREAT', KEYS[3], ARGV[7])
+end
+return {'', n, 0, 0}
 )lua";
 
-// KEYS[1] lock, KEYS[2] guard counter; ARGV[1] the period's end (ms), ARGV[2] how long "done"
-// stays (ms), ARGV[3] "1" to mark the lock done ("0": count only).
+// KEYS[1] guard counter; ARGV[1] the period's end (ms). The count before this one.
+constexpr std::string_view kReserveScript = R"lua(
+local n = redis.call('HINCRBY', KEYS[1], 'n', 1)
+redis.call('PEXPIREAT', KEYS[1], ARGV[1])
+return n - 1
+)lua";
+
+// KEYS[1] lock; ARGV[1] how long "done" stays (ms), ARGV[2] channel ("": none), ARGV[3] message.
 constexpr std::string_view kDoneScript = R"lua(
-if ARGV[3] == '1' then redis.call('SET', KEYS[1], 'done', 'PX', ARGV[2]) end
-local n = redis.call('HINCRBY', KEYS[2], 'n', 1)
-redis.call('PEXPIREAT', KEYS[2], ARGV[1])
-return n
+redis.call('SET', KEYS[1], 'done', 'PX', ARGV[1])
+if ARGV[2] ~= '' then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
+return 1
 )lua";
 
 // KEYS[1] pace token, KEYS[2] guard counter; ARGV[1] interval (ms), ARGV[2] the period's end
@@ -69,6 +95,15 @@ if redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[1]) then return {1, first, 0
 return {0, first, redis.call('PTTL', KEYS[1])}
 )lua";
 
+std::string millis(WallTime t) {
+  return std::to_string(
+      std::chrono::floor<std::chrono::milliseconds>(t.time_since_epoch()).count());
+}
+
+WallTime from_millis(long long ms) {
+  return WallTime{std::chrono::duration_cast<WallTime::duration>(std::chrono::milliseconds(ms))};
+}
+
 std::string random_token(RandomSource& random) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string token(16, '0');
@@ -78,103 +113,69 @@ std::string random_token(RandomSource& random) {
 
 }  // namespace
 
-asio::awaitable<FetchLock::Held> FetchLock::try_acquire(const std::string& lock_key,
-                                                        std::chrono::milliseconds ttl,
-                                                        const Guard* guard) {
-  Held held;
-  if (!redis_.connected()) co_return held;
-  held.token = random_token(random_);
-  const std::string key = keys_.unversioned(lock_key);
-  if (guard != nullptr) {
-    std::vector<std::string> args{"EVAL",     std::string(kAcquireScript), "2", key, guard->counter,
-                                  held.token, std::to_string(ttl.count())};
-    auto [ec, reply] = co_await redis_.command(std::move(args));
-    if (ec || reply.type != redis::Reply::Type::array || reply.elements.size() != 2) {
-      co_return Held{};
-    }
-    const redis::Reply& old = reply.elements[0];
-    held.shared = true;
-    held.acquired = old.type == redis::Reply::Type::string && old.str.empty();
-    held.done = old.type == redis::Reply::Type::string && old.str == kDone;
-    const redis::Reply& spent = reply.elements[1];
-    if (spent.type == redis::Reply::Type::integer && spent.integer > 0) {
-      held.spent = static_cast<std::uint64_t>(spent.integer);
-    }
-    co_return held;
-  }
-  std::vector<std::string> args{"SET", key, held.token, "NX", "PX", std::to_string(ttl.count())};
-  if (set_nx_get_) args.emplace_back("GET");
-  auto [ec, reply] = co_await redis_.command(std::move(args));
-  if (!ec && reply.is_error() && set_nx_get_ && reply.str.find("syntax") != std::string::npos) {
-    // Redis before 7.0: NX and GET do not combine. Two commands from now on.
-    set_nx_get_ = false;
-    co_return co_await try_acquire(lock_key, ttl);
-  }
-  if (ec || reply.is_error()) co_return Held{};
-  held.shared = true;
-  if (set_nx_get_) {
-    // The old value: nil when the key was free (and is now ours).
-    held.acquired = reply.is_nil();
-    held.done = reply.type == redis::Reply::Type::string && reply.str == kDone;
-  } else {
-    held.acquired = reply.type == redis::Reply::Type::status;  // "OK"; nil when already held
-    if (!held.acquired) {
-      std::vector<std::string> get{"GET", key};
-      auto [get_ec, value] = co_await redis_.command(std::move(get));
-      held.done = !get_ec && value.type == redis::Reply::Type::string && value.str == kDone;
-    }
-  }
-  co_return held;
-}
-
-asio::awaitable<FetchLock::Held> FetchLock::take_over_done(const std::string& lock_key,
-                                                           std::chrono::milliseconds ttl,
-                                                           const Guard* guard) {
-  Held held;
-  held.token = random_token(random_);
-  std::vector<std::string> args{"EVAL", std::string(kTakeOverScript), guard ? "2" : "1",
-                                keys_.unversioned(lock_key)};
+asio::awaitable<FetchLock::Claim> FetchLock::claim(const std::string& lock_key,
+                                                   const std::string& entry_key,
+                                                   std::chrono::milliseconds ttl, Known known,
+                                                   WallTime now, WallTime oldest,
+                                                   const Guard* guard) {
+  Claim claimed;
+  if (!redis_.connected()) co_return claimed;
+  claimed.token = random_token(random_);
+  std::vector<std::string> args{"EVAL", std::string(kClaimScript), guard ? "3" : "2",
+                                keys_.unversioned(lock_key), entry_key};
   if (guard != nullptr) args.push_back(guard->counter);
-  args.push_back(held.token);
+  args.push_back(claimed.token);
   args.push_back(std::to_string(ttl.count()));
+  args.push_back(millis(known.stored_at));
+  args.push_back(millis(known.fresh_until));
+  args.push_back(millis(now));
+  args.push_back(millis(oldest));
+  args.push_back(std::to_string(guard ? guard->expires_ms : 0));
   auto [ec, reply] = co_await redis_.command(std::move(args));
-  if (ec || reply.type != redis::Reply::Type::array || reply.elements.size() != 2) {
-    co_return Held{};
+  if (ec || reply.type != redis::Reply::Type::array || reply.elements.size() != 4 ||
+      reply.elements[0].type != redis::Reply::Type::string) {
+    co_return Claim{};
   }
-  held.shared = true;
-  held.acquired = reply.elements[0].integer == 1;
-  if (reply.elements[1].integer > 0)
-    held.spent = static_cast<std::uint64_t>(reply.elements[1].integer);
-  co_return held;
+  const std::string& state = reply.elements[0].str;
+  if (reply.elements[1].integer > 0) {
+    claimed.spent = static_cast<std::uint64_t>(reply.elements[1].integer);
+  }
+  if (state == "newer") {
+    claimed.state = Claim::State::newer;
+    claimed.redis =
+        Known{from_millis(reply.elements[2].integer), from_millis(reply.elements[3].integer)};
+  } else if (state.empty()) {
+    claimed.state = Claim::State::acquired;
+  } else {
+    claimed.state = Claim::State::busy;
+  }
+  if (claimed.state != Claim::State::acquired) claimed.token.clear();
+  co_return claimed;
 }
 
-asio::awaitable<void> FetchLock::mark_done(const std::string& lock_key, const Guard* guard) {
-  if (guard != nullptr) {
-    std::vector<std::string> args{"EVAL",
-                                  std::string(kDoneScript),
-                                  "2",
-                                  keys_.unversioned(lock_key),
-                                  guard->counter,
-                                  std::to_string(guard->expires_ms),
-                                  std::to_string(kDoneFor.count()),
-                                  "1"};
-    co_await redis_.command(std::move(args));
-    co_return;
-  }
-  std::vector<std::string> args{"SET", keys_.unversioned(lock_key), std::string(kDone), "PX",
-                                std::to_string(kDoneFor.count())};
+asio::awaitable<std::optional<std::uint64_t>> FetchLock::reserve(const Guard& guard) {
+  std::vector<std::string> args{"EVAL", std::string(kReserveScript), "1", guard.counter,
+                                std::to_string(guard.expires_ms)};
+  auto [ec, reply] = co_await redis_.command(std::move(args));
+  if (ec || reply.type != redis::Reply::Type::integer) co_return std::nullopt;
+  co_return static_cast<std::uint64_t>(std::max<long long>(0, reply.integer));
+}
+
+asio::awaitable<void> FetchLock::mark_done(const std::string& lock_key, const std::string& channel,
+                                           const std::string& message) {
+  std::vector<std::string> args{"EVAL",
+                                std::string(kDoneScript),
+                                "1",
+                                keys_.unversioned(lock_key),
+                                std::to_string(kDoneFor.count()),
+                                channel,
+                                message};
   co_await redis_.command(std::move(args));
 }
 
-asio::awaitable<void> FetchLock::count_stored(const std::string& lock_key, const Guard& guard) {
-  std::vector<std::string> args{"EVAL",
-                                std::string(kDoneScript),
-                                "2",
-                                keys_.unversioned(lock_key),
-                                guard.counter,
-                                std::to_string(guard.expires_ms),
-                                std::to_string(kDoneFor.count()),
-                                "0"};
+asio::awaitable<void> FetchLock::announce(const std::string& channel, const std::string& message) {
+  if (channel.empty()) co_return;
+  std::vector<std::string> args{"PUBLISH", channel, message};
   co_await redis_.command(std::move(args));
 }
 
@@ -197,10 +198,13 @@ asio::awaitable<FetchLock::Pace> FetchLock::take_pace(const Guard& guard,
   co_return pace;
 }
 
-asio::awaitable<void> FetchLock::release(const std::string& lock_key, const std::string& token) {
-  if (token.empty()) co_return;
-  std::vector<std::string> args{"EVAL", std::string(kReleaseScript), "1",
-                                keys_.unversioned(lock_key), token};
+asio::awaitable<void> FetchLock::release(const std::string& lock_key, const std::string& token,
+                                         const Guard* give_back) {
+  if (token.empty() && give_back == nullptr) co_return;
+  std::vector<std::string> args{"EVAL", std::string(kReleaseScript), give_back ? "2" : "1",
+                                keys_.unversioned(lock_key)};
+  if (give_back != nullptr) args.push_back(give_back->counter);
+  args.push_back(token);
   co_await redis_.command(std::move(args));
 }
 

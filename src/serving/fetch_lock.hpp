@@ -1,31 +1,34 @@
 #pragma once
-// Cross-instance (and cross-worker) coalescing: a short Redis lock per cache key ("SET lock
-// token NX PX ttl"), so that of all the gateway instances sharing a Redis only one fetches a
-// cold or expired key; the others wait for the entry it stores. The lock expires by itself if
-// its holder dies.
+// Cross-instance (and cross-worker) coalescing: a short Redis lock per cache key, so that of all
+// the gateway instances sharing a Redis only one fetches a key per freshness period; the others
+// adopt the copy it stored (docs/freshness.md). The lock expires by itself if its holder dies.
 //
-// After a successful fetch the holder leaves the value "done" in the lock for a moment
-// (kDoneFor) instead of deleting it: a request whose lookup missed just before the entry was
-// stored then fails to take the lock and reads the entry, instead of fetching again. That
-// closes the race without a Redis read under the lock on every upstream trip.
+// One script claims a key (claim()): it reads the fixed header of the entry stored in Redis
+// (GETRANGE, 30 bytes, never the body), and when Redis holds a copy newer than the caller's and
+// fresh now it answers `newer` without taking the lock: the caller reads that copy instead of
+// asking upstream. Otherwise it takes the lock, unless another fetch holds it, and in the same
+// step reserves one count of the widget's guard (docs/request-cost.md): the guard counts a
+// fetch when it starts, so a burst of distinct keys cannot all pass the check before any is
+// counted. A fetch that fails gives its count back (release()).
+//
+// After a successful store the holder leaves the value "done" in the lock for a moment
+// (kDoneFor) and announces the new copy on the stored channel, in one script (mark_done()).
 //
 // Callers name a lock by lock_key_for(cache key), a logical name; the lock lives in Redis
-// under KeySpace::unversioned of it: in the widget's hash tag, without purge generations.
-//
-// The per-widget guard (docs/request-cost.md) lives beside the lock, in the same hash slot:
-// a hash counting the widget's stored fetches in the freshness period under its purge
-// generations, read by the same script that takes the lock and bumped by the one that marks
-// it done, so that it costs no round trip of its own.
+// under KeySpace::unversioned of it: in the widget's hash tag, without purge generations, beside
+// the entry and the guard's keys (one slot, so one script may touch them all).
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "widget_gateway/cache/key_space.hpp"
+#include "widget_gateway/common/clock.hpp"
 #include "widget_gateway/common/random.hpp"
 
 namespace wg::redis {
@@ -39,41 +42,51 @@ class FetchLock {
   FetchLock(redis::Client& redis, RandomSource& random, cache::KeySpace keys = cache::KeySpace())
       : redis_(redis), random_(random), keys_(std::move(keys)) {}
 
-  // How long "done" stays: it must outlast the gap between a request's lookup and its lock
-  // attempt (a few Redis round trips), and stay short next to any entry's freshness.
+  // How long "done" stays: a short grace for a request whose claim comes just after a store.
   static constexpr std::chrono::milliseconds kDoneFor{2000};
 
   // Where the guard of one key's widget keeps its count (Redis keys, generations included,
   // same hash tag as the lock) and until when the count's period runs.
   struct Guard {
-    std::string counter;          // hash: "n" stored fetches, "paced" set once the widget is paced
+    std::string counter;          // hash: "n" fetches started, "paced" set once the widget is paced
     std::string pace;             // the widget's one paced call per pace interval
     std::int64_t expires_ms = 0;  // the period's end (ms since the epoch), when the count goes
   };
 
-  struct Held {
-    bool acquired = false;    // this caller holds the lock and must fetch
-    bool shared = false;      // Redis answered: false means no cross-instance coordination
-    bool done = false;        // not acquired: a fetch of this key has just been stored
-    std::string token;        // to release only our own lock
-    std::uint64_t spent = 0;  // with a guard: the widget's stored fetches in the period
+  // What a claim is measured against: the copy the caller has (zero times: none), the time,
+  // and the oldest stored_at a copy may have to count (a soft purge's stamp; older copies are
+  // stale whatever their header says).
+  struct Known {
+    WallTime stored_at{};
+    WallTime fresh_until{};
   };
-  // One attempt (one command: SET ... NX GET, or SET NX then GET on a Redis before 7.0; with
-  // a guard one script that also reads the count). Without Redis, {acquired=false,
-  // shared=false}: fetch without coordination.
-  boost::asio::awaitable<Held> try_acquire(const std::string& lock_key,
-                                           std::chrono::milliseconds ttl,
-                                           const Guard* guard = nullptr);
-  // Takes a lock that says "done" (a fetch this caller already knows the result of, or one
-  // whose entry is gone since: a purge): acquired unless someone took it first.
-  boost::asio::awaitable<Held> take_over_done(const std::string& lock_key,
-                                              std::chrono::milliseconds ttl,
-                                              const Guard* guard = nullptr);
-  // The fetch was stored: marks the lock "done" for kDoneFor (whoever holds it now), and with
-  // a guard counts the fetch, in one command.
-  boost::asio::awaitable<void> mark_done(const std::string& lock_key, const Guard* guard = nullptr);
-  // Counts a stored fetch made without the lock (its holder was lost).
-  boost::asio::awaitable<void> count_stored(const std::string& lock_key, const Guard& guard);
+  struct Claim {
+    enum class State : std::uint8_t {
+      acquired,  // this caller holds the lock (and reserved a guard count) and must fetch
+      newer,     // Redis holds a newer copy, fresh now: read it; nothing was taken
+      busy,      // another fetch holds the lock
+      unshared,  // Redis did not answer: no coordination, no guard
+    };
+    State state = State::unshared;
+    std::string token;        // to release only our own lock
+    std::uint64_t spent = 0;  // with a guard: the widget's fetches counted before this one
+    Known redis;              // for `newer`: the header of the copy Redis holds
+  };
+  // One script: the entry's header, the lock, the guard. `entry_key` is the Redis key the
+  // fetched copy will be stored under (generations included).
+  boost::asio::awaitable<Claim> claim(const std::string& lock_key, const std::string& entry_key,
+                                      std::chrono::milliseconds ttl, Known known, WallTime now,
+                                      WallTime oldest, const Guard* guard);
+  // Reserves a guard count without the lock (its holder stayed busy past every wait): the
+  // widget's fetches counted before it; nullopt when Redis did not answer.
+  boost::asio::awaitable<std::optional<std::uint64_t>> reserve(const Guard& guard);
+
+  // The fetch was stored: marks the lock "done" for kDoneFor (whoever holds it now), and
+  // publishes `message` on `channel` (none when empty), in one command.
+  boost::asio::awaitable<void> mark_done(const std::string& lock_key, const std::string& channel,
+                                         const std::string& message);
+  // A store made without the lock: only the announcement.
+  boost::asio::awaitable<void> announce(const std::string& channel, const std::string& message);
 
   // A paced widget: takes its one call per `interval`. `first` says whether this is the
   // widget's first pacing in the period (fleet-wide), for the one log line.
@@ -102,8 +115,11 @@ class FetchLock {
     std::shared_ptr<State> state_;
   };
 
-  // The fetch failed: deletes the lock if it is still ours, so waiters try themselves.
-  boost::asio::awaitable<void> release(const std::string& lock_key, const std::string& token);
+  // The fetch failed (or was paced): deletes the lock if it is still ours (`token`; "" for
+  // none), so waiters try themselves, and with `give_back` gives the guard count reserved for
+  // it back.
+  boost::asio::awaitable<void> release(const std::string& lock_key, const std::string& token,
+                                       const Guard* give_back = nullptr);
   // Waits (polling with a growing interval) until the lock is gone or "done", or the pauses
   // between polls add up to `max_wait`. Returns false on timeout, or when Redis became
   // unreachable.
@@ -118,7 +134,6 @@ class FetchLock {
   redis::Client& redis_;
   RandomSource& random_;
   const cache::KeySpace keys_;
-  bool set_nx_get_ = true;  // cleared when Redis (before 7.0) refuses SET with NX and GET
 };
 
 // The lock's logical name for a logical cache key: same hash tag, so it lives on the same

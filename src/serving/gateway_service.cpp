@@ -1,7 +1,6 @@
 #include "gateway_service.hpp"
 
 #include "widget_gateway/api/keys.hpp"
-#include "widget_gateway/cache/early_refresh.hpp"
 #include "widget_gateway/cache/page_window.hpp"
 #include "widget_gateway/metrics/gateway_metrics.hpp"
 #include "widget_gateway/quota/quota_counter.hpp"
@@ -10,10 +9,6 @@ namespace wg::serving {
 namespace asio = boost::asio;
 
 namespace {
-
-// XFetch's delta: roughly what a refresh costs. Hot keys get refreshed within the last few
-// multiples of it before they expire; cold keys practically never early.
-constexpr std::chrono::milliseconds kRefreshCost{2000};
 
 RequestFacts facts_for(const FirstLook& look, WallTime now, const StaleWindows& windows) {
   RequestFacts facts;
@@ -33,6 +28,7 @@ RequestFacts::Proof proof_state_of(const LocalProof& proof) {
 }
 
 Outcome::Detail kind_of(RequestFacts::Shape shape, const cache::Entry& entry) {
+  if (entry.hold) return Outcome::Detail::unconfirmed;
   if (entry.proven) return Outcome::Detail::local;
   return shape == RequestFacts::Shape::derived ? Outcome::Detail::derived : Outcome::Detail::none;
 }
@@ -130,11 +126,9 @@ void GatewayService::add_body_file(const std::string& key,
   if (entry->body_file) deps_.cache.store_local(key, entry);  // charged again, with the file
 }
 
-bool GatewayService::early_draw(RequestFacts::Shape shape, const cache::Entry* own, WallTime now) {
-  // XFetch, for a fresh copy; derived pages are never refreshed early themselves.
-  return own != nullptr && now < own->fresh_until && shape != RequestFacts::Shape::derived &&
-         cache::should_refresh_early(now, own->fresh_until, kRefreshCost, 1.0,
-                                     deps_.random.uniform01());
+bool GatewayService::early_due(RequestFacts::Shape shape, const cache::Entry* own, WallTime now) {
+  // Derived pages are never refreshed early themselves (their windows are).
+  return own != nullptr && shape != RequestFacts::Shape::derived && early_refresh_due(*own, now);
 }
 
 std::optional<Served> GatewayService::serve_from_l1(const api::ApiRequest& request,
@@ -144,12 +138,12 @@ std::optional<Served> GatewayService::serve_from_l1(const api::ApiRequest& reque
   const WallTime now = deps_.clock.wall_now();
   if (!look.own || now >= look.own->fresh_until) return std::nullopt;
   RequestFacts facts = facts_for(look, now, settings.stale);
-  facts.early_draw = early_draw(look.shape, look.own.get(), now);
+  facts.early_due = early_due(look.shape, look.own.get(), now);
   if (needs_quota_mode(facts)) facts.mode = deps_.quota.snapshot().mode;
   const Step step = next_step(facts);
   if (step.action == Step::Action::serve_own_refresh) {
-    shared_fetch_.refresh_in_background(request, look.key, shared_part(settings_),
-                                        look.own->stored_at, look.own->status == 200);
+    shared_fetch_.refresh_in_background(request, look.key, shared_part(settings_), look.own,
+                                        look.own->status == 200, metrics::RefreshKind::early);
   } else if (step.action != Step::Action::serve_own) {
     return std::nullopt;
   }
@@ -177,7 +171,7 @@ asio::awaitable<Served> GatewayService::serve_key(const api::ApiRequest& request
   s.facts = facts_for(s.look, deps_.clock.wall_now(), s.settings->stale);
   s.facts.client_limits = admission != nullptr;
   s.own = std::move(s.look.own);
-  s.facts.early_draw = early_draw(s.look.shape, s.own.get(), s.facts.now);
+  s.facts.early_due = early_due(s.look.shape, s.own.get(), s.facts.now);
   if (request.endpoint == api::Endpoint::reviews) {
     s.widget_key = api::cache_key(widget_request_of(request));
   }
@@ -227,8 +221,10 @@ asio::awaitable<Served> GatewayService::serve_key(const api::ApiRequest& request
 
 Served GatewayService::serve_own(KeyServing& s, const Step& step) {
   if (step.action == Step::Action::serve_own_refresh) {
-    shared_fetch_.refresh_in_background(s.request, s.look.key, shared_part(s.settings),
-                                        s.own->stored_at, s.own->status == 200);
+    const auto kind = s.facts.now < s.own->fresh_until ? metrics::RefreshKind::early
+                                                       : metrics::RefreshKind::stale;
+    shared_fetch_.refresh_in_background(s.request, s.look.key, shared_part(s.settings), s.own,
+                                        s.own->status == 200, kind);
   }
   if (s.look.shape == RequestFacts::Shape::page && cache::is_window(s.request.query) &&
       s.own->element_spans && deps_.list_ends != nullptr) {
@@ -249,16 +245,16 @@ Served GatewayService::answer_local(KeyServing& s, const Step& step) {
     // A stale proof is served like the stale widget data it comes from, and refreshing that
     // data renews the proof: no upstream call for the page's window.
     shared_fetch_.refresh_in_background(widget_request_of(s.request), s.widget_key,
-                                        shared_part(s.settings), s.proof.widget->stored_at,
-                                        s.proof.widget->status == 200);
+                                        shared_part(s.settings), s.proof.widget,
+                                        s.proof.widget->status == 200, metrics::RefreshKind::stale);
   } else if (step.stale == StaleReason::none && s.facts.failure == RequestFacts::Failure::none) {
     deps_.cache.store_local(s.look.key, s.proof.answer);  // a proof from fresh data
   }
   if (deps_.metrics) deps_.metrics->local_answer();
-  Served served = answer(
-      s.proof.answer,
-      {Outcome::Source::cache, false, Outcome::detail_for(Outcome::Detail::local, step.stale)},
-      s.facts.now);
+  Served served = answer(s.proof.answer,
+                         {Outcome::Source::cache, false,
+                          Outcome::detail_for(kind_of(s.look.shape, *s.proof.answer), step.stale)},
+                         s.facts.now);
   served.proven = true;
   served.upstream_error = s.failed.upstream_error;
   served.upstream_ms = s.failed.upstream_ms;  // the widget data's, when it was fetched for it
@@ -270,13 +266,25 @@ Served GatewayService::fail(KeyServing& s) {
   failed.entry.reset();
   failed.failure = s.facts.failure;
   failed.now = s.facts.now;
+  // The request's own answer only: a window's failure goes up to the page it was cut for.
+  if (s.look.shape != RequestFacts::Shape::window &&
+      answers_empty_on_error(s.request.endpoint, failed.error,
+                             s.settings->empty_reviews_on_error)) {
+    auto empty = std::make_shared<cache::Entry>();
+    empty->status = 200;
+    empty->stored_at = empty->fresh_until = empty->stale_until = s.facts.now;
+    empty->body = "[]";
+    empty->etag = cache::strong_etag(empty->body);
+    failed.entry = std::move(empty);
+    failed.outcome = {Outcome::Source::cache, false, Outcome::Detail::empty_on_error};
+  }
   return failed;
 }
 
 void GatewayService::take_own(KeyServing& s, std::shared_ptr<const cache::Entry> entry) {
   s.own = std::move(entry);
   s.facts.own = s.own.get();
-  s.facts.early_draw = early_draw(s.look.shape, s.own.get(), s.facts.now);
+  s.facts.early_due = early_due(s.look.shape, s.own.get(), s.facts.now);
 }
 
 asio::awaitable<void> GatewayService::look_up_shared(KeyServing& s) {
@@ -294,7 +302,7 @@ asio::awaitable<void> GatewayService::look_up_shared(KeyServing& s) {
   if (shared.entry && (!s.own || shared.entry->stored_at > s.own->stored_at)) {
     take_own(s, std::move(shared.entry));
   } else {
-    s.facts.early_draw = early_draw(s.look.shape, s.own.get(), s.facts.now);
+    s.facts.early_due = early_due(s.look.shape, s.own.get(), s.facts.now);
   }
 }
 
@@ -455,9 +463,8 @@ asio::awaitable<std::optional<Served>> GatewayService::derive(KeyServing& s) {
 }
 
 asio::awaitable<std::optional<Served>> GatewayService::fetch(KeyServing& s, const Step& step) {
-  const WallTime known = s.own ? s.own->stored_at : WallTime{};
   Coalescer::Result fetched = co_await shared_fetch_.fetch(
-      s.request, s.look.key, shared_part(s.settings), known, s.facts.widget_known, s.trace);
+      s.request, s.look.key, shared_part(s.settings), s.own, s.facts.widget_known, s.trace);
   s.facts.now = deps_.clock.wall_now();
   s.facts.upstream_reached = !fetched.collapsed && fetched.outcome.upstream_ms >= 0;
   if (!fetched.collapsed) s.failed.upstream_ms = fetched.outcome.upstream_ms;
@@ -472,7 +479,7 @@ asio::awaitable<std::optional<Served>> GatewayService::fetch(KeyServing& s, cons
     const bool joined = fetched.collapsed || fetched.outcome.theirs;
     Served served = answer(entry,
                            {joined ? Outcome::Source::collapsed : Outcome::Source::upstream,
-                            fetched.outcome.stored, Outcome::Detail::none},
+                            fetched.outcome.stored, kind_of(s.look.shape, *entry)},
                            s.facts.now);
     served.upstream_ms = s.failed.upstream_ms;
     co_return served;

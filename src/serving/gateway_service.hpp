@@ -114,7 +114,7 @@ class GatewayService {
   // `key`: the request's key when the caller has it already ("" computes it).
   FirstLook first_look(const api::ApiRequest& request, const ServiceSettings& settings,
                        std::string key = {});
-  bool early_draw(RequestFacts::Shape shape, const cache::Entry* own, WallTime now);
+  bool early_due(RequestFacts::Shape shape, const cache::Entry* own, WallTime now);
   // The policy's loop for one key, until it answers.
   boost::asio::awaitable<Served> serve_key(const api::ApiRequest& request, FirstLook look,
                                            SettingsPtr settings, Admission* admission,

@@ -35,9 +35,10 @@ class ListEnds {
   void record(const api::ApiRequest& request, std::uint64_t start, std::size_t count,
               WallTime stored_at, WallTime fresh_until, WallTime now);
   // The same for a window-shaped answer (`window`: limit 300, an aligned skip) of `elements`.
+  // A provisional copy (a held-back answer kept for lack of an adopted one) proves nothing.
   void record_window(const api::ApiRequest& window, const cache::Entry& entry, std::size_t elements,
                      WallTime now) {
-    if (entry.status == 200) {
+    if (entry.status == 200 && !(entry.hold && entry.hold->provisional)) {
       record(window, window.query.skip, elements, entry.stored_at, entry.fresh_until, now);
     }
   }

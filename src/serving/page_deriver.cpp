@@ -108,8 +108,10 @@ asio::awaitable<Served> PageDeriver::derive(const api::ApiRequest& page,
   // The page's outcome is its windows': fetched if any was, stale if any was.
   Outcome outcome{Outcome::Source::cache, true, Outcome::Detail::derived};
   StaleReason stale = StaleReason::none;
+  std::optional<cache::Hold> hold;  // a window that holds back an answer makes the page unconfirmed
   Served served;
   for (const Served& part : parts) {
+    if (part.entry->hold && !hold) hold = part.entry->hold;
     const Outcome::Source source = part.outcome.source;
     if (source == Outcome::Source::upstream) outcome.source = Outcome::Source::upstream;
     if (source == Outcome::Source::collapsed && outcome.source == Outcome::Source::cache) {
@@ -122,8 +124,10 @@ asio::awaitable<Served> PageDeriver::derive(const api::ApiRequest& page,
     }
     outcome.stored = outcome.stored && (source == Outcome::Source::cache || part.outcome.stored);
   }
-  outcome.detail =
-      Outcome::detail_for(local_first ? Outcome::Detail::local : Outcome::Detail::derived, stale);
+  const Outcome::Detail kind = hold          ? Outcome::Detail::unconfirmed
+                               : local_first ? Outcome::Detail::local
+                                             : Outcome::Detail::derived;
+  outcome.detail = Outcome::detail_for(kind, stale);
 
   if (!reuse_page) {
     auto body = cache::slice_page(page.query.skip, page.query.limit, elements_by_window);
@@ -139,6 +143,7 @@ asio::awaitable<Served> PageDeriver::derive(const api::ApiRequest& page,
       derived->stale_until = std::min(derived->stale_until, part.entry->stale_until);
     }
     derived->etag = cache::strong_etag(*body);
+    derived->hold = hold;
     cache::codings_on_demand(*derived);
     derived->body = std::move(*body);
     // Kept even when cut from stale windows: it is served only while fresh, or again for

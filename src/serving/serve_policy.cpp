@@ -104,6 +104,10 @@ std::string_view detail_of(Outcome::Detail detail) {
     case Outcome::Detail::quota_economy:
     case Outcome::Detail::widget_paced:
       break;
+    case Outcome::Detail::unconfirmed:
+      return "unconfirmed";
+    case Outcome::Detail::empty_on_error:
+      return "empty-on-error";
   }
   Outcome outcome;
   outcome.detail = detail;
@@ -125,12 +129,15 @@ StaleReason Outcome::stale() const {
     case Detail::none:
     case Detail::derived:
     case Detail::local:
+    case Detail::unconfirmed:
+    case Detail::empty_on_error:
       break;
   }
   return StaleReason::none;
 }
 
 Outcome::Detail Outcome::detail_for(Detail kind, StaleReason stale) {
+  if (kind == Detail::unconfirmed && stale != StaleReason::quota_exhausted) return kind;
   switch (stale) {
     case StaleReason::none:
       return kind;
@@ -168,17 +175,30 @@ ServeDecision decide(const cache::Entry* entry, WallTime now, quota::Mode mode,
     case quota::Mode::normal:
       break;
   }
-  if (now < entry->fresh_until + windows.while_revalidate) {
+  // A copy a soft purge made stale is served while it is refreshed for as long as Redis keeps
+  // it: no request waits for upstream because of a soft purge.
+  if (now < entry->fresh_until + windows.while_revalidate || entry->soft_purged) {
     return {DecisionAction::serve_and_refresh, StaleReason::while_revalidate, false};
   }
   const bool rescue = now < entry->fresh_until + windows.if_error;
   return {DecisionAction::fetch, StaleReason::none, rescue};
 }
 
+bool early_refresh_due(const cache::Entry& entry, WallTime now) {
+  return entry.early_at != WallTime{} && !entry.hold && entry.early_at <= now &&
+         now < entry.fresh_until;
+}
+
+bool answers_empty_on_error(api::Endpoint endpoint, api::ErrorCode code, bool enabled) {
+  if (!enabled || endpoint != api::Endpoint::reviews) return false;
+  const unsigned status = api::error_info(code, endpoint).status;
+  return status == 429 || status >= 500;
+}
+
 bool needs_quota_mode(const RequestFacts& f) {
   if (f.own != nullptr) {
     if (f.now >= f.own->fresh_until) return true;
-    if (f.early_draw && f.shape != Shape::derived) return true;
+    if (f.early_due && f.shape != Shape::derived) return true;
   }
   return f.proof_state == RequestFacts::Proof::holds && !fresh(f.proof_widget, f.now);
 }
@@ -189,7 +209,7 @@ Step next_step(const RequestFacts& f) {
   // A fresh copy in L1: the hit path. Derived pages are never refreshed early themselves
   // (their windows are).
   if (f.own_looked == RequestFacts::Own::l1 && fresh(f.own, f.now)) {
-    if (f.shape == Shape::derived || !f.early_draw) return {Action::serve_own};
+    if (f.shape == Shape::derived || !f.early_due) return {Action::serve_own};
     const ServeDecision d = decide(f.own, f.now, f.mode, f.windows, true);
     return {d.action == ServeDecision::Action::serve_and_refresh ? Action::serve_own_refresh
                                                                  : Action::serve_own};
@@ -228,7 +248,7 @@ Step next_step(const RequestFacts& f) {
   if (f.own == nullptr && f.shared_unavailable && !f.siblings_looked) {
     return {Action::look_up_siblings};
   }
-  const ServeDecision d = decide(f.own, f.now, f.mode, f.windows, f.early_draw);
+  const ServeDecision d = decide(f.own, f.now, f.mode, f.windows, f.early_due);
   switch (d.action) {
     case ServeDecision::Action::serve:
       return {Action::serve_own, d.stale};

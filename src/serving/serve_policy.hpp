@@ -4,10 +4,12 @@
 // to do, does it, and asks again: every serving rule lives here and nowhere else.
 //
 // Rules for the key's own copy, in order:
-//   fresh                          serve; in normal mode maybe refresh early (XFetch)
+//   fresh                          serve; in normal mode, from the copy's early_at on, also
+//                                  refresh it (XFetch, drawn once when it was fetched)
 //   stale, quota exhausted         serve stale (no upstream call is possible)
 //   stale, quota economy           serve stale: freshness is extended up to stale_until
-//   stale, within swr window       serve stale now and refresh in the background
+//   stale, within swr window       serve stale now and refresh in the background (a copy a
+//                                  soft purge made stale: until its stale_until)
 //   stale, beyond swr              fetch; if upstream fails, serve stale (stale-if-error)
 //   nothing usable                 fetch; failures are errors
 //   before a fetch                 the fetcher's refusal first (the quota, whose 429
@@ -32,6 +34,8 @@
 //   rescue                         a page whose fetch failed is still answered from stale
 //                                  widget data that proves it (stale-if-error, and while the
 //                                  quota is spent)
+//   empty on error                 a reviews request left with a 429 or 5xx and no copy:
+//                                  200 [] when cache.empty_reviews_on_error is on
 //
 // Outcome is the one value that says how an answer was produced; the response (Cache-Status),
 // the metrics, the access log and the admin listener all read it.
@@ -72,7 +76,8 @@ struct Outcome {
     upstream,   // fetched upstream by this request
     collapsed,  // fetched by a concurrent request of this worker that this one waited for
   };
-  // One value, as Cache-Status' detail: a stale reason wins over derived and local.
+  // One value, as Cache-Status' detail: quota-exhausted wins over unconfirmed, unconfirmed
+  // over the other stale reasons, and a stale reason over derived and local.
   enum class Detail : std::uint8_t {
     none,
     derived,  // cut from review windows
@@ -82,13 +87,16 @@ struct Outcome {
     quota_exhausted,
     quota_economy,
     widget_paced,
+    unconfirmed,     // the copy holds back an upstream answer (docs/freshness.md)
+    empty_on_error,  // no copy and an error: 200 [] (cache.empty_reviews_on_error)
   };
   Source source = Source::cache;
   bool stored = false;  // a fetched entry reached the shared cache
   Detail detail = Detail::none;
 
   StaleReason stale() const;
-  // The detail for an answer built as `kind` (none, derived or local) and served for `stale`.
+  // The detail for an answer built as `kind` (none, derived, local, or unconfirmed: from a copy
+  // that holds back an answer) and served for `stale`.
   static Detail detail_for(Detail kind, StaleReason stale);
   friend bool operator==(const Outcome&, const Outcome&) = default;
 };
@@ -107,9 +115,20 @@ struct ServeDecision {
   StaleReason stale = StaleReason::none;  // for serve*: why the entry is served although stale
   bool fallback = false;                  // for fetch: serve the entry if the fetch fails
 };
-// `early_refresh` is the XFetch draw for a fresh entry (ignored otherwise).
+// `early_refresh`: an early refresh is due for a fresh entry (ignored otherwise).
 ServeDecision decide(const cache::Entry* entry, WallTime now, quota::Mode mode,
                      const StaleWindows& windows, bool early_refresh);
+
+// Whether a request at `now` starts the early refresh of a fresh copy: from its early_at
+// (drawn once when it was fetched, cache::TtlPolicy::early_refresh_at) until its fresh_until;
+// never for a copy that holds back an answer (its confirmation is due at fresh_until), nor one
+// without an early moment (derived pages, local answers, copies from earlier versions).
+bool early_refresh_due(const cache::Entry& entry, WallTime now);
+
+// Whether a reviews request that would be answered with `code` (as an error) gets 200 [] instead:
+// cache.empty_reviews_on_error is on and the error is a 429 or a 5xx. Widget data keeps its
+// errors, and so does every 4xx the client can mend.
+bool answers_empty_on_error(api::Endpoint endpoint, api::ErrorCode code, bool enabled);
 
 // What the service knows about one request when it asks for the next step.
 struct RequestFacts {
@@ -138,7 +157,7 @@ struct RequestFacts {
   WallTime now{};
   StaleWindows windows;
   quota::Mode mode = quota::Mode::normal;  // filled only when needs_quota_mode() says so
-  bool early_draw = false;                 // XFetch drew an early refresh for a fresh copy
+  bool early_due = false;                  // an early refresh of the fresh copy is due
 
   Own own_looked = Own::l1;
   const cache::Entry* own = nullptr;  // the key's copy (not past stale_until), or null

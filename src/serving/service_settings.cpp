@@ -12,7 +12,7 @@ SettingsPtr settings_from(const config::Config& config) {
                       std::chrono::seconds(60)};
   fetch.queue_wait = config.upstream.timeout;
 
-  ServiceSettings settings{SharedFetchSettings{std::move(fetch)}, {}, true, false};
+  ServiceSettings settings{SharedFetchSettings{std::move(fetch)}, {}, true, false, false};
   settings.shared.wait_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(wait);
   settings.shared.lock_ttl = std::chrono::duration_cast<std::chrono::milliseconds>(lock_ttl);
   settings.shared.widget_slack = config.quota.widget_slack;
@@ -20,6 +20,7 @@ SettingsPtr settings_from(const config::Config& config) {
   settings.stale = {config.cache.stale_while_revalidate, config.cache.stale_if_error};
   settings.derive_pages = config.cache.derive_pages;
   settings.all_known = !config.access.widgets.empty();
+  settings.empty_reviews_on_error = config.cache.empty_reviews_on_error;
   return std::make_shared<const ServiceSettings>(std::move(settings));
 }
 

@@ -27,7 +27,8 @@ struct ServiceSettings {
   SharedFetchSettings shared;
   StaleWindows stale;
   bool derive_pages = true;
-  bool all_known = false;  // an allowlist is set: every id that gets here is known
+  bool all_known = false;               // an allowlist is set: every id that gets here is known
+  bool empty_reviews_on_error = false;  // cache.empty_reviews_on_error
 };
 using SettingsPtr = std::shared_ptr<const ServiceSettings>;
 

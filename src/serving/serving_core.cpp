@@ -1,5 +1,9 @@
 #include "serving_core.hpp"
 
+#include <charconv>
+
+#include "widget_gateway/cache/page_window.hpp"
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 
@@ -91,6 +95,27 @@ void ServingCore::start() {
     }
   });
   redis.start();
+}
+
+void ServingCore::drop_older(const std::string& key, WallTime stored_at, WallTime fresh_until) {
+  const auto mine = l1.get(key);
+  if (!mine || !cache::newer_than(stored_at, fresh_until, *mine)) return;
+  l1.erase(key);
+  // Pages cut from a window carry its times: those cut from an older copy go with it.
+  const auto parts = cache::split_key(key);
+  const auto list_end = key.rfind(":300:");
+  if (!parts || !parts->rest.starts_with("r:") || list_end == std::string::npos) return;
+  const std::string_view list(key.data(), list_end + 1);  // "wg:{id}:r:TYPE|*:"
+  l1.erase_prefix_if(list, [&](std::string_view page, const cache::Entry& entry) {
+    // "LIMIT:SKIP" after the list: the other windows of the list have announcements of their own.
+    const std::string_view shape = page.substr(list.size());
+    const auto colon = shape.find(':');
+    std::uint64_t skip = 0;
+    const std::string_view skip_text = shape.substr(colon + 1);
+    std::from_chars(skip_text.data(), skip_text.data() + skip_text.size(), skip);
+    const bool window = shape.substr(0, colon) == "300" && skip % cache::kWindowSize == 0;
+    return !window && entry.stored_at < stored_at;
+  });
 }
 
 void ServingCore::clear_l1_when_redis_up() {

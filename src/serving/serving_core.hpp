@@ -64,6 +64,10 @@ class ServingCore {
   void apply(const config::Config& config, std::size_t l1_bytes);
   // Clears L1 now if this worker's Redis connection is up, else as soon as it comes up.
   void clear_l1_when_redis_up();
+  // A copy of `key` stored at `stored_at` and fresh until `fresh_until` was announced (the
+  // stored channel, docs/freshness.md): drops this worker's copy if it is older, and with a
+  // window the pages cut from an older one, so the next request reads the new copy.
+  void drop_older(const std::string& key, WallTime stored_at, WallTime fresh_until);
 
   // First: the spans of coroutines still held by the io_context may name it as they go.
   tracing::Tracer tracer;

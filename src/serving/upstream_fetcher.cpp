@@ -252,6 +252,12 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch_in(const api::ApiRequest& r
     entry->status = 200;
     entry->fresh_until = freshness.fresh_until;
     entry->stale_until = freshness.stale_until;
+    // The early refresh is drawn once, here, with what this fetch cost: every worker of every
+    // instance that reads the copy agrees on it (docs/freshness.md).
+    entry->fetch_time = std::max(std::chrono::milliseconds(1),
+                                 std::chrono::ceil<std::chrono::milliseconds>(result.elapsed));
+    entry->early_at = settings.ttl.early_refresh_at(now, entry->fresh_until, entry->fetch_time,
+                                                    parts_.random.uniform01());
     entry->etag = cache::strong_etag(result.response.body);
     cache::codings_on_demand(*entry);
     entry->body = std::move(result.response.body);

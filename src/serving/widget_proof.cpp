@@ -17,6 +17,7 @@ std::shared_ptr<const cache::Entry> make_local_entry(std::string body, const cac
   entry->stale_until = basis.fresh_until;  // a proof from fresh data only; no stale window
   if (status == 200) entry->etag = cache::strong_etag(body);
   entry->proven = true;
+  entry->hold = basis.hold;  // proven by a copy that holds back an answer: as unconfirmed as it
   entry->body = std::move(body);
   return entry;
 }
@@ -57,6 +58,9 @@ asio::awaitable<LocalProof> ProofLookup::look(const api::ApiRequest& request,
     co_return proof;
   }
   proof.widget_cached = true;
+  // Only adopted data proves anything: a provisional copy (a held-back answer kept for lack
+  // of an adopted one) is served as what it is, and proves no page.
+  if (widget.entry->hold && widget.entry->hold->provisional) co_return proof;
   const WallTime stored_at = now < widget.entry->fresh_until ? now : widget.entry->stored_at;
   if (widget.entry->status != 200) {
     // Upstream said this widget does not exist: so do its reviews (400, as upstream answers).

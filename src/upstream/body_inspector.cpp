@@ -140,10 +140,24 @@ std::optional<api::WidgetSummary> inspect_widget_body(std::string_view body) {
 
   simdjson::dom::object amounts;  // missing and not an object fail alike
   if (widget.at_key("reviewAmount").get(amounts) != simdjson::SUCCESS) return std::nullopt;
+  std::uint64_t platforms_sum = 0;
+  bool overflow = false;
   for (const auto [platform, value] : amounts) {
     const auto count = as_count(value);
     if (!count) return std::nullopt;
     summary.review_amount.emplace_back(platform, *count);
+    overflow = overflow || __builtin_add_overflow(platforms_sum, *count, &platforms_sum);
+  }
+  summary.consistent = !overflow && platforms_sum == summary.total_review_amount;
+  simdjson::dom::object stars;
+  if (summary.consistent && widget.at_key("reviewStars").get(stars) == simdjson::SUCCESS) {
+    std::uint64_t stars_sum = 0;
+    bool counts = true;
+    for (const auto [name, value] : stars) {
+      const auto count = as_count(value);
+      counts = counts && count && !__builtin_add_overflow(stars_sum, *count, &stars_sum);
+    }
+    if (counts && stars_sum > summary.total_review_amount) summary.consistent = false;
   }
 
   simdjson::dom::element sources_field;

@@ -191,6 +191,59 @@ BOOST_AUTO_TEST_CASE(unknown_sections_are_skipped) {
   BOOST_TEST((*d == e));
 }
 
+BOOST_AUTO_TEST_CASE(holds_and_fetch_facts_round_trip) {
+  Entry e = sample();
+  e.hold = wg::cache::Hold{at_ms(1'790'000'500'000), false};
+  e.fetch_time = milliseconds(1234);
+  e.early_at = at_ms(1'790'003'500'000);
+  auto d = decode_entry(encode_entry(e));
+  BOOST_TEST_REQUIRE(d.has_value());
+  BOOST_TEST((*d == e));
+  BOOST_TEST(!d->hold->provisional);
+
+  e.hold->provisional = true;
+  e.fetch_time = milliseconds(0);  // an early moment alone is kept too
+  d = decode_entry(encode_entry(e));
+  BOOST_TEST_REQUIRE(d.has_value());
+  BOOST_TEST(d->hold->provisional);
+  BOOST_TEST((d->early_at == e.early_at));
+
+  // Neither: no section, as an earlier version wrote it (each section: tag, length, payload).
+  Entry plain = sample();
+  BOOST_TEST(encode_entry(plain).size() + (1 + 4 + 9) + (1 + 4 + 12) == encode_entry(e).size());
+  BOOST_TEST(!decode_entry(encode_entry(plain))->hold.has_value());
+
+  // A hold section of the wrong size, or with a flag other than 0 or 1, is malformed.
+  std::string bytes = encode_entry(e);
+  const std::size_t flag_at = bytes.size() - (1 + 4 + 12) - 1;
+  bytes[flag_at] = '\x02';
+  BOOST_TEST(!decode_entry(bytes).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(the_header_sits_at_fixed_offsets) {
+  // What the fetch lock's script reads with GETRANGE 0 29.
+  const Entry e = sample();
+  const std::string bytes = encode_entry(e);
+  BOOST_TEST_REQUIRE(bytes.size() >= wg::cache::kHeaderBytes);
+  auto le64 = [&](std::size_t at) {
+    std::int64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = v * 256 + static_cast<unsigned char>(bytes[at + i]);
+    return v;
+  };
+  BOOST_TEST(le64(wg::cache::kStoredAtOffset) == 1'790'000'000'123);
+  BOOST_TEST(le64(wg::cache::kFreshUntilOffset) == 1'790'003'600'456);
+  BOOST_TEST(bytes.substr(0, 4) == "WGE1");
+}
+
+BOOST_AUTO_TEST_CASE(newer_copies) {
+  const Entry e = sample();
+  using wg::cache::newer_than;
+  BOOST_TEST(newer_than(e.stored_at + milliseconds(1), e.fresh_until - hours(1), e));
+  BOOST_TEST(newer_than(e.stored_at, e.fresh_until + milliseconds(1), e));  // a hold written back
+  BOOST_TEST(!newer_than(e.stored_at, e.fresh_until, e));
+  BOOST_TEST(!newer_than(e.stored_at - milliseconds(1), e.fresh_until + hours(9), e));
+}
+
 BOOST_AUTO_TEST_CASE(random_corruption_never_crashes) {
   // Single-byte corruptions anywhere: decoding either fails or yields an entry whose
   // strings fit in the input (no allocation beyond the input size).

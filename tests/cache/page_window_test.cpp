@@ -167,6 +167,17 @@ BOOST_AUTO_TEST_CASE(provably_empty_table) {
     const ReviewsQuery query{20, row.skip, row.type};
     BOOST_CHECK_MESSAGE(provably_empty(query, *row.widget) == row.expected, "row " << i);
   }
+
+  // Counts that contradict each other prove nothing, not even past their own total.
+  WidgetSummary contradicting = widget;
+  contradicting.consistent = false;
+  for (const Row& row : rows) {
+    if (row.widget != &widget) continue;
+    BOOST_TEST(!provably_empty(ReviewsQuery{20, row.skip, row.type}, contradicting));
+  }
+  // The windows still do.
+  BOOST_TEST(
+      provably_empty({20, 50, std::nullopt}, &contradicting, wg::cache::with_window({}, 0, 7)));
 }
 
 BOOST_AUTO_TEST_CASE(windows_win_over_the_counts) {
@@ -230,4 +241,10 @@ BOOST_AUTO_TEST_CASE(upstream_bound_per_widget) {
   exact.total_review_amount = 600;
   exact.review_amount = {{"avito", 600}};
   BOOST_TEST(upstream_bound(exact) == 1u + 2u + 2u);
+  // Contradicting counts: the larger reading of the total.
+  WidgetSummary contradicting;
+  contradicting.total_review_amount = 0;
+  contradicting.review_amount = {{"avito", 600}};
+  contradicting.consistent = false;
+  BOOST_TEST(upstream_bound(contradicting) == 1u + 2u + 2u);
 }

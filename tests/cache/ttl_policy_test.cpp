@@ -445,3 +445,90 @@ BOOST_AUTO_TEST_CASE(a_shorter_negative_ttl_holds_cached_unknown_widgets) {
   BOOST_TEST(show(held->fresh_until) == show(at + minutes(1)));
   BOOST_TEST(show(held->stale_until) == show(at + minutes(1)));
 }
+
+BOOST_AUTO_TEST_CASE(a_hold_is_fresh_until_its_confirmation_is_due) {
+  auto c = base_config();
+  c.confirm_after = minutes(10);
+  const TtlPolicy policy(c);
+  // Adopted yesterday, held back today at 09:00: fresh until 09:10, then the stale window.
+  auto entry = stored_by(policy, utc(2026, 3, 9, 12, 0), 0.5);
+  const WallTime since = utc(2026, 3, 10, 9, 0);
+  entry.hold = wg::cache::Hold{since, false};
+  const auto f = policy.for_hold(since);
+  BOOST_TEST(show(f.fresh_until) == show(since + minutes(10)));
+  BOOST_TEST(show(f.stale_until) == show(since + minutes(10) + hours(24)));
+  entry.fresh_until = f.fresh_until;
+  entry.stale_until = f.stale_until;
+  // The settings that held it do not cut it back to yesterday's freshness.
+  BOOST_TEST(!policy.held_to(entry).has_value());
+  // A shorter confirm_after does.
+  c.confirm_after = minutes(2);
+  const auto held = TtlPolicy(c).held_to(entry);
+  BOOST_REQUIRE(held.has_value());
+  BOOST_TEST(show(held->fresh_until) == show(since + minutes(2)));
+}
+
+BOOST_AUTO_TEST_CASE(early_refresh_stays_in_the_period_it_refreshes_for) {
+  auto c = base_config();  // boundary 01:15 UTC, jitter 5 min, max_ttl 24 h
+  const TtlPolicy policy(c);
+  const milliseconds fetch(2000);
+  // Stored at 12:00 with the whole jitter: fresh until 01:20 the next day. The refresh may come
+  // early, but not before the boundary (the data changes only then).
+  const WallTime at = utc(2026, 3, 10, 12, 0);
+  const WallTime fresh = policy.for_success(at, 1.0).fresh_until;
+  BOOST_TEST(show(fresh) == show(utc(2026, 3, 11, 1, 20)));
+  BOOST_TEST(show(policy.early_refresh_at(at, fresh, fetch, 1.0)) == show(fresh));  // draw 1: never
+  BOOST_TEST(show(policy.early_refresh_at(at, fresh, fetch, 0.5)) ==
+             show(fresh - milliseconds(1386)));  // 2 s * ln 2
+  BOOST_TEST(show(policy.early_refresh_at(at, fresh, fetch, 1e-300)) ==
+             show(utc(2026, 3, 11, 1, 15)));  // a huge head start stops at the boundary
+  BOOST_TEST(show(policy.early_refresh_at(at, fresh, milliseconds(0), 0.01)) == show(fresh));
+
+  // No jitter: the copy expires at the boundary, the end of the period it was stored in. An
+  // early refresh would be a second call in that period, for yesterday's data: never.
+  c.jitter = seconds(0);
+  const TtlPolicy exact(c);
+  const WallTime at_boundary = exact.for_success(at, 0.5).fresh_until;
+  BOOST_TEST(show(exact.early_refresh_at(at, at_boundary, fetch, 1e-9)) == show(at_boundary));
+
+  // max_ttl segments: stored at 02:00 UTC under 6 h, fresh until 08:00, inside the segment
+  // 07:15..13:15: early from 07:15 at the earliest.
+  c = base_config();
+  c.max_ttl = hours(6);
+  c.jitter = seconds(0);
+  const TtlPolicy segments(c);
+  const WallTime stored = utc(2026, 3, 10, 2, 0);
+  const WallTime until = segments.for_success(stored, 0.5).fresh_until;
+  BOOST_TEST(show(until) == show(utc(2026, 3, 10, 8, 0)));
+  BOOST_TEST(show(segments.early_refresh_at(stored, until, hours(5), 0.5)) ==
+             show(utc(2026, 3, 10, 7, 15)));
+}
+
+BOOST_AUTO_TEST_CASE(early_refreshes_never_call_twice_in_a_period) {
+  // Whatever the settings, the time, the fetch time and the draw: the early moment lies in a
+  // later period than the one the copy was stored in, or is fresh_until itself (never).
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 5000; ++i) {
+    auto c = base_config();
+    c.refresh_at = {std::uniform_int_distribution<int>(0, 23)(rng),
+                    std::uniform_int_distribution<int>(0, 59)(rng)};
+    c.max_ttl = minutes(std::uniform_int_distribution<int>(1, 48 * 60)(rng));
+    c.min_ttl = seconds(0);
+    c.jitter = std::min<wg::config::Duration>(
+        c.max_ttl, minutes(std::uniform_int_distribution<int>(0, 30)(rng)));
+    const TtlPolicy policy(c);
+    const WallTime at = utc(2026, 1, 1) + milliseconds(std::uniform_int_distribution<std::int64_t>(
+                                              0, 365LL * 24 * 3600 * 1000)(rng));
+    const double draw = std::uniform_real_distribution<double>(1e-12, 1)(rng);
+    const WallTime fresh = policy.for_success(at, draw).fresh_until;
+    const auto fetch = milliseconds(std::uniform_int_distribution<int>(0, 3'600'000)(rng));
+    const WallTime early = policy.early_refresh_at(at, fresh, fetch, 1.0 - draw);
+    BOOST_TEST_CONTEXT("at=" << show(at) << " max_ttl=" << c.max_ttl.count()) {
+      BOOST_TEST((early <= fresh));
+      if (early < fresh) {
+        BOOST_TEST((policy.period_of(early).start > at));
+        BOOST_TEST((policy.period_of(at) != policy.period_of(early)));
+      }
+    }
+  }
+}

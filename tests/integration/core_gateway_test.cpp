@@ -321,10 +321,12 @@ BOOST_AUTO_TEST_CASE(a_background_refresh_leaves_an_event_with_its_upstream_time
   Gateway gateway(stub.base_url(), redis.url(), {},
                   "[cache]\nmax_ttl = \"1s\"\njitter = \"0s\"\nstale_while_revalidate = \"1h\"\n");
   BOOST_TEST(gateway.get(widget_path(ids[0].id)).status == 200);
-  // Reads near or past the copy's expiry refresh it in the background.
+  // Reads past the copy's expiry refresh it in the background; the stub answers the same
+  // bytes again ("unchanged").
   const std::string event = "\"event\":\"background_refresh\",\"widget\":\"" + ids[0].id +
                             "\",\"target\":\"/api/v1/widgets/widget/" + ids[0].id +
-                            "/remote\",\"result\":\"stored\",\"upstream_ms\":";
+                            "/remote\",\"kind\":\"stale\",\"result\":\"unchanged\",\"error\":\"\","
+                            "\"upstream_ms\":";
   BOOST_TEST(eventually([&] {
     gateway.get(widget_path(ids[0].id));
     return gateway.process().output().find(event) != std::string::npos;

@@ -136,13 +136,15 @@ BOOST_AUTO_TEST_CASE(two_prefixes_on_one_redis_share_nothing) {
   // Fetch locks and the known-widget set are per fleet too.
   const std::string lock = lock_key_for(widget);
   auto try_lock = [&](Fleet& fleet) {
-    return f.run<FetchLock::Held>([&]() -> boost::asio::awaitable<FetchLock::Held> {
-      co_return co_await fleet.lock.try_acquire(lock, 5s);
+    return f.run<bool>([&]() -> boost::asio::awaitable<bool> {
+      const FetchLock::Claim claim = co_await fleet.lock.claim(
+          lock, fleet.keys.unversioned(widget), 5s, {}, f.clock.wall_now(), WallTime{}, nullptr);
+      co_return claim.state == FetchLock::Claim::State::acquired;
     });
   };
-  BOOST_TEST(try_lock(a).acquired);
-  BOOST_TEST(try_lock(b).acquired);
-  BOOST_TEST(!try_lock(a).acquired);
+  BOOST_TEST(try_lock(a));
+  BOOST_TEST(try_lock(b));
+  BOOST_TEST(!try_lock(a));
   BOOST_TEST(f.redis_server.command({"EXISTS", "fleet-a:{w1}:w:lock"}) == "1");
   a.known.remember("w1");
   KnownWidgets fresh_a(a.keys);

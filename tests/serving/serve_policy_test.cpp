@@ -48,6 +48,12 @@ const cache::Entry kStaleInSwr = entry(5min);
 const cache::Entry kStaleInSie = entry(2h);
 const cache::Entry kStalePastSie = entry(25h - 1min);  // still before stale_until
 const cache::Entry kNegativeExpired = entry(1min, 404);
+// Stale beyond both windows, but a soft purge made it so: still served while it is refreshed.
+const cache::Entry kSoftPurged = [] {
+  cache::Entry e = entry(25h - 1min);
+  e.soft_purged = true;
+  return e;
+}();
 const cache::Entry kEmptyPage = [] {
   cache::Entry e = entry(-30min);
   e.body = "[]";
@@ -86,7 +92,7 @@ RequestFacts with_mode(RequestFacts f, quota::Mode mode) {
   return f;
 }
 RequestFacts early(RequestFacts f) {
-  f.early_draw = true;
+  f.early_due = true;
   return f;
 }
 // The widget data `widget` proves the page with `answer`.
@@ -184,6 +190,12 @@ const std::vector<Row> kRows = {
     {"stale L1 copy beyond swr: Redis may have a newer one",
      facts(Shape::widget, Own::l1, &kStaleInSie),
      {Action::look_up_shared}},
+    {"soft-purged copy past both windows: served stale, refreshed (no visitor waits)",
+     facts(Shape::widget, Own::l1_and_l2, &kSoftPurged),
+     {Action::serve_own_refresh, StaleReason::while_revalidate}},
+    {"soft-purged copy, quota spent: served, not refreshed",
+     with_mode(facts(Shape::widget, Own::l1_and_l2, &kSoftPurged), quota::Mode::exhausted),
+     {Action::serve_own, StaleReason::quota_exhausted}},
     {"stale L1 copy, quota spent: Redis may have a newer one",
      with_mode(facts(Shape::widget, Own::l1, &kStaleInSie), quota::Mode::exhausted),
      {Action::look_up_shared}},
@@ -551,4 +563,48 @@ BOOST_AUTO_TEST_CASE(outcome_detail_holds_one_value_and_stale_wins) {
   BOOST_TEST(detail_of(Detail::derived) == "derived");
   BOOST_TEST(detail_of(Detail::local) == "local");
   BOOST_TEST(detail_of(Detail::quota_exhausted) == "quota-exhausted");
+}
+
+BOOST_AUTO_TEST_CASE(unconfirmed_copies_outrank_every_stale_reason_but_a_spent_quota) {
+  using Detail = Outcome::Detail;
+  BOOST_TEST((Outcome::detail_for(Detail::unconfirmed, StaleReason::none) == Detail::unconfirmed));
+  for (StaleReason reason : {StaleReason::while_revalidate, StaleReason::if_error,
+                             StaleReason::quota_economy, StaleReason::widget_paced}) {
+    BOOST_TEST((Outcome::detail_for(Detail::unconfirmed, reason) == Detail::unconfirmed));
+  }
+  BOOST_TEST((Outcome::detail_for(Detail::unconfirmed, StaleReason::quota_exhausted) ==
+              Detail::quota_exhausted));
+  BOOST_TEST(detail_of(Detail::unconfirmed) == "unconfirmed");
+  BOOST_TEST(detail_of(Detail::empty_on_error) == "empty-on-error");
+  Outcome unconfirmed;
+  unconfirmed.detail = Detail::unconfirmed;
+  BOOST_TEST((unconfirmed.stale() == StaleReason::none));
+}
+
+BOOST_AUTO_TEST_CASE(an_early_refresh_is_due_from_its_moment_until_expiry) {
+  cache::Entry e = kFresh;                  // fresh until kNow + 30 min
+  BOOST_TEST(!early_refresh_due(e, kNow));  // no moment drawn: never (derived pages, old copies)
+  e.early_at = kNow + 10min;
+  BOOST_TEST(!early_refresh_due(e, kNow));
+  BOOST_TEST(early_refresh_due(e, kNow + 10min));
+  BOOST_TEST(early_refresh_due(e, kNow + 29min));
+  BOOST_TEST(!early_refresh_due(e, kNow + 30min));  // stale: the stale rules take over
+  e.hold = cache::Hold{kNow, false};
+  BOOST_TEST(!early_refresh_due(e, kNow + 20min));  // a hold waits for its confirmation
+}
+
+BOOST_AUTO_TEST_CASE(an_empty_review_block_stands_in_for_429_and_5xx_only) {
+  using api::Endpoint;
+  using api::ErrorCode;
+  for (ErrorCode code :
+       {ErrorCode::quota_exhausted, ErrorCode::rate_limited, ErrorCode::upstream_error,
+        ErrorCode::upstream_timeout, ErrorCode::service_unavailable}) {
+    BOOST_TEST(answers_empty_on_error(Endpoint::reviews, code, true));
+    BOOST_TEST(!answers_empty_on_error(Endpoint::reviews, code, false));  // off by default
+    BOOST_TEST(!answers_empty_on_error(Endpoint::widget, code, true));    // widget data: never
+  }
+  for (ErrorCode code : {ErrorCode::widget_not_found, ErrorCode::limit_too_large,
+                         ErrorCode::bad_request, ErrorCode::not_found}) {
+    BOOST_TEST(!answers_empty_on_error(Endpoint::reviews, code, true));
+  }
 }

@@ -1,6 +1,8 @@
 #define BOOST_TEST_MODULE gateway service
 #include <boost/test/unit_test.hpp>
 
+#include <cmath>
+
 #include <random>
 #include <set>
 #include <sstream>
@@ -289,21 +291,83 @@ BOOST_AUTO_TEST_CASE(fresh_l1_copies_are_served_without_a_coroutine_and_without_
   BOOST_TEST(!from_l1(f, f.reviews(0, 10)).has_value());
 }
 
+namespace {
+
+// The copy of `request` in L1 and in Redis, given an early refresh moment `head` before its
+// expiry (as a fetch that took head / -ln(draw) would have drawn it).
+void due_early(ServiceFixture& f, Instance& instance, const api::ApiRequest& request,
+               std::chrono::seconds head) {
+  const std::string key = api::cache_key(request);
+  auto copy = std::make_shared<cache::Entry>(*instance.l1.get(key));
+  copy->early_at = copy->fresh_until - head;
+  instance.tier.store_local(key, copy);
+  f.run<bool>([&]() -> boost::asio::awaitable<bool> {
+    co_return !co_await instance.store.put(key, *copy);
+  });
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_early_refresh_is_drawn_once_with_what_the_fetch_cost) {
+  ServiceFixture f;
+  // A draw of e^-400: a head start of 400 times the fetch time (1 ms at least; the test clock
+  // stands still during the fetch).
+  f.random.set(std::exp(-400.0));
+  Served first = f.serve(f.widget(0));
+  BOOST_REQUIRE(first.ok());
+  BOOST_TEST(first.entry->fetch_time == 1ms);
+  const auto head = first.entry->fresh_until - first.entry->early_at;
+  BOOST_TEST((head > 390ms && head < 410ms));
+  // A draw of 1 never refreshes early.
+  f.random.set(1.0);
+  Served other = f.serve(f.widget(1));
+  BOOST_REQUIRE(other.ok());
+  BOOST_TEST((other.entry->early_at == other.entry->fresh_until));
+}
+
 BOOST_AUTO_TEST_CASE(fresh_l1_copy_near_its_end_is_served_and_refreshed_early) {
   ServiceFixture f;
   Served first = f.serve(f.widget(0));
   BOOST_REQUIRE(first.ok());
   BOOST_TEST(f.upstream_calls() == 1u);
-  // 30 s of freshness left; a draw of 1e-9 gives XFetch a head start of about 41 s.
-  f.clock.advance(3600s - 30s);
-  f.random.set(1e-9);
+  due_early(f, f.main(), f.widget(0), 40s);
+  // A minute of freshness left: not yet.
+  f.clock.advance(3600s - 60s);
+  BOOST_REQUIRE(from_l1(f, f.widget(0)).has_value());
+  BOOST_TEST(f.refreshes_done());
+  BOOST_TEST(f.upstream_calls() == 1u);
+  // 30 s left: served, and refreshed in the background.
+  f.clock.advance(30s);
   std::optional<Served> fast = from_l1(f, f.widget(0));
   BOOST_REQUIRE(fast.has_value());
   BOOST_TEST(fast->outcome.source == Outcome::Source::cache);
-  BOOST_TEST(fast->entry == first.entry);
+  BOOST_TEST((fast->entry->stored_at == first.entry->stored_at));
   BOOST_TEST(fast->outcome.stale() == StaleReason::none);
   BOOST_TEST(f.refreshes_done());
   BOOST_TEST(f.upstream_calls() == 2u);  // one background refresh
+}
+
+BOOST_AUTO_TEST_CASE(an_early_refresh_is_paid_once_for_every_instance) {
+  // The moment is in the copy: every instance that holds it refreshes then, and all but the
+  // first adopt what the first stored instead of calling upstream.
+  ServiceFixture f;
+  Instance& other = f.add_instance();
+  BOOST_REQUIRE(f.serve(f.widget(0)).ok());
+  due_early(f, f.main(), f.widget(0), 40s);
+  BOOST_REQUIRE(f.serve(f.widget(0), &other).ok());  // read from Redis into its L1
+  BOOST_TEST(f.upstream_calls() == 1u);
+  f.clock.advance(3600s - 30s);
+  BOOST_REQUIRE(from_l1(f, f.widget(0)).has_value());
+  BOOST_TEST(f.refreshes_done());
+  BOOST_TEST(f.upstream_calls() == 2u);
+  // The other instance's copy is due too: its refresh reads Redis first and adopts.
+  Served theirs = f.serve(f.widget(0), &other);
+  BOOST_REQUIRE(theirs.ok());
+  BOOST_TEST(ServiceFixture::eventually([&] {
+    auto copy = other.l1.get(api::cache_key(f.widget(0)));
+    return copy && copy->stored_at > f.clock.wall_now() - 1min;
+  }));
+  BOOST_TEST(f.upstream_calls() == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(a_reload_that_lowers_max_ttl_holds_cached_entries_from_their_next_read) {
@@ -408,50 +472,97 @@ BOOST_AUTO_TEST_CASE(entries_are_compressed_on_demand_once_per_coding) {
   BOOST_TEST(theirs.entry->variants.empty());
 }
 
-BOOST_AUTO_TEST_CASE(a_fetch_lock_remembers_a_stored_fetch_for_a_moment) {
+BOOST_AUTO_TEST_CASE(a_fetch_lock_is_claimed_once_and_tells_of_a_newer_copy) {
   ServiceFixture f;
   FetchLock& lock = f.main().lock;
   const std::string key = "wg:{lock-test}:w:lock";
-  auto attempt = [&] {
-    return f.run<FetchLock::Held>([&]() -> boost::asio::awaitable<FetchLock::Held> {
-      co_return co_await lock.try_acquire(key, 5s);
+  const std::string entry_key = "wg:{lock-test}:g0.0:w";
+  using State = FetchLock::Claim::State;
+  auto claim = [&](FetchLock::Known known, const FetchLock::Guard* guard = nullptr) {
+    return f.run<FetchLock::Claim>([&]() -> boost::asio::awaitable<FetchLock::Claim> {
+      co_return co_await lock.claim(key, entry_key, 5s, known, f.clock.wall_now(), WallTime{},
+                                    guard);
     });
   };
-  FetchLock::Held first = attempt();
-  BOOST_TEST(first.acquired);
-  FetchLock::Held busy = attempt();  // held, fetching
-  BOOST_TEST((!busy.acquired && busy.shared && !busy.done));
+  FetchLock::Claim first = claim({});
+  BOOST_TEST((first.state == State::acquired));
+  BOOST_TEST((claim({}).state == State::busy));  // held, fetching
 
-  // Stored: a request whose lookup missed just before fails to lock and is told to read.
+  // Stored: "done" in the lock, and the copy in Redis. A claim by a worker whose copy is older
+  // is told to read it; one whose copy is that very copy takes the lock (a refresh is due).
+  cache::Entry stored;
+  stored.stored_at = f.clock.wall_now();
+  stored.fresh_until = stored.stored_at + 1h;
+  stored.stale_until = stored.fresh_until + 1h;
+  stored.body = "{}";
+  f.redis_server.command({"SET", entry_key, cache::encode_entry(stored)});
   f.run<bool>([&]() -> boost::asio::awaitable<bool> {
-    co_await lock.mark_done(key);
+    co_await lock.mark_done(key, "", "");
     co_return true;
   });
-  FetchLock::Held late = attempt();
-  BOOST_TEST((!late.acquired && late.done));
+  const FetchLock::Known older{stored.stored_at - 1h, stored.stored_at};
+  FetchLock::Claim late = claim(older);
+  BOOST_TEST((late.state == State::newer));
+  BOOST_TEST(
+      (late.redis.stored_at == std::chrono::floor<std::chrono::milliseconds>(stored.stored_at)));
+  BOOST_TEST(f.redis_server.command({"GET", key}) == "done");  // nothing taken
+  // The same copy with a longer freshness (a hold written back) is newer too.
+  BOOST_TEST((claim({stored.stored_at, stored.fresh_until - 1min}).state == State::newer));
+  // Newer but no longer fresh, or older than a soft purge: not worth reading.
+  f.clock.advance(2h);
+  FetchLock::Claim due = claim(older);
+  BOOST_TEST((due.state == State::acquired));  // "done" is taken over
   BOOST_TEST(f.run<bool>([&]() -> boost::asio::awaitable<bool> {
-    co_return co_await lock.wait_released(key, 1s);  // "done" counts as released
-  }));
-  // A caller that knows that fetch's result takes the lock over; then it is held again.
-  FetchLock::Held taken = f.run<FetchLock::Held>([&]() -> boost::asio::awaitable<FetchLock::Held> {
-    co_return co_await lock.take_over_done(key, 5s);
-  });
-  BOOST_TEST(taken.acquired);
-  FetchLock::Held again = f.run<FetchLock::Held>([&]() -> boost::asio::awaitable<FetchLock::Held> {
-    co_return co_await lock.take_over_done(key, 5s);
-  });
-  BOOST_TEST(!again.acquired);  // not "done" any more: someone holds it
+    co_return co_await lock.wait_released(key, 50ms);
+  }) == false);  // held again
   // A failed fetch deletes its own lock only.
   f.run<bool>([&]() -> boost::asio::awaitable<bool> {
     co_await lock.release(key, "0123456789abcdef");  // not the holder's token
     co_return true;
   });
-  BOOST_TEST(!attempt().acquired);
+  BOOST_TEST((claim({}).state == State::busy));
   f.run<bool>([&]() -> boost::asio::awaitable<bool> {
-    co_await lock.release(key, taken.token);
+    co_await lock.release(key, due.token);
     co_return true;
   });
-  BOOST_TEST(attempt().acquired);
+  BOOST_TEST((claim({}).state == State::acquired));
+}
+
+BOOST_AUTO_TEST_CASE(the_guard_counts_a_fetch_when_it_starts) {
+  // One count per claim taken, whatever the answer; a failure gives its count back.
+  ServiceFixture f;
+  FetchLock& lock = f.main().lock;
+  FetchLock::Guard guard{"wg:{g}:spent:1", "wg:{g}:pace:1",
+                         std::chrono::duration_cast<std::chrono::milliseconds>(
+                             (f.clock.wall_now() + 1h).time_since_epoch())
+                             .count()};
+  auto claim = [&](const std::string& key) {
+    return f.run<FetchLock::Claim>([&]() -> boost::asio::awaitable<FetchLock::Claim> {
+      co_return co_await lock.claim(key, "wg:{g}:g0.0:" + key, 5s, {}, f.clock.wall_now(),
+                                    WallTime{}, &guard);
+    });
+  };
+  std::vector<FetchLock::Claim> claims;
+  for (int i = 0; i < 5; ++i) claims.push_back(claim("wg:{g}:r:*:300:" + std::to_string(i * 300)));
+  for (int i = 0; i < 5; ++i) {
+    BOOST_TEST((claims[i].state == FetchLock::Claim::State::acquired));
+    BOOST_TEST(claims[i].spent == static_cast<std::uint64_t>(i));  // counted before it
+  }
+  BOOST_TEST(f.redis_server.command({"HGET", guard.counter, "n"}) == "5");
+  // A busy claim reserves nothing.
+  BOOST_TEST((claim("wg:{g}:r:*:300:0").state == FetchLock::Claim::State::busy));
+  BOOST_TEST(f.redis_server.command({"HGET", guard.counter, "n"}) == "5");
+  f.run<bool>([&]() -> boost::asio::awaitable<bool> {
+    co_await lock.release("wg:{g}:r:*:300:0", claims[0].token, &guard);
+    co_return true;
+  });
+  BOOST_TEST(f.redis_server.command({"HGET", guard.counter, "n"}) == "4");
+  const auto reserved = f.run<std::optional<std::uint64_t>>(
+      [&]() -> boost::asio::awaitable<std::optional<std::uint64_t>> {
+        co_return co_await lock.reserve(guard);
+      });
+  BOOST_TEST(reserved.value_or(99) == 4u);
+  BOOST_TEST(f.redis_server.command({"HGET", guard.counter, "n"}) == "5");
 }
 
 BOOST_AUTO_TEST_CASE(a_window_in_l1_is_not_read_again_with_the_widget_data) {

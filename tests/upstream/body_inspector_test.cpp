@@ -240,3 +240,25 @@ BOOST_AUTO_TEST_CASE(reviews_every_truncation_is_rejected) {
     }
   }
 }
+
+BOOST_AUTO_TEST_CASE(widget_counts_that_contradict_each_other) {
+  BOOST_TEST(inspect_widget_body(kWidget)->consistent);  // 1000 + 234, stars 15 of 1234
+  BOOST_TEST(inspect_widget_body(R"({"totalReviewAmount":0,"reviewAmount":{}})")->consistent);
+  auto check = [](const std::string& amounts, const std::string& stars) {
+    return inspect_widget_body(R"({"totalReviewAmount":10,"reviewAmount":)" + amounts +
+                               (stars.empty() ? "" : R"(,"reviewStars":)" + stars) + "}")
+        ->consistent;
+  };
+  BOOST_TEST(check(R"({"zoon":4,"avito":6})", ""));
+  BOOST_TEST(!check(R"({"zoon":4,"avito":7})", ""));  // adds up to 11
+  BOOST_TEST(!check(R"({"zoon":4})", ""));            // to 4
+  BOOST_TEST(!check("{}", ""));                       // 10 reviews from no platform
+  BOOST_TEST(check(R"({"zoon":10})", R"({"one":1,"five":9})"));
+  BOOST_TEST(check(R"({"zoon":10})", R"({"one":0})"));            // unrated reviews are not stars
+  BOOST_TEST(!check(R"({"zoon":10})", R"({"one":2,"five":9})"));  // 11 stars of 10 reviews
+  BOOST_TEST(check(R"({"zoon":10})", R"({"one":"x"})"));          // not counts: not read
+  // Sums past 2^64 do not wrap into agreement.
+  BOOST_TEST(!inspect_widget_body(
+                  R"({"totalReviewAmount":1,"reviewAmount":{"a":18446744073709551615,"b":2}})")
+                  ->consistent);
+}

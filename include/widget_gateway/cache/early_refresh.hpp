@@ -22,4 +22,11 @@ inline constexpr double kDefaultEarlyRefreshBeta = 1.0;
 bool should_refresh_early(WallTime now, WallTime fresh_until,
                           std::chrono::milliseconds recompute_cost, double beta, double random01);
 
+// The same rule as a head start drawn once: how long before expiry one draw of `random01`
+// refreshes, recompute_cost * kDefaultEarlyRefreshBeta * -ln(random01), at most `lifetime`
+// (the copy's whole freshness). Zero for a zero cost or a draw of 1.
+std::chrono::milliseconds early_head_start(std::chrono::nanoseconds lifetime,
+                                           std::chrono::milliseconds recompute_cost,
+                                           double random01);
+
 }  // namespace wg::cache

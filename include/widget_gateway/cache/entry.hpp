@@ -11,9 +11,15 @@
 //   body         u32 length + bytes
 //   sections     u32 count, then per section: u8 tag, u32 length, payload
 //     tag 1 (variant): u32 coding length + coding bytes, then the encoded body (the rest)
+//     tag 2 (hold):    i64 since (ms), u8 provisional (0 or 1)
+//     tag 3 (fetch):   u32 fetch time (ms), i64 early refresh from (ms)
 //     unknown tags are skipped, so later fields can be added as new sections without
 //     breaking readers of this version.
 // Nothing may follow the last section: every truncation or extension is detected.
+//
+// The fixed header (magic to stale_until, kHeaderBytes) is what the fetch lock's script reads
+// of an entry (GETRANGE) to tell whether Redis holds a newer copy than a worker's
+// (docs/freshness.md).
 
 #include <cstdint>
 #include <memory>
@@ -27,6 +33,22 @@
 #include "widget_gateway/common/clock.hpp"
 
 namespace wg::cache {
+
+// The bytes of the fixed header, and where stored_at and fresh_until sit in it.
+inline constexpr std::size_t kHeaderBytes = 30;
+inline constexpr std::size_t kStoredAtOffset = 6;
+inline constexpr std::size_t kFreshUntilOffset = 14;
+
+// An upstream answer held back because it took more than half of the data away
+// (docs/freshness.md): the copy carrying it is served with detail=unconfirmed until
+// `since` + cache.confirm_after.
+struct Hold {
+  WallTime since{};  // the first held-back answer (millisecond precision once encoded)
+  // True: there was no adopted copy to keep, and this copy is the held-back answer itself:
+  // served, but never a proof (list ends, local answers, the guard's bound).
+  bool provisional = false;
+  friend bool operator==(const Hold&, const Hold&) = default;
+};
 
 struct Entry {
   std::uint16_t status = 200;  // 200, or 404/400 for a cached unknown widget (negative entry)
@@ -44,6 +66,16 @@ struct Entry {
   // An answer proven by the widget data or by windows (an empty page, an unknown widget's
   // reviews), kept in L1 only: served again as what it is (detail=local).
   bool proven = false;
+  std::optional<Hold> hold;  // a held-back answer's mark (see Hold)
+  // How long the upstream exchange that produced this copy took (0: not known), and from when
+  // a request starts its one early refresh (XFetch, drawn once when it was fetched:
+  // cache::early_refresh_at); WallTime{} for never.
+  std::chrono::milliseconds fetch_time{0};
+  WallTime early_at{};
+  // Read from Redis after a soft purge of its widget (or of everything) that it predates: its
+  // fresh_until is the purge, and it may be served while revalidating until stale_until. Set
+  // when it is read, never stored.
+  bool soft_purged = false;
   // Where each element of a reviews array body lies in `body` (offset, length), when known:
   // set when the body is validated at fetch time, or by the worker that owns the entry the
   // first time it parses a window read from Redis, so pages derived from this window do not
@@ -59,7 +91,8 @@ struct Entry {
   friend bool operator==(const Entry& a, const Entry& b) {
     return a.status == b.status && a.stored_at == b.stored_at && a.fresh_until == b.fresh_until &&
            a.stale_until == b.stale_until && a.etag == b.etag && a.body == b.body &&
-           a.variants == b.variants;
+           a.variants == b.variants && a.hold == b.hold && a.fetch_time == b.fetch_time &&
+           a.early_at == b.early_at;
   }
 };
 
@@ -77,6 +110,14 @@ void codings_on_demand(Entry& entry);
 // outside `body` (the spans do not belong to it).
 std::optional<std::vector<std::string_view>> elements_from_spans(
     std::string_view body, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& spans);
+
+// Whether a copy stored at `stored_at` and fresh until `fresh_until` is newer than `than`: it
+// was stored later, or it is the same copy with a later freshness (a hold written back). The
+// acquire script of the fetch lock compares the header fields in Redis the same way.
+inline bool newer_than(WallTime stored_at, WallTime fresh_until, const Entry& than) {
+  return stored_at > than.stored_at ||
+         (stored_at == than.stored_at && fresh_until > than.fresh_until);
+}
 
 std::string encode_entry(const Entry& entry);
 

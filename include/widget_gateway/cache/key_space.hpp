@@ -91,6 +91,10 @@ class KeySpace {
   std::string widget_generation(std::string_view escaped_id) const {
     return widget_head(escaped_id) + "gen";
   }
+  // "<prefix>{id}:soft": the widget's last soft purge (ms since the epoch).
+  std::string widget_soft(std::string_view escaped_id) const {
+    return widget_head(escaped_id) + "soft";
+  }
   // A logical key as a Redis key with no generation in it: "wg:{id}:rest" becomes
   // "<prefix>{id}:rest" (same tag). Fetch locks are named so (serving::lock_key_for).
   std::string unversioned(std::string_view logical_key) const {
@@ -100,8 +104,15 @@ class KeySpace {
 
   // "<prefix>gen": the purge-all generation (a counter), always read and written alone.
   std::string global_generation() const { return prefix_ + "gen"; }
+  // "<prefix>soft": the last soft purge-all (ms since the epoch), always read and written alone.
+  std::string global_soft() const { return prefix_ + "soft"; }
   // "<prefix>purge": the pub/sub channel purges are announced on.
   std::string purge_channel() const { return prefix_ + "purge"; }
+  // "<prefix>stored": the pub/sub channel new copies are announced on (docs/freshness.md).
+  std::string stored_channel() const { return prefix_ + "stored"; }
+  // "<prefix>unconfirmed": keys whose copy holds back an upstream answer (a sorted set: logical
+  // key, scored by the hold's start in ms), for /admin/status.
+  std::string unconfirmed() const { return prefix_ + "unconfirmed"; }
   // "<prefix>known-widgets": the set of ids upstream answered 200 for.
   std::string known_widgets() const { return prefix_ + "known-widgets"; }
 

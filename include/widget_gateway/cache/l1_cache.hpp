@@ -26,6 +26,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -81,6 +82,10 @@ class L1Cache {
   // it ("wg:{<escaped id>}:") is served from a per-shard index in O(entries of that widget);
   // any other prefix scans every entry (O(n); only purge-all like operations need it).
   void erase_prefix(std::string_view prefix);
+  // Erases the keys starting with `prefix` (which starts with a widget prefix: served from the
+  // widget's index) for which `erase` says so.
+  void erase_prefix_if(std::string_view prefix,
+                       const std::function<bool(std::string_view key, const Entry& entry)>& erase);
 
   void clear();
 

@@ -64,7 +64,8 @@ ListFacts with_window(ListFacts known, std::uint64_t start, std::size_t count);
 //     widget").
 // Anything else is not proof: a type listed with a positive count but absent from sources, or
 // a linked type missing from reviewAmount, goes upstream, since answering [] for reviews that
-// exist is the worse mistake.
+// exist is the worse mistake. Widget data whose counts contradict each other
+// (WidgetSummary::consistent) proves nothing.
 bool provably_empty(const api::ReviewsQuery& query, const api::WidgetSummary* widget,
                     const ListFacts& list = {});
 inline bool provably_empty(const api::ReviewsQuery& query, const api::WidgetSummary& widget) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "widget_gateway/cache/entry.hpp"
 #include "widget_gateway/cache/generations.hpp"
@@ -65,17 +66,49 @@ class RedisStore {
   // same key prefix) drops its L1.
   boost::asio::awaitable<std::error_code> purge_widget(std::string_view widget_id);
   boost::asio::awaitable<std::error_code> purge_all();
+  // Soft purges (docs/freshness.md): the widget's (or the global) stamp raised to `now`,
+  // announced the same way; copies stored before it are read as stale from then on.
+  boost::asio::awaitable<std::error_code> soft_purge_widget(std::string_view widget_id,
+                                                            WallTime now);
+  boost::asio::awaitable<std::error_code> soft_purge_all(WallTime now);
   // Applies a purge announcement (from the subscriber of keys().purge_channel()); returns the
   // L1 prefix to drop ("" for everything), nullopt for a malformed message.
   std::optional<std::string> apply_purge_message(std::string_view message);
+  // The soft-purge stamp a copy of `key` is held to (WallTime{}: none known).
+  WallTime soft_stamp(const std::string& key) const;
+
+  // The keys whose copy holds back an upstream answer (docs/freshness.md), fleet-wide, in
+  // keys().unconfirmed(): added when a hold starts (at most kMaxHolds kept, the newest), removed
+  // when its key adopts an answer again. holds() lists the `most` oldest that still hold (the
+  // others, purged or evicted since, are removed as they are met) and how many the set has.
+  static constexpr std::size_t kMaxHolds = 1000;
+  struct PendingHold {
+    std::string key;  // logical
+    WallTime since;
+    WallTime confirm_at;
+  };
+  boost::asio::awaitable<void> note_hold(const std::string& key, WallTime since);
+  boost::asio::awaitable<void> forget_hold(const std::string& key);
+  boost::asio::awaitable<std::pair<std::size_t, std::vector<PendingHold>>> holds(std::size_t most);
 
   // The Redis key `key` currently maps to (reads generations it does not know yet).
   boost::asio::awaitable<std::pair<std::error_code, std::string>> physical(const std::string& key);
 
  private:
-  // One generation counter's value (nil is 0).
+  // One generation counter's (or stamp's) value (nil is 0).
   boost::asio::awaitable<std::pair<std::error_code, std::uint64_t>> read_generation(
       std::string key);
+  // A widget's generation and soft stamp, in one MGET (one slot).
+  struct WidgetState {
+    std::error_code ec;
+    std::uint64_t generation = 0;
+    std::uint64_t soft_ms = 0;
+  };
+  boost::asio::awaitable<WidgetState> read_widget(std::string escaped_id);
+  // Raises the stamp under `key` to `now` and announces `message_head` + " <stamp>" (+ tail).
+  boost::asio::awaitable<std::error_code> soft_purge(std::string key, WallTime now,
+                                                     std::string message_head,
+                                                     std::string message_tail);
 
   redis::Client& redis_;
   Generations& generations_;

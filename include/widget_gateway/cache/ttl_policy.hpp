@@ -37,15 +37,29 @@ class TtlPolicy {
   // A cached unknown widget: fresh for negative_ttl, no stale window.
   Freshness for_negative(WallTime now) const;
 
-  // The latest freshness these settings give an answer stored at `stored_at`: for_success with
-  // the whole jitter (`status` 200), or for_negative.
-  Freshness latest_for(WallTime stored_at, std::uint16_t status) const;
+  // A copy carrying a hold that began at `since` (docs/freshness.md): fresh until
+  // since + confirm_after, when its confirmation fetch is due, then the stale window.
+  Freshness for_hold(WallTime since) const;
+  std::chrono::milliseconds confirm_after() const { return confirm_after_; }
+
+  // The latest freshness these settings give `entry`: for_hold when it carries a hold, else
+  // for_success with the whole jitter (status 200) or for_negative, from its stored_at.
+  Freshness latest_for(const Entry& entry) const;
 
   // An entry read back is held to these settings, whatever settings stored it (before a
   // reload, or on an instance configured otherwise): fresh_until and stale_until become at most
-  // latest_for(its stored_at). Nullopt when it is within them already, which every entry these
-  // settings made is. So a lowered max_ttl, or a moved refresh_at, applies to what is cached.
+  // latest_for(it). Nullopt when it is within them already, which every entry these settings
+  // made is. So a lowered max_ttl, or a moved refresh_at, applies to what is cached.
   std::optional<Freshness> held_to(const Entry& entry) const;
+
+  // The moment from which a success stored at `stored_at` and fresh until `fresh_until` is
+  // refreshed early (XFetch, Vattani et al.: fresh_until - fetch_time * -ln(draw), `draw` in
+  // (0, 1] drawn once per stored copy, so every reader agrees), but never before the start of
+  // the freshness period `fresh_until` ends in: a refresh before it would be a second call in
+  // the period the copy was stored in, for data that changes only at the next boundary.
+  // fresh_until itself means never (a refresh is due then anyway).
+  WallTime early_refresh_at(WallTime stored_at, WallTime fresh_until,
+                            std::chrono::milliseconds fetch_time, double draw) const;
 
   friend bool operator==(const TtlPolicy&, const TtlPolicy&) = default;
 
@@ -69,6 +83,7 @@ class TtlPolicy {
   config::Duration jitter_;
   config::Duration stale_window_;
   config::Duration negative_ttl_;
+  config::Duration confirm_after_;
 };
 
 }  // namespace wg::cache

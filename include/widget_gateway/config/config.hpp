@@ -103,6 +103,12 @@ struct CacheConfig {
   Duration negative_max_age{0};  // downstream lifetime of widget_not_found; 0 = no-store
   std::size_t l1_max_bytes = 256 * 1024 * 1024;
   bool derive_pages = true;
+  // Last-known-good (docs/freshness.md): how long an upstream answer that takes more than half
+  // of the data away is held back (the adopted copy served meanwhile); 0 = adopted at once.
+  Duration confirm_after = std::chrono::minutes(10);
+  // A reviews request that would get 429 or 5xx with no copy to serve gets 200 [] instead
+  // (no-store, detail=empty-on-error).
+  bool empty_reviews_on_error = false;
   friend bool operator==(const CacheConfig&, const CacheConfig&) = default;
 };
 

@@ -10,13 +10,35 @@
 #include <string_view>
 #include <system_error>
 
+#include "widget_gateway/common/clock.hpp"
 #include "widget_gateway/metrics/registry.hpp"
 
 namespace wg::metrics {
 
 enum class Route : std::uint8_t { widget, reviews, healthz, readyz, other };
-// How a request was answered, as in Cache-Status: `none` for errors and health endpoints.
-enum class CacheResult : std::uint8_t { hit, miss, collapsed, stale, derived, local, none };
+// How a request was answered, as in Cache-Status: `unconfirmed` for a copy that holds back an
+// upstream answer, `empty` for the [] of cache.empty_reviews_on_error, `none` for errors and
+// health endpoints.
+enum class CacheResult : std::uint8_t {
+  hit,
+  miss,
+  collapsed,
+  stale,
+  derived,
+  local,
+  unconfirmed,
+  empty,
+  none
+};
+inline constexpr std::size_t kCacheResults = 9;
+// A refresh of a copy being served: it was stale, or fresh with its early refresh due.
+enum class RefreshKind : std::uint8_t { stale, early };
+// What a refresh ended in (docs/freshness.md): a new copy stored, the same bytes again, an answer
+// held back, a newer copy another worker or instance had stored adopted instead of a call, or a
+// failure.
+enum class RefreshResult : std::uint8_t { stored, unchanged, unconfirmed, adopted, failed };
+inline constexpr std::size_t kRefreshKinds = 2;
+inline constexpr std::size_t kRefreshResults = 5;
 enum class UpstreamEndpoint : std::uint8_t { widget, reviews };
 // Why an upstream exchange failed; mirrors the upstream values of wg::errc.
 enum class UpstreamFailure : std::uint8_t {
@@ -93,6 +115,8 @@ std::string_view to_string(RefusalReason reason);
 std::string_view to_string(StaleReason reason);  // the Cache-Status detail spelling
 std::string_view to_string(QuotaMode mode);
 std::string_view to_string(RedisError error);
+std::string_view to_string(RefreshKind kind);
+std::string_view to_string(RefreshResult result);
 
 // "" -> none; "connect", "timeout", "closed", "bad_status", "invalid_body", "tls",
 // "rate_limited"; anything else -> other.
@@ -128,6 +152,9 @@ struct ScrapeSources {
   std::function<double()> output_paused;         // HTTP/1.1 requests that waited for room
   std::function<double()> slow_readers_closed;   // connections closed below min_send_rate
   std::function<double()> access_log_dropped;    // lines the access log could not queue
+  // The clock the oldest copy served is aged against (wg_oldest_served_age_seconds).
+  std::function<WallTime()> wall_now;
+  std::function<double()> next_refresh;  // Unix time of the next refresh_at + refresh_lag
 };
 
 // The statuses the gateway answers with (and upstream commonly sends); every other code is
@@ -165,6 +192,16 @@ class GatewayMetrics {
   void cache_lookup(Tier tier, bool hit) noexcept;
   void coalesced_waiter() noexcept;  // a request that waited on another's upstream fetch
   void stale_served(StaleReason reason) noexcept;
+  // A copy answered (any answer with a cached body, hits included): its stored_at, the time
+  // upstream answered it. Feeds wg_oldest_served_age_seconds; on the hit path, so it only
+  // compares and, rarely, stores into the calling worker's own shard.
+  void served_copy(WallTime stored_at, WallTime now) noexcept;
+  // The age of the oldest copy served in the last minute (0 when none was).
+  double oldest_served_age(WallTime now) const noexcept;
+  // A refresh of a served copy and what it ended in (wg_background_refreshes_total).
+  void refreshed(RefreshKind kind, RefreshResult result) noexcept;
+  // An upstream answer held back as taking more than half away (wg_upstream_unconfirmed_total).
+  void upstream_unconfirmed(UpstreamEndpoint endpoint) noexcept;
   void local_answer() noexcept;
   void derived_page() noexcept;
   // One failed Redis command (wg_redis_errors_total{kind}).
@@ -188,11 +225,14 @@ class GatewayMetrics {
 
   // Requests on the API routes so far, by how they were answered (summed over the shards, for
   // the status page: any thread, off the request path). Indexed by CacheResult.
-  std::array<std::uint64_t, 7> api_requests_by_cache_result() const noexcept;
+  std::array<std::uint64_t, kCacheResults> api_requests_by_cache_result() const noexcept;
+  // Stale answers so far, by reason (indexed by StaleReason); refreshes by kind and result.
+  std::array<std::uint64_t, 5> stale_answers_by_reason() const noexcept;
+  std::array<std::array<std::uint64_t, kRefreshResults>, kRefreshKinds> refreshes() const noexcept;
+  std::uint64_t unconfirmed_answers() const noexcept;
 
  private:
   static constexpr std::size_t kRoutes = 5;
-  static constexpr std::size_t kCacheResults = 7;
   static constexpr std::size_t kStatusSlots = kKnownStatuses.size() + 1;  // + other
   static constexpr std::size_t kUpstreamStatusSlots = kStatusSlots + 1;   // + none (0)
   static constexpr std::size_t kEndpoints = 2;
@@ -218,6 +258,9 @@ class GatewayMetrics {
   Gauge* circuit_open_ = nullptr;
   std::array<Counter*, 2> config_reloads_{};  // [success]
   Gauge* config_reload_success_at_ = nullptr;
+  OldestSeen oldest_served_;
+  std::array<std::array<Counter*, kRefreshResults>, kRefreshKinds> refreshes_{};
+  std::array<Counter*, kEndpoints> unconfirmed_{};
 };
 
 }  // namespace wg::metrics

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace wg::metrics {
@@ -124,6 +125,34 @@ class Histogram {
   std::size_t lines_per_shard_;
   std::unique_ptr<Line[]> lines_;  // kShards blocks of lines_per_shard_ lines each
   std::unique_ptr<Sum[]> sums_;    // one per shard
+};
+
+// The oldest of the times observed within the last minute (the age of the oldest copy served,
+// wg_oldest_served_age_seconds). Each shard keeps two 30-second slots; a slot holds its window's
+// number and the oldest time seen in it, packed into one word, so a read never sees one without
+// the other. Observing is a load and a compare, and a store only when the time is older or the
+// window moved on: on the hit path, with no atomic read-modify-write on a worker's own shard.
+class OldestSeen {
+ public:
+  static constexpr std::int64_t kWindowSeconds = 30;
+
+  OldestSeen() = default;
+  OldestSeen(const OldestSeen&) = delete;
+  OldestSeen& operator=(const OldestSeen&) = delete;
+
+  // `seen_s` and `now_s`: Unix seconds (non-negative).
+  void observe(std::int64_t seen_s, std::int64_t now_s) noexcept;
+  // The oldest time observed in the window of `now_s` and the one before (the last 30 to 60
+  // seconds); nullopt when none was.
+  std::optional<std::int64_t> oldest(std::int64_t now_s) const noexcept;
+
+ private:
+  static constexpr unsigned kTimeBits = 36;  // Unix seconds up to year 4147
+  static constexpr std::uint64_t kTimeMask = (std::uint64_t{1} << kTimeBits) - 1;
+  struct alignas(detail::kCacheLine) Cell {
+    std::array<std::atomic<std::uint64_t>, 2> slots{};  // 0: never written
+  };
+  std::array<Cell, detail::kShards> cells_;
 };
 
 }  // namespace wg::metrics
