@@ -1,8 +1,9 @@
 'use strict';
 // The status page: reads /admin/status, /admin/quota (the month-end projection is its) and
-// /admin/top-widgets with the admin token as a bearer header, refreshes every 5 s, and purges one widget after a confirmation. The token lives in
-// this tab's sessionStorage only. Every value from the gateway is written as text
-// (textContent), never parsed as HTML.
+// /admin/top-widgets with the admin token as a bearer header, refreshes every 5 s, and purges one
+// widget (soft: made stale and refreshed while served; or hard: removed) after a confirmation.
+// The token lives in this tab's sessionStorage only. Every value from the gateway is written as
+// text (textContent), never parsed as HTML.
 (() => {
   const TOKEN_KEY = 'widget-gateway-admin-token';
   const REFRESH_MS = 5000;
@@ -15,6 +16,25 @@
   const token = () => sessionStorage.getItem(TOKEN_KEY);
   const fmt = (n) => (n === null || n === undefined ? '–' : Number(n).toLocaleString('en'));
   const pct = (r) => (r === null || r === undefined ? '–' : (100 * r).toFixed(1) + ' %');
+  // Copies older than this are past the daily refresh and its slack: shown as bad.
+  const OLD_COPY_S = 26 * 3600;
+
+  // "42 s", "5 min 3 s", "3 h 12 min", "1 d 0 h 0 min".
+  function duration(seconds) {
+    if (seconds === null || seconds === undefined) return '–';
+    if (!Number.isFinite(Number(seconds))) return '–';
+    const s = Math.max(0, Math.round(Number(seconds)));
+    const d = Math.floor(s / 86400), h = Math.floor((s % 86400) / 3600);
+    const m = Math.floor((s % 3600) / 60), r = s % 60;
+    if (d > 0) return d + ' d ' + h + ' h ' + m + ' min';
+    if (h > 0) return h + ' h ' + m + ' min';
+    if (m > 0) return m + ' min ' + r + ' s';
+    return r + ' s';
+  }
+
+  // The gateway's UTC times ("2026-12-01T15:00:00.000Z") as "2026-12-01 15:00:00 UTC".
+  const utc = (text) =>
+    (typeof text === 'string' && text ? text.slice(0, 19).replace('T', ' ') + ' UTC' : '–');
 
   async function call(path, method = 'GET') {
     const response = await fetch(path, {
@@ -101,6 +121,7 @@
     $('rps').textContent = s.traffic.requests_per_second === null ? '–'
         : s.traffic.requests_per_second.toFixed(1);
     $('hit-ratio-start').textContent = pct(s.traffic.hit_ratio_since_start);
+    showFreshness(s);
 
     const today = s.upstream_today;
     if (today) {
@@ -127,6 +148,76 @@
       cell(row, w.redis, w.redis === 'up' ? 'good' : 'bad');
       rows.appendChild(row);
     }
+  }
+
+  function showFreshness(s) {
+    const a = s.answers, f = s.freshness;
+    if (!a || !f) return;  // a gateway from before these fields
+    const stale = a.stale || {};
+    const staleTotal = stale.total || 0;
+    const answered = (a.fresh || 0) + staleTotal + (a.unconfirmed || 0) + (a.empty_on_error || 0) +
+        (a.miss || 0);
+    $('answers-fresh').textContent = fmt(a.fresh) +
+        (answered > 0 ? ' (' + pct(a.fresh / answered) + ' of answers)' : '');
+    $('answers-stale').textContent = fmt(staleTotal) +
+        (answered > 0 ? ' (' + pct(staleTotal / answered) + ' of answers)' : '');
+    const reasons = Object.entries(stale).filter(([reason, n]) => reason !== 'total' && n > 0)
+        .map(([reason, n]) => reason + ' ' + fmt(n));
+    $('stale-reasons').textContent = reasons.length > 0 ? reasons.join(' · ') : 'none';
+    $('answers-unconfirmed').textContent = fmt(a.unconfirmed);
+    $('answers-empty').textContent = fmt(a.empty_on_error);
+    $('answers-miss').textContent = fmt(a.miss);
+
+    const age = f.oldest_served_age_s;
+    $('oldest-age').textContent = duration(age);
+    $('oldest-age').className = age > OLD_COPY_S ? 'bad' : '';
+
+    const next = Date.parse(f.next_refresh);
+    if (!f.next_refresh || !(next > 0)) {
+      $('next-refresh').textContent = '–';  // no daily refresh known (the epoch)
+    } else {
+      const now = Date.parse(s.now);
+      const wait = next - (Number.isFinite(now) ? now : Date.now());
+      $('next-refresh').textContent = utc(f.next_refresh) +
+          (wait >= 0 ? ' (in ' + duration(wait / 1000) + ')' : '');
+    }
+    $('held-back').textContent = fmt(f.held_back);
+
+    // One column per kind (stale, early), one row per result.
+    const kinds = Object.entries(f.refreshes || {});
+    const head = $('refresh-kinds');
+    clear(head);
+    for (const title of ['result'].concat(kinds.map(([kind]) => kind))) {
+      head.appendChild(document.createElement('th')).textContent = title;
+    }
+    const refreshes = $('refreshes');
+    clear(refreshes);
+    for (const result of ['stored', 'unchanged', 'unconfirmed', 'adopted', 'failed']) {
+      const row = document.createElement('tr');
+      cell(row, result);
+      for (const [, counts] of kinds) {
+        const n = counts[result];
+        cell(row, fmt(n), result === 'failed' && n > 0 ? 'bad' : undefined);
+      }
+      refreshes.appendChild(row);
+    }
+
+    const pending = f.unconfirmed || { total: 0, keys: [] };
+    const keys = pending.keys || [];
+    const rows = $('pending');
+    clear(rows);
+    for (const k of keys) {
+      const row = document.createElement('tr');
+      cell(row, k.key, 'id');
+      cell(row, utc(k.since));
+      cell(row, utc(k.confirm_at));
+      rows.appendChild(row);
+    }
+    $('pending-total').textContent = pending.total > keys.length
+        ? '(' + fmt(keys.length) + ' of ' + fmt(pending.total) + ' listed)'
+        : '(' + fmt(pending.total) + ')';
+    $('pending-table').hidden = keys.length === 0;
+    $('pending-none').hidden = keys.length > 0;
   }
 
   function showTop(top) {
@@ -182,21 +273,43 @@
     timer = setTimeout(refresh, REFRESH_MS);
   }
 
+  const softChosen = () => $('purge-soft').checked;
+
+  // The confirmation says which purge the button does (the choice can change while it shows).
+  function describePurge() {
+    if (softChosen()) {
+      $('confirm-kind').textContent = 'Soft-purge';
+      $('confirm-effect').textContent = 'Its copies become stale at once and are still served ' +
+          'while one refresh per key replaces them (no visitor waits).';
+      $('confirm-yes').textContent = 'Soft-purge it';
+    } else {
+      $('confirm-kind').textContent = 'Hard-purge (remove)';
+      $('confirm-effect').textContent =
+          'Its copies are removed: its next requests wait for upstream.';
+      $('confirm-yes').textContent = 'Purge it';
+    }
+  }
+
   function askPurge(id) {
     $('purge-id').value = id;
     const wanted = $('purge-id').value.trim();
     if (!wanted) return;
     $('confirm-id').textContent = wanted;
+    describePurge();
     $('confirm').hidden = false;
     $('purge-result').textContent = '';
   }
 
   async function purge() {
     const id = $('confirm-id').textContent;
+    const soft = softChosen();
     $('confirm').hidden = true;
     try {
-      const answer = await call('/admin/purge?widget=' + encodeURIComponent(id), 'POST');
-      $('purge-result').textContent = 'Purged ' + answer.purged + '.';
+      const answer = await call(
+          '/admin/purge?widget=' + encodeURIComponent(id) + (soft ? '&soft=1' : ''), 'POST');
+      // What the gateway says it did ("soft": true only for a soft purge).
+      $('purge-result').textContent =
+          (answer.soft === true ? 'Soft-purged ' : 'Purged ') + answer.purged + '.';
       $('purge-result').className = 'good';
     } catch (e) {
       if (e instanceof Refused) {
@@ -204,7 +317,8 @@
         showLogin(true);
         return;
       }
-      $('purge-result').textContent = 'Purge failed: ' + e.message;
+      $('purge-result').textContent =
+          (soft ? 'Soft purge failed: ' : 'Purge failed: ') + e.message;
       $('purge-result').className = 'bad';
     }
     refresh();
@@ -227,5 +341,7 @@
   $('purge').addEventListener('click', () => askPurge($('purge-id').value));
   $('confirm-yes').addEventListener('click', purge);
   $('confirm-no').addEventListener('click', () => { $('confirm').hidden = true; });
+  $('purge-soft').addEventListener('change', describePurge);
+  $('purge-hard').addEventListener('change', describePurge);
   refresh();
 })();

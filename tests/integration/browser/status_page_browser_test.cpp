@@ -1,8 +1,8 @@
 // The status page in headless Chromium (status_page_check.js): it loads with no console error
 // and no CSP violation, refuses a wrong token and shows nothing, shows the data once the right
 // token is typed (the token kept in session storage, never in a URL), purges a widget through
-// a confirmation (its entry is gone from L1 and Redis afterwards), renders ids as text, and
-// fits a phone's width. The screenshot it takes is the one under docs/.
+// a confirmation, hard then soft (its entry is gone from L1 and Redis afterwards), renders ids
+// as text, and fits a phone's width. The screenshot it takes is the one under docs/.
 #define BOOST_TEST_MODULE status page in a browser
 #include <boost/test/unit_test.hpp>
 
@@ -71,6 +71,8 @@ BOOST_AUTO_TEST_CASE(an_operator_reads_the_status_and_purges_a_widget) {
   BOOST_TEST(str(shown, "hitRatio") != "");
   BOOST_TEST(integer(shown, "workers") == 2);
   BOOST_TEST(integer(shown, "chartLines") == 2);
+  const std::string oldest_age = str(shown, "oldestAge");  // "–" until the page fills it
+  BOOST_TEST((!oldest_age.empty() && oldest_age != "–"), describe(shown));
   simdjson::dom::array top;
   BOOST_REQUIRE(shown["topIds"].get(top) == simdjson::SUCCESS);
   BOOST_REQUIRE(top.size() == 3u);
@@ -80,6 +82,7 @@ BOOST_AUTO_TEST_CASE(an_operator_reads_the_status_and_purges_a_widget) {
   // The purge went through the confirmation and took the widget everywhere.
   BOOST_TEST(str(result, "confirmNames") == ids[1].id);
   BOOST_TEST(str(result, "purgeResult") == "Purged " + ids[1].id + ".");
+  BOOST_TEST(str(result, "softPurgeResult") == "Soft-purged " + ids[1].id + ".");
   BOOST_TEST(!cached_anywhere(gateway.admin_port(), ids[1].id));
   BOOST_TEST(cached_anywhere(gateway.admin_port(), ids[2].id));
   BOOST_TEST(flag(result, "markupRenderedAsText"));

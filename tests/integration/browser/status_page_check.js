@@ -7,8 +7,8 @@
 // 2. a wrong token: the refusal shows and no data does;
 // 3. the right token: the data shows (read back as the page renders it); the screenshot is
 //    taken here, at a laptop's width;
-// 4. purges WIDGET_ID through the confirmation step, and an id made of HTML markup, which
-//    must come back as text;
+// 4. purges WIDGET_ID through the confirmation step, hard (chosen explicitly: soft is the
+//    page's default) then soft, and an id made of HTML markup, which must come back as text;
 // 5. a phone's width: nothing wider than the screen.
 // Every request the page sends is recorded: the token must never be in a URL.
 //
@@ -82,13 +82,15 @@ async function main() {
       workers: document.querySelectorAll('#workers tr').length,
       topIds: [...document.querySelectorAll('#top td.id')].map((td) => td.textContent),
       chartLines: document.querySelectorAll('#burn polyline, #burn line.projection').length,
+      oldestAge: document.getElementById('oldest-age').textContent,
     }));
     result.tokenInStorage = await page.evaluate((t) => Object.values(sessionStorage).includes(t),
                                                 token);
     await page.screenshot({ path: screenshot, fullPage: true });
 
-    // 4. Purge through the confirmation.
+    // 4. Purge through the confirmation: hard (removed), then soft (made stale).
     await page.fill('#purge-id', widgetId);
+    await page.check('#purge-hard');
     await page.click('#purge');
     await visible(page, '#confirm');
     result.confirmNames = await page.textContent('#confirm-id');
@@ -96,6 +98,16 @@ async function main() {
     await page.waitForFunction(() => /^Purged /.test(document.getElementById('purge-result').textContent),
                                null, { timeout: STEP_TIMEOUT_MS });
     result.purgeResult = await page.textContent('#purge-result');
+
+    await page.fill('#purge-id', widgetId);
+    await page.check('#purge-soft');
+    await page.click('#purge');
+    await visible(page, '#confirm');
+    await page.click('#confirm-yes');
+    await page.waitForFunction(
+        () => /^Soft-purged /.test(document.getElementById('purge-result').textContent),
+        null, { timeout: STEP_TIMEOUT_MS });
+    result.softPurgeResult = await page.textContent('#purge-result');
 
     const markup = '<img src=x id=injected>';
     await page.fill('#purge-id', markup);
