@@ -324,7 +324,8 @@ asio::awaitable<SharedFetch::Judged> SharedFetch::judge(const api::ApiRequest& r
       judge_answer(request.endpoint, request.query, *shape, basis, now, ttl.confirm_after());
   if (adopts(verdict)) co_return Judged{verdict, std::move(answer)};
   // Held back: the hold counts from the first held-back answer, fleet-wide (it is in the copy).
-  const WallTime since = basis.hold ? basis.hold->since : now;
+  const WallTime since =
+      basis.hold ? basis.hold->since : std::chrono::floor<std::chrono::milliseconds>(now);
   auto held = std::make_shared<cache::Entry>(verdict == Verdict::hold ? *known : *answer);
   held->hold = cache::Hold{since, verdict == Verdict::provisional};
   const cache::Freshness freshness = ttl.for_hold(since);

@@ -242,6 +242,14 @@ BOOST_AUTO_TEST_CASE(newer_copies) {
   BOOST_TEST(newer_than(e.stored_at, e.fresh_until + milliseconds(1), e));  // a hold written back
   BOOST_TEST(!newer_than(e.stored_at, e.fresh_until, e));
   BOOST_TEST(!newer_than(e.stored_at - milliseconds(1), e.fresh_until + hours(9), e));
+  // Compared in milliseconds: a copy fetched here holds finer times than the same copy read
+  // back from Redis or announced, and a hold written back is newer than either.
+  Entry fetched = e;
+  fetched.stored_at += nanoseconds(123456);
+  fetched.fresh_until += nanoseconds(654321);
+  BOOST_TEST(!newer_than(e.stored_at, e.fresh_until, fetched));
+  BOOST_TEST(newer_than(e.stored_at, e.fresh_until + minutes(10), fetched));
+  BOOST_TEST(!newer_than(fetched.stored_at, fetched.fresh_until, e));
 }
 
 BOOST_AUTO_TEST_CASE(random_corruption_never_crashes) {

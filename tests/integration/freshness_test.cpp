@@ -199,6 +199,17 @@ BOOST_AUTO_TEST_CASE(a_glitch_is_held_back_and_visitors_keep_their_reviews) {
   BOOST_TEST(
       eventually([&] { return gw.get(reviews_path(id, "limit=20&skip=400")).body == "[]"; }, 20s));
   BOOST_TEST(gw.process().output().find("\"event\":\"upstream_confirmed\"") != std::string::npos);
+  // One hold per glitch: every worker served the held copy once it was written, and none
+  // started a hold of its own from an older copy.
+  const std::string output = gw.process().output();
+  const std::string held_widget = "\"event\":\"upstream_unconfirmed\",\"widget\":\"" + id +
+                                  "\",\"target\":\"/api/v1/widgets/widget/" + id + "/remote\"";
+  std::size_t holds = 0;
+  for (auto at = output.find(held_widget); at != std::string::npos;
+       at = output.find(held_widget, at + 1)) {
+    ++holds;
+  }
+  BOOST_TEST(holds == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(a_soft_purge_keeps_serving_while_one_call_per_key_refreshes) {

@@ -218,6 +218,28 @@ BOOST_AUTO_TEST_CASE(a_purge_during_a_hold_adopts_the_next_answer) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(an_announced_hold_drops_the_copy_it_supersedes) {
+  // The copy this instance fetched holds finer times than the announcement (milliseconds, as
+  // encoded): the held copy, the same stored_at with a later freshness, is newer all the same.
+  ServiceFixture f;
+  f.clock.advance(std::chrono::nanoseconds(123456789));
+  BOOST_REQUIRE(f.serve(f.widget(0)).ok());
+  const std::string key = api::cache_key(f.widget(0));
+  const auto mine = f.main().l1.get(key);
+  BOOST_REQUIRE(mine);
+  const auto in_ms = [](WallTime t) { return std::chrono::floor<std::chrono::milliseconds>(t); };
+  auto drop = [&](WallTime stored_at, WallTime fresh_until) {
+    return f.run<bool>([&]() -> boost::asio::awaitable<bool> {
+      f.main().core.drop_older(key, stored_at, fresh_until);
+      co_return f.main().l1.get(key) != nullptr;
+    });
+  };
+  // Its own store, announced: kept.
+  BOOST_TEST(drop(in_ms(mine->stored_at), in_ms(mine->fresh_until)));
+  // The same copy held back, fresh for longer: dropped, so the next request reads the hold.
+  BOOST_TEST(!drop(in_ms(mine->stored_at), in_ms(mine->fresh_until) + 10min));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(guard)

@@ -112,11 +112,17 @@ std::optional<std::vector<std::string_view>> elements_from_spans(
     std::string_view body, const std::vector<std::pair<std::uint32_t, std::uint32_t>>& spans);
 
 // Whether a copy stored at `stored_at` and fresh until `fresh_until` is newer than `than`: it
-// was stored later, or it is the same copy with a later freshness (a hold written back). The
-// acquire script of the fetch lock compares the header fields in Redis the same way.
+// was stored later, or it is the same copy with a later freshness (a hold written back). In
+// milliseconds, the precision of the encoded format: a copy this process fetched holds finer
+// times than the same copy read back from Redis or announced. The claim script of the fetch
+// lock compares the header fields in Redis the same way.
 inline bool newer_than(WallTime stored_at, WallTime fresh_until, const Entry& than) {
-  return stored_at > than.stored_at ||
-         (stored_at == than.stored_at && fresh_until > than.fresh_until);
+  using std::chrono::floor;
+  using Ms = std::chrono::milliseconds;
+  const auto stored = floor<Ms>(stored_at);
+  const auto than_stored = floor<Ms>(than.stored_at);
+  return stored > than_stored ||
+         (stored == than_stored && floor<Ms>(fresh_until) > floor<Ms>(than.fresh_until));
 }
 
 std::string encode_entry(const Entry& entry);
