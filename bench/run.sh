@@ -30,6 +30,7 @@ usage() {
 usage: bench/run.sh SCENARIO|all [options]
        bench/run.sh compare DIR_A DIR_B [--threshold 10%]
        bench/run.sh soak [--duration 30m] [options]   (bench/soak.sh --help)
+       bench/run.sh refresh-day [--systems LIST] [options]   (bench/refresh-day.py --help)
   SCENARIO          a name from bench/scenarios/ (without .toml) or a path to a .toml file
   --compare         also run nginx proxy_cache, Varnish, nginx serving static files and the
                     constant-response reference
@@ -248,6 +249,10 @@ fi
 if [[ ${1:-} == soak ]]; then  # bench/soak.sh: a long run under faults, judged on growth
   shift
   exec "$BENCH_DIR/soak.sh" "$@"
+fi
+if [[ ${1:-} == refresh-day ]]; then  # bench/refresh-day.py: the daily refresh boundary under load
+  shift
+  exec python3 "$BENCH_DIR/refresh-day.py" "$@"
 fi
 
 # ----------------------------------------------------------------------------- arguments

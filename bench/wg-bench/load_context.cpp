@@ -103,8 +103,8 @@ void Worker::record_answer(const Attempt& attempt, SteadyTime done, unsigned sta
   const auto latency = static_cast<std::uint64_t>(std::max<std::int64_t>(
       0, std::chrono::duration_cast<std::chrono::nanoseconds>(done - attempt.started).count()));
   if (SecondStats* second = stats.series.at(done)) {
-    ++second->responses;
-    second->latency.record(latency);
+    const auto slow_above = std::chrono::nanoseconds(shared.options.load.slow_above).count();
+    second->record_answer(latency, static_cast<std::uint64_t>(slow_above));
   }
   if (!attempt.measured) return;
   stats.bytes_sent += attempt.request->text.size();

@@ -56,6 +56,8 @@ constexpr std::string_view kUsage =
     "  --ramp STAGES          ramp the load, TARGET:DURATION,...  from 0 (open loop: req/s,\n"
     "                         closed loop: connections); replaces --duration and the warm-up\n"
     "  --fail-if CONDITIONS   exit 5 when one holds, e.g. 'p99>5ms,errors>0,rate<0.95'\n"
+    "  --slow-above D         count the answers slower than D in each second and minute of\n"
+    "                         the JSON series (\"slow\"), e.g. 10ms (default: not counted)\n"
     "  --hgrm FILE            write the latency histogram as HdrHistogram .hgrm text (ms)\n"
     "  --progress auto|on|off live line on stderr (auto: only when stderr is a terminal)\n"
     "  --tsv                  print a tab-separated header line and summary line on stdout\n"
@@ -113,7 +115,7 @@ struct Args {
   std::optional<LoadMode> mode;
   std::optional<unsigned> connections, threads;
   std::optional<double> rate;
-  std::optional<Millis> duration, warmup, timeout;
+  std::optional<Millis> duration, warmup, timeout, slow_above;
   std::optional<std::uint64_t> requests, seed;
   std::optional<std::size_t> pool;
 };
@@ -209,6 +211,9 @@ Args parse_args(int argc, char** argv) {
     else if (flag == "--timeout") {
       a.timeout = duration_flag(flag, value);
       if (a.timeout->count() <= 0) usage_error("--timeout must be > 0");
+    } else if (flag == "--slow-above") {
+      a.slow_above = duration_flag(flag, value);
+      if (a.slow_above->count() <= 0) usage_error("--slow-above must be at least 1ms");
     } else if (flag == "--requests")
       a.requests = parse_number<std::uint64_t>(flag, value);
     else if (flag == "--seed")
@@ -290,6 +295,7 @@ LoadSpec effective_load(const Args& args, Scenario& scenario) {
   if (args.warmup) load.warmup = *args.warmup;
   if (args.timeout) load.timeout = *args.timeout;
   if (args.requests) load.requests = *args.requests;
+  if (args.slow_above) load.slow_above = *args.slow_above;
   if (args.seed) scenario.seed = *args.seed;
   if (args.pool) scenario.pool = *args.pool;
   if (args.rate && load.mode == LoadMode::closed) {

@@ -42,9 +42,11 @@ void append_series(std::string& out, const ReportContext& c, const LoadResult& r
   const LoadProfile profile = load_profile(c.load);
   const bool open = c.load.mode == LoadMode::open && c.load.requests == 0;
   const double end = r.warmup_seconds + r.measured_seconds;
+  const bool slow = c.load.slow_above.count() > 0;
   out +=
       "  \"time_series\": {\"interval_s\": 1, \"measured_from_s\": " + number(r.warmup_seconds, 3) +
-      ", \"measured_until_s\": " + number(end, 3) +
+      ", \"measured_until_s\": " + number(end, 3) + ", \"slow_above_us\": " +
+      (slow ? number(static_cast<double>(c.load.slow_above.count()) * 1000.0, 1) : "null") +
       ", \"truncated\": " + (series.truncated() ? "true" : "false") + ", \"seconds\": [";
   for (std::size_t i = 0; i < series.size(); ++i) {
     const SecondStats& s = series.second(i);
@@ -56,8 +58,9 @@ void append_series(std::string& out, const ReportContext& c, const LoadResult& r
     }
     out += ", \"sent\": " + std::to_string(s.sent) + ", \"late\": " + std::to_string(s.late) +
            ", \"responses\": " + std::to_string(s.responses) +
-           ", \"errors\": " + std::to_string(s.errors) +
-           ", \"p50_us\": " + micros(s.latency.value_at(0.5)) +
+           ", \"errors\": " + std::to_string(s.errors);
+    if (slow) out += ", \"slow\": " + std::to_string(s.slow);
+    out += ", \"p50_us\": " + micros(s.latency.value_at(0.5)) +
            ", \"p99_us\": " + micros(s.latency.value_at(0.99)) +
            ", \"max_us\": " + micros(s.latency.max()) + "}";
   }
@@ -66,7 +69,8 @@ void append_series(std::string& out, const ReportContext& c, const LoadResult& r
 
 // The same series a minute at a time, each minute's histogram merged from its seconds: exact
 // percentiles per minute for long runs (the soak plots them), where seconds are too noisy.
-void append_minutes(std::string& out, const TimeSeries& series) {
+// `slow`: the run counted slow answers (--slow-above).
+void append_minutes(std::string& out, const TimeSeries& series, bool slow) {
   constexpr std::size_t kSecondsPerMinute = 60;
   out += "  \"minutes\": [";
   for (std::size_t first = 0; first < series.size(); first += kSecondsPerMinute) {
@@ -77,8 +81,9 @@ void append_minutes(std::string& out, const TimeSeries& series) {
     out += "{\"minute\": " + std::to_string(first / kSecondsPerMinute) +
            ", \"seconds\": " + std::to_string(last - first) +
            ", \"responses\": " + std::to_string(minute.responses) +
-           ", \"errors\": " + std::to_string(minute.errors) +
-           ", \"p50_us\": " + micros(minute.latency.value_at(0.5)) +
+           ", \"errors\": " + std::to_string(minute.errors);
+    if (slow) out += ", \"slow\": " + std::to_string(minute.slow);
+    out += ", \"p50_us\": " + micros(minute.latency.value_at(0.5)) +
            ", \"p99_us\": " + micros(minute.latency.value_at(0.99)) +
            ", \"max_us\": " + micros(minute.latency.max()) + "}";
   }
@@ -217,7 +222,7 @@ std::string to_json(const ReportContext& c, const LoadResult& r, const RunFigure
          ", \"max_lateness_us\": " + micros(s.max_lateness_ns) + "},\n";
   append_roles(out, s);
   append_series(out, c, r);
-  append_minutes(out, r.stats.series);
+  append_minutes(out, r.stats.series, c.load.slow_above.count() > 0);
   append_histogram(out, s.latency);
   out += "}\n";
   return out;

@@ -40,6 +40,9 @@ struct LoadSpec {
   unsigned threads = 1;
   // Stages of a ramp (--ramp): open loop, the rate; closed loop, the connections; from 0.
   std::vector<RampStage> ramp;
+  // --slow-above: answers that take longer are counted per second (SecondStats::slow); 0 = not
+  // counted.
+  Millis slow_above{0};
 };
 
 struct KeySpec {

@@ -4,11 +4,18 @@
 
 namespace wg::bench {
 
+void SecondStats::record_answer(std::uint64_t latency_ns, std::uint64_t slow_above_ns) {
+  ++responses;
+  if (slow_above_ns > 0 && latency_ns > slow_above_ns) ++slow;
+  latency.record(latency_ns);
+}
+
 void SecondStats::merge(const SecondStats& other) {
   sent += other.sent;
   late += other.late;
   responses += other.responses;
   errors += other.errors;
+  slow += other.slow;
   latency.merge(other.latency);
 }
 

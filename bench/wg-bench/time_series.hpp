@@ -18,8 +18,11 @@ struct SecondStats {
   std::uint64_t late = 0;  // of those, open loop: more than the late threshold after intended
   std::uint64_t responses = 0;
   std::uint64_t errors = 0;
+  std::uint64_t slow = 0;   // answers that took longer than the run's --slow-above
   CoarseHistogram latency;  // nanoseconds, all answers (warm-up included)
 
+  // An answer that took `latency_ns`; it is slow when slow_above_ns > 0 and it took longer.
+  void record_answer(std::uint64_t latency_ns, std::uint64_t slow_above_ns);
   void merge(const SecondStats& other);
 };
 

@@ -259,6 +259,48 @@ BOOST_AUTO_TEST_CASE(the_series_counts_by_second_and_stays_bounded) {
   BOOST_TEST(a.size() == 3u);
 }
 
+// --slow-above: each second and minute of the JSON series counts the answers that took longer
+// (strictly) than the threshold; without it the field is absent and nothing is counted.
+BOOST_AUTO_TEST_CASE(slow_answers_are_counted_per_second_and_minute) {
+  const wg::SteadyTime start{1000s};
+  const std::uint64_t ten_ms = 10'000'000;
+  TimeSeries a(start), b(start);
+  a.at(start + 100ms)->record_answer(2'000'000, ten_ms);   // fast
+  a.at(start + 200ms)->record_answer(ten_ms, ten_ms);      // at the threshold: not slow
+  a.at(start + 300ms)->record_answer(25'000'000, ten_ms);  // slow
+  b.at(start + 400ms)->record_answer(30'000'000, ten_ms);  // slow, another thread's
+  b.at(start + 61s)->record_answer(40'000'000, ten_ms);    // slow, in the second minute
+  b.at(start + 61s)->record_answer(40'000'000, 0);         // not counted without a threshold
+  a.merge(b);
+  BOOST_TEST_REQUIRE(a.size() == 62u);
+  BOOST_TEST(a.second(0).responses == 4u);
+  BOOST_TEST(a.second(0).slow == 2u);
+  BOOST_TEST(a.second(61).responses == 2u);
+  BOOST_TEST(a.second(61).slow == 1u);
+
+  LoadResult r = result_with(6, 0, 62);
+  r.stats.series = a;
+  ReportContext c;
+  c.label = "gateway";
+  c.load.slow_above = 10ms;
+  const RunFigures f = figures_of(r, LoadMode::closed);
+  const std::string json = to_json(c, r, f, Verdict{});
+  BOOST_TEST(json.find("\"slow_above_us\": 10000.0") != std::string::npos, json);
+  BOOST_TEST(json.find("{\"t\": 0, \"sent\": 0, \"late\": 0, \"responses\": 4, \"errors\": 0, "
+                       "\"slow\": 2, ") != std::string::npos);
+  BOOST_TEST(json.find("{\"t\": 1, \"sent\": 0, \"late\": 0, \"responses\": 0, \"errors\": 0, "
+                       "\"slow\": 0, ") != std::string::npos);
+  BOOST_TEST(json.find("{\"minute\": 0, \"seconds\": 60, \"responses\": 4, \"errors\": 0, "
+                       "\"slow\": 2, ") != std::string::npos);
+  BOOST_TEST(json.find("{\"minute\": 1, \"seconds\": 2, \"responses\": 2, \"errors\": 0, "
+                       "\"slow\": 1, ") != std::string::npos);
+
+  c.load.slow_above = 0ms;  // not asked for: no "slow" anywhere
+  const std::string plain = to_json(c, r, f, Verdict{});
+  BOOST_TEST(plain.find("\"slow_above_us\": null") != std::string::npos);
+  BOOST_TEST(plain.find("\"slow\":") == std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(roles_are_merged_and_reported_apart) {
   RunStats a, b;
   a.roles[static_cast<std::size_t>(Role::visitor)].responses = 3;

@@ -222,7 +222,8 @@ BOOST_AUTO_TEST_CASE(missing_file_is_an_error) {
 BOOST_AUTO_TEST_CASE(shipped_scenarios_parse) {
   for (const char* name :
        {"hot-hits", "hot-hits-256", "large-page", "zipf-site", "zipf-site-redis-only", "quota-walk",
-        "memory-10k", "cold-storm", "cache-busters", "upstream-outage", "redis-outage", "soak"}) {
+        "memory-10k", "cold-storm", "cache-busters", "upstream-outage", "redis-outage", "soak",
+        "refresh-day"}) {
     const std::string path = std::string(WG_SOURCE_DIR) + "/bench/scenarios/" + name + ".toml";
     BOOST_TEST_CONTEXT(path) {
       Scenario s;

@@ -28,6 +28,8 @@ constexpr std::string_view kUsage =
     "  --threads N          I/O threads (default 1)\n"
     "  --cache-mb N         rendered widgets kept in memory, MiB (default 512)\n"
     "  --prerender          render the data set (within --cache-mb) before listening\n"
+    "  --expires-at T       upstream's daily refresh at unix time T: API 200s carry\n"
+    "                       Cache-Control max-age and Expires for it (or a later day's)\n"
     "  --tls-cert FILE      PEM certificate chain; with --tls-key, serve HTTPS\n"
     "  --tls-key FILE       PEM private key\n"
     "  --help               show this help\n"
@@ -96,6 +98,10 @@ Args parse_args(int argc, char** argv) {
       if (!n || *n == 0 || *n > (std::size_t{1} << 20))
         fail("--cache-mb expects a number in 1..1048576");
       args.options.cache_bytes = *n << 20;
+    } else if (flag == "--expires-at") {
+      const auto n = parse_number<std::int64_t>(value);
+      if (!n || *n < 0) fail("--expires-at expects seconds since the epoch");
+      args.options.expires_at = *n;
     } else if (flag == "--tls-cert") {
       args.options.tls_cert_file = std::string(value);
     } else if (flag == "--tls-key") {

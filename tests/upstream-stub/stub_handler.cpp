@@ -239,6 +239,7 @@ StubReply StubHandler::handle(http::verb method, std::string_view target,
     }
   }
   if (taken.retry_after) apply_retry_after(reply, *taken.retry_after);
+  reply.cacheable = reply.status == http::status::ok;
   reply.fault = fault;
   reply.delay = delay;
   return reply;

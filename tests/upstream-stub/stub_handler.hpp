@@ -51,6 +51,9 @@ struct StubReply {
   // Retry-After as an IMF-fixdate this long after the response's Date. The I/O shell writes
   // both from one reading of its clock, so they differ by exactly this much.
   std::optional<std::chrono::seconds> retry_after_date;
+  // A 200 on an API route: the I/O shell adds Cache-Control and Expires when the stub has an
+  // expiry moment (StubOptions::expires_at).
+  bool cacheable = false;
   // What the I/O shell does instead of (or on the way to) sending the reply.
   FaultMode fault = FaultMode::none;
   std::chrono::milliseconds delay{0};  // wait this long before acting

@@ -215,12 +215,18 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   template <class Body>
   void fill_headers(http::response<Body>& response, const StubReply& reply, bool keep_alive) {
     response.set(http::field::server, "widget-upstream-stub");
-    const std::time_t now = std::time(nullptr);  // one reading for Date and a Retry-After date
+    // One reading for Date, a Retry-After date, Cache-Control and Expires.
+    const std::time_t now = std::time(nullptr);
     response.set(http::field::date, http_date(now));
     response.set(http::field::content_type, "application/json; charset=utf-8");
     for (const auto& [name, value] : reply.headers) response.set(name, value);
     if (reply.retry_after_date) {
       response.set(http::field::retry_after, http_date(now + reply.retry_after_date->count()));
+    }
+    if (reply.cacheable && state_->options.expires_at) {  // same reading: max-age ends at Expires
+      const std::int64_t expires = next_expiry(*state_->options.expires_at, now);
+      response.set(http::field::cache_control, "public, max-age=" + std::to_string(expires - now));
+      response.set(http::field::expires, http_date(static_cast<std::time_t>(expires)));
     }
     response.keep_alive(keep_alive);
   }
@@ -330,6 +336,12 @@ net::awaitable<void> accept_loop(std::shared_ptr<State> state) {
 }
 
 }  // namespace
+
+std::int64_t next_expiry(std::int64_t expires_at, std::int64_t now) {
+  constexpr std::int64_t kDay = 86400;
+  if (expires_at > now) return expires_at;
+  return expires_at + ((now - expires_at) / kDay + 1) * kDay;
+}
 
 StubServer::StubServer(net::io_context& ioc, StubOptions options)
     : state_(std::make_shared<detail::ServerState>(ioc, std::move(options))) {

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <boost/asio/io_context.hpp>
@@ -41,7 +42,17 @@ struct StubOptions {
   std::size_t body_limit = 64 * 1024;
   std::size_t cache_bytes = Dataset::kDefaultCacheBytes;
   bool prerender = false;  // render the data set (as far as cache_bytes allows) before listening
+  // Upstream's daily refresh, in seconds since the epoch (--expires-at): 200 answers on the API
+  // routes then carry Cache-Control: public, max-age=N and Expires for that moment, or for the
+  // same time of the first later day still ahead once it has passed (next_expiry). Unset: no
+  // such headers.
+  std::optional<std::int64_t> expires_at;
 };
+
+// The moment an answer dated `now` expires: the first of expires_at + k days (k >= 0) after
+// `now` (seconds since the epoch). So max-age is at least 1, and copies fetched after the
+// refresh keep until the next day's.
+std::int64_t next_expiry(std::int64_t expires_at, std::int64_t now);
 
 class StubServer {
  public:

@@ -137,9 +137,12 @@ BOOST_AUTO_TEST_CASE(sigint_also_stops) {
 }
 
 BOOST_AUTO_TEST_CASE(bad_flags_exit_non_zero) {
-  StubProcess stub({"--widgets", "many"});
-  const auto status = stub.stop(0, 10s);  // signal 0: only wait
-  BOOST_TEST_REQUIRE(status.has_value());
-  BOOST_TEST(WIFEXITED(*status));
-  BOOST_TEST(WEXITSTATUS(*status) == 2);
+  for (const auto& flags : {std::vector<std::string>{"--widgets", "many"},
+                            std::vector<std::string>{"--expires-at", "-5"}}) {
+    StubProcess stub(flags);
+    const auto status = stub.stop(0, 10s);  // signal 0: only wait
+    BOOST_TEST_REQUIRE(status.has_value());
+    BOOST_TEST(WIFEXITED(*status));
+    BOOST_TEST(WEXITSTATUS(*status) == 2);
+  }
 }

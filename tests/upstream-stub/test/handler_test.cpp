@@ -240,6 +240,23 @@ BOOST_AUTO_TEST_CASE(routing_and_methods) {
   BOOST_TEST(status("/__stub/reset") == 405u);
 }
 
+// Only a 200 on an API route may carry the expiry headers (--expires-at): not an error, not a
+// test control.
+BOOST_AUTO_TEST_CASE(only_api_successes_are_cacheable) {
+  BOOST_TEST(get(w0 + "/remote").cacheable);
+  BOOST_TEST(handler.handle(http::verb::head, w0 + "/remote").cacheable);
+  BOOST_TEST(get(w0 + "/reviews/remote?limit=10").cacheable);
+  BOOST_TEST(get(w0 + "/reviews/remote?limit=10&skip=100000").cacheable);  // [] is a 200 too
+  BOOST_TEST(!get("/api/v1/widgets/widget/ffffffffffffffffffffffff/remote").cacheable);  // 404
+  BOOST_TEST(!get(w0 + "/reviews/remote?limit=301").cacheable);                          // 400
+  BOOST_TEST(!post(w0 + "/remote").cacheable);                                           // 405
+  BOOST_TEST(!get("/__stub/stats").cacheable);
+  BOOST_TEST(!get("/__stub/widgets").cacheable);
+  BOOST_TEST(!get("/nope").cacheable);
+  post("/__stub/fault?mode=status503&count=1");
+  BOOST_TEST(!get(w0 + "/remote").cacheable);
+}
+
 BOOST_AUTO_TEST_CASE(counts_api_requests_only) {
   get(w0 + "/remote");
   get("/api/v1/widgets/widget/nope/remote");  // 404: counted

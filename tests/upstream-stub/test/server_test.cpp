@@ -251,6 +251,60 @@ BOOST_AUTO_TEST_CASE(retry_after_values) {
   BOOST_TEST(client.connected());
 }
 
+BOOST_AUTO_TEST_CASE(next_expiry_rolls_over_to_a_later_day) {
+  using wg::stub::next_expiry;
+  BOOST_TEST(next_expiry(1000, 999) == 1000);
+  BOOST_TEST(next_expiry(1000, 0) == 1000);
+  BOOST_TEST(next_expiry(1000, 1000) == 1000 + 86400);  // never max-age=0
+  BOOST_TEST(next_expiry(1000, 1001) == 1000 + 86400);
+  BOOST_TEST(next_expiry(1000, 1000 + 86399) == 1000 + 86400);
+  BOOST_TEST(next_expiry(1000, 1000 + 86400) == 1000 + 2 * 86400);
+  BOOST_TEST(next_expiry(1000, 1000 + 3 * 86400 + 5) == 1000 + 4 * 86400);
+}
+
+// --expires-at: every 200 on an API route expires at that moment, by max-age counted from its
+// own Date and by Expires; errors and test controls carry neither. Once the moment has passed,
+// the same time of the next day.
+BOOST_AUTO_TEST_CASE(expires_at_gives_api_successes_one_expiry) {
+  for (const std::int64_t ahead : {90, -30}) {
+    BOOST_TEST_CONTEXT("expires_at = now + " << ahead) {
+      const std::int64_t at = static_cast<std::int64_t>(std::time(nullptr)) + ahead;
+      StubOptions options = local_options();
+      options.expires_at = at;
+      RunningStub stub(options);
+      TestClient client(stub.port());
+      const std::int64_t expected = ahead > 0 ? at : at + 86400;
+      for (const auto method : {http::verb::get, http::verb::head}) {
+        for (const auto& target : {stub.widget(0), stub.reviews(0, "?limit=10")}) {
+          const Result ok = client.request(method, target);
+          BOOST_TEST_REQUIRE(ok.status() == 200u);
+          const auto date = imf_fixdate(ok.response[http::field::date]);
+          const auto expires = imf_fixdate(ok.response[http::field::expires]);
+          BOOST_TEST_REQUIRE(date.has_value());
+          BOOST_TEST_REQUIRE(expires.has_value(), ok.response[http::field::expires]);
+          BOOST_TEST(*expires == expected);
+          BOOST_TEST(ok.response[http::field::cache_control] ==
+                     "public, max-age=" + std::to_string(expected - *date));
+        }
+      }
+      for (const auto& target :
+           {std::string("/api/v1/widgets/widget/ffffffffffffffffffffffff/remote"),
+            stub.reviews(0, "?limit=301"), std::string("/__stub/stats")}) {
+        const Result other = client.get(target);
+        BOOST_TEST(other.response.count(http::field::cache_control) == 0u, target);
+        BOOST_TEST(other.response.count(http::field::expires) == 0u, target);
+      }
+    }
+  }
+  // Without it, no expiry headers at all.
+  RunningStub plain;
+  TestClient client(plain.port());
+  const Result ok = client.get(plain.widget(0));
+  BOOST_TEST(ok.status() == 200u);
+  BOOST_TEST(ok.response.count(http::field::cache_control) == 0u);
+  BOOST_TEST(ok.response.count(http::field::expires) == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(widget_faults_send_a_widget_without_a_valid_total) {
   RunningStub stub;
   TestClient client(stub.port());
