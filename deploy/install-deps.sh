@@ -21,6 +21,8 @@ for group in "$@"; do
       # Real clients in front of the gateway: a headless browser on another origin (driven by
       # playwright-core from npm) and nginx as a caching CDN.
       packages+=(chromium nginx-light nghttp2-client)
+      # A gateway whose host clock is off (days ahead or behind): libfaketime preloaded into it.
+      packages+=(libfaketime faketime)
       # Node.js and npm run a client-side HTTP cache library in the integration tests. A machine
       # may have them from elsewhere already (a nodejs package that bundles npm and conflicts
       # with Debian's), so Debian's are asked for only when the commands are missing.

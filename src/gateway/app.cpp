@@ -95,6 +95,11 @@ asio::ip::tcp::endpoint listen_endpoint(const config::HostPort& where) {
   return {asio::ip::make_address(host), where.port};
 }
 
+redis::Settings with_fleet_clock(redis::Settings settings, FleetClock& clock) {
+  settings.fleet_clock = &clock;
+  return settings;
+}
+
 // On the worker's thread: drops the L1 keys starting with `prefix`, or everything for "".
 void erase_in(serving::ServingCore& core, const std::string& prefix) {
   if (prefix.empty()) {
@@ -188,7 +193,7 @@ class Gateway final : private Workers, private SiblingCaches {
         loaded_(invocation.config),
         threads_(thread_count(config_)),
         keys_(config_.redis.key_prefix),
-        redis_settings_(serving::redis_settings(config_)),
+        redis_settings_(with_fleet_clock(serving::redis_settings(config_), fleet_clock_)),
         tls_(make_tls(config_.server)),
         control_redis_(control_.get_executor(), redis_settings_),
         store_(control_redis_, generations_, keys_),
@@ -202,8 +207,7 @@ class Gateway final : private Workers, private SiblingCaches {
                   }
                 }),
         sentinel_watcher_(make_sentinel_watcher()),
-        quota_(SystemClock::instance(), config_.quota, instance_name(DefaultRandom::instance()),
-               keys_),
+        quota_(fleet_clock_, config_.quota, instance_name(DefaultRandom::instance()), keys_),
         breaker_(
             config_.upstream.circuit_failures,
             std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -224,13 +228,13 @@ class Gateway final : private Workers, private SiblingCaches {
                    [this] { return hold_.at(SystemClock::instance().steady_now()).left; }),
         widget_policy_(std::make_shared<const api::WidgetPolicy>(config_.access.widget_pattern,
                                                                  config_.access.widgets)),
-        admin_handler_({readiness_, registry_, quota_, *this, store_, SystemClock::instance(),
+        admin_handler_({readiness_, registry_, quota_, *this, store_, fleet_clock_,
                         [this](std::string_view id) { return widget_policy_.load()->allows(id); },
                         &metrics_, status_sources()},
                        config_.admin.token),
         admin_server_(control_, "admin", config_.server, admin_handler_, true),
         signals_(control_, SIGINT, SIGTERM, SIGHUP) {
-    const ProcessParts parts{SystemClock::instance(),
+    const ProcessParts parts{fleet_clock_,
                              DefaultRandom::instance(),
                              generations_,
                              quota_,
@@ -383,6 +387,7 @@ class Gateway final : private Workers, private SiblingCaches {
       co_await tick.async_wait(asio::as_tuple(asio::use_awaitable));
       if (stopping_) break;
       if (!policy_checked) policy_checked = co_await quota::warn_if_quota_evictable(control_redis_);
+      co_await redis::observe_time(control_redis_, fleet_clock_);  // the fleet's clock, kept
       co_await quota_.report(control_redis_);
       co_await known_widgets_.flush(control_redis_);
     }
@@ -733,7 +738,7 @@ class Gateway final : private Workers, private SiblingCaches {
   // The next daily refresh (refresh_at + refresh_lag) under the running settings. Any thread.
   WallTime next_refresh() const {
     const auto cache = cache_config_.load();
-    return cache::next_refresh_boundary(SystemClock::instance().wall_now(), cache->refresh_at,
+    return cache::next_refresh_boundary(fleet_clock_.wall_now(), cache->refresh_at,
                                         cache->utc_offset, cache->refresh_lag);
   }
 
@@ -817,7 +822,10 @@ class Gateway final : private Workers, private SiblingCaches {
       return sum([](const Worker& w) { return w.server_stats().slow_readers_closed.load(); });
     };
     sources.access_log_dropped = [this] { return static_cast<double>(access_log_.dropped()); };
-    sources.wall_now = [] { return SystemClock::instance().wall_now(); };
+    sources.wall_now = [this] { return fleet_clock_.wall_now(); };
+    sources.clock_skew = [this] {
+      return std::chrono::duration<double>(fleet_clock_.offset()).count();
+    };
     sources.next_refresh = [this] { return unix_seconds(next_refresh()); };
     return sources;
   }
@@ -847,6 +855,9 @@ class Gateway final : private Workers, private SiblingCaches {
   };
 
   const config::Invocation& invocation_;
+  // Redis's time, which everything written to Redis or judged against it follows
+  // (docs/clocks.md): measured on every Redis connection and once a second here.
+  FleetClock fleet_clock_{SystemClock::instance()};
   config::Config config_;  // as started: what the parts bound at start run with
   config::Config loaded_;  // the last configuration built (reload thread once running)
   // The running [cache] settings, for the next refresh time /metrics and /admin/status show.

@@ -371,6 +371,13 @@ GatewayMetrics::GatewayMetrics(Registry& registry, ScrapeSources sources) {
         "when none was).",
         {}, [this, now = std::move(sources.wall_now)] { return oldest_served_age(now()); });
   }
+  if (sources.clock_skew) {
+    registry.callback_gauge(
+        "wg_clock_skew_seconds",
+        "Redis's clock less this host's, as TIME last showed it; what the gateway writes to Redis "
+        "is timed by Redis's clock (docs/clocks.md).",
+        {}, std::move(sources.clock_skew));
+  }
   if (sources.next_refresh) {
     registry.callback_gauge("wg_next_refresh_timestamp_seconds",
                             "Unix time of the next daily refresh (cache.refresh_at + refresh_lag).",

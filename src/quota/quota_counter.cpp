@@ -305,8 +305,15 @@ void QuotaCounter::adopt_locked(Month& month, const Reply& reply, const Ledger& 
   } else {
     month.ledger.granted = std::max(month.ledger.granted, reply.ledger.granted);
   }
-  month.reported_spent = std::max(month.reported_spent, sent.spent);
-  month.reported_unsent = std::max(month.reported_unsent, sent.unsent);
+  // What Redis holds for this instance is at least what it sent, and more when this process
+  // knew less than it had spent: the month went away and came back (a clock stepped back across
+  // the 1st, a quota.utc_offset reloaded there and back) before its ledger here could be kept.
+  // Counted there means spent: it is never spent again.
+  month.ledger.spent = std::max(month.ledger.spent, reply.ledger.spent);
+  month.ledger.unsent = std::max(month.ledger.unsent, reply.ledger.unsent);
+  month.ledger.returned = std::max(month.ledger.returned, reply.ledger.returned);
+  month.reported_spent = std::max({month.reported_spent, sent.spent, reply.ledger.spent});
+  month.reported_unsent = std::max({month.reported_unsent, sent.unsent, reply.ledger.unsent});
   month.charged = reply.charged;
   month.leased = reply.leased;
   month.unknown_used = reply.unknown_used;
@@ -462,10 +469,9 @@ asio::awaitable<void> QuotaCounter::report(redis::Client& redis) {
   if (fleet_heard && current == current_month) {
     burn_.observe(current, snapshot_locked().used, clock_.steady_now());
   }
-  std::erase_if(months_, [&](const auto& item) {
-    const Month& m = item.second;
-    return item.first != current && m.ledger.left() == 0 && !unreported_locked(m);
-  });
+  // A past month's ledger stays until it can no longer be reported (above), spent out or not:
+  // the month may come back (a clock stepped back, a utc_offset reloaded), and what it held must
+  // not be forgotten and spent again.
 }
 
 asio::awaitable<void> QuotaCounter::delete_past_months(redis::Client& redis) {

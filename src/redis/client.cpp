@@ -290,4 +290,15 @@ asio::awaitable<std::pair<std::error_code, Reply>> Client::command(std::vector<s
   co_return std::pair{ec, std::move(reply)};
 }
 
+asio::awaitable<void> observe_time(Client& client, FleetClock& fleet) {
+  const WallTime sent = fleet.local().wall_now();
+  std::vector<std::string> args{"TIME"};
+  auto [ec, reply] = co_await client.command(std::move(args));
+  const WallTime received = fleet.local().wall_now();
+  if (ec || reply.type != Reply::Type::array || reply.elements.size() != 2) co_return;
+  if (auto redis_time = redis_time_of(reply.elements[0].str, reply.elements[1].str)) {
+    fleet.observe(*redis_time, sent, received);
+  }
+}
+
 }  // namespace wg::redis

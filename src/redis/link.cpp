@@ -316,6 +316,10 @@ awaitable<bool> Link::connect_once(std::string& reason) {
          reply->elements[0].str == "master";
     if (!ok) reason = "the server the sentinels named is not the primary (yet)";
   }
+  if (ok && settings_.fleet_clock != nullptr && peer_ != Peer::sentinel) {
+    // Redis's clock, before anything this connection carries is timed by it.
+    co_await observe_time(deadline);
+  }
   if (ok) {
     // The role's setup gets a command timeout of its own, on top of the connect budget.
     ok = co_await on_open(timer_now() + settings_.command_timeout);
@@ -361,6 +365,19 @@ awaitable<bool> Link::open_session(std::string& reason, SteadyTime deadline) {
     co_return co_await setup_command(std::move(ping), "PING", reason, deadline);
   }
   co_return true;
+}
+
+awaitable<void> Link::observe_time(SteadyTime deadline) {
+  FleetClock& fleet = *settings_.fleet_clock;
+  const WallTime sent = fleet.local().wall_now();
+  std::vector<std::string> time{std::string("TIME")};
+  auto reply = co_await exec_setup(std::move(time), deadline);
+  const WallTime received = fleet.local().wall_now();
+  // A server that refuses TIME (an ACL) leaves the offset as it was: not a reason to fail.
+  if (!reply || reply->type != Reply::Type::array || reply->elements.size() != 2) co_return;
+  if (auto redis_time = redis_time_of(reply->elements[0].str, reply->elements[1].str)) {
+    fleet.observe(*redis_time, sent, received);
+  }
 }
 
 awaitable<void> Link::offer_credentials(SteadyTime deadline) {

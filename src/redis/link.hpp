@@ -137,6 +137,8 @@ class Link : public std::enable_shared_from_this<Link>, private ConnectionEvents
   // Sentinels often share the data nodes' credentials; one without a password refuses AUTH
   // with an error, which is no reason not to use it: what it answers next tells.
   boost::asio::awaitable<void> offer_credentials(SteadyTime deadline);
+  // Asks TIME and tells settings_.fleet_clock (docs/clocks.md).
+  boost::asio::awaitable<void> observe_time(SteadyTime deadline);
   void follow(Address primary);
   void do_stop();
   void set_state(bool up, std::string_view reason);

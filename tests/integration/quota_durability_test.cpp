@@ -5,6 +5,7 @@
 // refused connect) never counts. docs/quota.md lists the guarantees these show.
 #include <boost/test/unit_test.hpp>
 
+#include <cmath>
 #include <thread>
 
 #include "stack.hpp"
@@ -209,4 +210,50 @@ BOOST_AUTO_TEST_CASE(a_request_never_sent_upstream_never_counts) {
   BOOST_TEST(stub->stats().total == 4u);
   BOOST_TEST(number(redis.command({"GET", current_quota_key()})) == 4);
   BOOST_TEST(redis.integer({"HGET", current_quota_key() + ":leases", "leased"}) == 0);
+}
+
+// One clock for the fleet (docs/clocks.md), with the real binary: a second instance whose host
+// clock runs 40 days ahead (libfaketime preloaded into the gateway only: redis-server cannot
+// run under it) joins the fleet. It times what it writes to Redis by Redis's clock: it deletes
+// nothing of the fleet's month, counts in it, stores copies the fleet holds fresh as long as
+// any, and says how far off it is.
+BOOST_AUTO_TEST_CASE(an_instance_forty_days_ahead_times_redis_by_redis) {
+  RedisServer redis;
+  Stub stub({}, 20);
+  const auto widgets = stub.widgets(20);
+  std::size_t next = 0;
+  auto a = gateway_for(stub, redis, "[cache]\nmax_ttl = \"1h\"\n");
+  BOOST_REQUIRE_EQUAL(fetch_widgets(*a, widgets, next, 5), 5);
+  const std::string counter = current_quota_key();
+  BOOST_REQUIRE(eventually([&] { return redis.integer({"GET", counter}) >= 5; }));
+
+  Gateway b(stub.base_url(), redis.url(), {"--admin-token", "s3cret"},
+            "[access]\nunknown_per_ip_rate = 0\n[cache]\nmax_ttl = \"1h\"\n",
+            {{"LD_PRELOAD", "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"},
+             {"FAKETIME", "+40d"},
+             {"FAKETIME_DONT_FAKE_MONOTONIC", "1"}});
+  BOOST_REQUIRE_EQUAL(fetch_widgets(b, widgets, next, 5), 5);
+  // It knows how far off it is, and says so once.
+  BOOST_TEST(eventually([&] {
+    const double skew = metric_sum(b.admin_port(), "wg_clock_skew_seconds");
+    return std::abs(skew + 40.0 * 86400) < 120;
+  }));
+  BOOST_TEST(b.process().output().find("\"event\":\"clock_skew\"") != std::string::npos);
+  // Its reports count in the fleet's month and delete nothing of it.
+  BOOST_TEST(eventually([&] { return redis.integer({"GET", counter}) >= 10; }));
+  std::this_thread::sleep_for(2500ms);  // two more reports (and month sweeps) of b's
+  BOOST_TEST(redis.integer({"EXISTS", counter}) == 1);
+  BOOST_TEST(b.process().output().find("quota_months_deleted") == std::string::npos);
+  BOOST_TEST(http_get(b.admin_port(), "/admin/quota", kAdmin)
+                 .body.find("\"month\":\"" + counter.substr(counter.find('{') + 1, 7) + "\"") !=
+             std::string::npos);
+  // A copy it stored, as the fleet reads it: fresh for at most the hour any copy gets.
+  const auto read = a->get(widget_path(widgets.at(5).id));
+  BOOST_REQUIRE_EQUAL(read.status, 200);
+  const std::string cache_status = read.header("cache-status");
+  const auto ttl_at = cache_status.find("ttl=");
+  BOOST_REQUIRE(ttl_at != std::string::npos);
+  const long long ttl = std::stoll(cache_status.substr(ttl_at + 4));
+  BOOST_TEST((ttl > 3500 && ttl <= 3600), cache_status);
+  BOOST_TEST(stub.stats().widget == 10u);  // read from Redis, not fetched again
 }

@@ -1,6 +1,9 @@
 #define BOOST_TEST_MODULE reload integration
 #include <boost/test/unit_test.hpp>
 
+#include <ctime>
+#include <set>
+
 // Reloads an operator can see, checked against real processes: what a SIGHUP changed and what
 // it could not (keys a flag or WG_* variable overrides), the running configuration on the
 // admin listener without its secrets, a smaller max_ttl or another refresh_at applied to what
@@ -300,6 +303,55 @@ BOOST_AUTO_TEST_CASE(unknown_wg_variables_are_named_at_start_without_their_value
   const auto known = array_items(line, "known");
   BOOST_TEST(has(known, "WG_REDIS"), line);
   BOOST_TEST(has(known, "WG_QUOTA_LIMIT"), line);
-  BOOST_TEST(gw.stop(SIGTERM) >= 0);
+  const int status = gw.stop(SIGTERM);
+  BOOST_TEST((status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0), status);
   BOOST_TEST(!contains(gw.output(), secret));
+}
+
+// quota.utc_offset reloaded (SIGHUP) to -18:00 and +18:00 and back: every request made is
+// counted in the month of its offset, and the months' counters add up to what upstream saw.
+// The months follow Redis's clock, so whether an offset moves the month depends on the real
+// date (the 1st before 18:00 UTC, the last day after 06:00): the in-process quota test moves
+// Redis's time across the 1st on every run (docs/clocks.md).
+BOOST_AUTO_TEST_CASE(a_reloaded_quota_utc_offset_loses_no_count) {
+  RedisServer redis;
+  Stub stub({}, 40);
+  const auto widgets = stub.widgets(40);
+  TempDir dir;
+  const auto config = [&](const std::string& offset) {
+    return dir.write("gateway.toml", "[access]\nunknown_per_ip_rate = 0\n[quota]\nutc_offset = \"" +
+                                         offset + "\"\n");
+  };
+  const std::string path = config("+00:00");
+  Gateway gw(stub.base_url(), redis.url(), {"--config", path});
+  std::size_t next = 0;
+  std::set<std::string> months;
+  const auto month_key = [](int offset_hours) {
+    const std::time_t t = std::time(nullptr) + offset_hours * 3600;
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char key[32];
+    std::snprintf(key, sizeof key, "wg:quota:{%04d-%02d}", tm.tm_year + 1900, tm.tm_mon + 1);
+    return std::string(key);
+  };
+  std::size_t reloads = 0;
+  for (const auto& [offset, hours] : std::vector<std::pair<std::string, int>>{
+           {"+00:00", 0}, {"-18:00", -18}, {"+18:00", 18}, {"+00:00", 0}}) {
+    if (next > 0) {
+      config(offset);
+      gw.process().signal(SIGHUP);
+      wait_for_event(gw.process(), "reloaded", ++reloads);
+    }
+    months.insert(month_key(hours));
+    for (int i = 0; i < 10; ++i) {
+      BOOST_REQUIRE_EQUAL(gw.get(widget_path(widgets.at(next++).id)).status, 200);
+    }
+  }
+  const int status = gw.process().stop(SIGTERM);  // gives the leases back: counters settle
+  BOOST_TEST((status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0), status);
+  long long counted = 0;
+  for (const std::string& month : months) counted += redis.integer({"GET", month});
+  BOOST_TEST_MESSAGE("months " << months.size() << ", counted " << counted);
+  BOOST_TEST(counted == static_cast<long long>(stub.stats().total));
+  BOOST_TEST(counted == 40);
 }

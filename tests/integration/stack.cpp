@@ -180,14 +180,16 @@ std::vector<std::string> gateway_argv(const std::string& upstream_url,
 }
 
 Gateway::Gateway(const std::string& upstream_url, const std::string& redis_url,
-                 std::vector<std::string> extra_args, const std::string& config_toml) {
+                 std::vector<std::string> extra_args, const std::string& config_toml,
+                 std::map<std::string, std::string> env) {
   std::vector<std::string> argv = gateway_argv(upstream_url, redis_url);
   if (!config_toml.empty()) {
     argv.push_back("--config");
     argv.push_back(dir_.write("gateway.toml", config_toml));
   }
   for (auto& a : extra_args) argv.push_back(a);
-  process_.emplace(argv, std::map<std::string, std::string>{{"WG_LOG_LEVEL", "info"}});
+  env.emplace("WG_LOG_LEVEL", "info");
+  process_.emplace(argv, std::move(env));
   auto port = listening_port(*process_, "public");
   auto admin = listening_port(*process_, "admin");
   if (!port || !admin) throw std::runtime_error("gateway did not start: " + process_->output());

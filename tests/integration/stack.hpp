@@ -57,9 +57,10 @@ class Gateway {
  public:
   // Starts widget-gateway with --upstream, --redis, ephemeral --listen/--admin-listen and
   // the given extra flags. `config_toml`, when not empty, is written to a file passed with
-  // --config.
+  // --config. `env`: more environment variables (e.g. libfaketime's, for a clock that is off).
   Gateway(const std::string& upstream_url, const std::string& redis_url,
-          std::vector<std::string> extra_args = {}, const std::string& config_toml = "");
+          std::vector<std::string> extra_args = {}, const std::string& config_toml = "",
+          std::map<std::string, std::string> env = {});
   std::uint16_t port() const { return port_; }
   std::uint16_t admin_port() const { return admin_port_; }
   ChildProcess& process() { return *process_; }

@@ -13,6 +13,7 @@
 
 #include "../redis/redis_test_util.hpp"
 #include "support/process.hpp"
+#include "widget_gateway/common/fleet_clock.hpp"
 #include "widget_gateway/quota/eviction_policy.hpp"
 #include "widget_gateway/quota/lease_file.hpp"
 #include "widget_gateway/quota/quota_counter.hpp"
@@ -246,10 +247,14 @@ BOOST_AUTO_TEST_CASE(repeated_and_lost_replies_count_nothing_twice) {
   // while the instance asks for a new lease; the grant it never heard of is adopted by the
   // next reply.
   spent += h.spend_all(a, h.down);  // the current lease, spent without Redis
-  std::thread stall([&] { h.server.command({"DEBUG", "SLEEP", "1"}); });
-  std::this_thread::sleep_for(100ms);
+  // Redis holds every other client's commands for 1 s from the moment it answers this one: the
+  // script is queued behind the pause, the client gives up after 300 ms, the script runs.
+  BOOST_REQUIRE(h.server.command({"CLIENT", "PAUSE", "1000", "ALL"}) == "OK");
   BOOST_TEST(h.acquire(a, h.up) == Verdict::unavailable);  // timed out, but it will run
-  stall.join();
+  BOOST_REQUIRE(redis::test::run_until(h.ioc, [&] {
+    return h.server.integer({"HGET", h.key() + ":leases", "a:g"}) > 0 &&
+           a.snapshot().own_lease == 0;
+  }));
   h.report(a, h.up);
   BOOST_TEST(a.snapshot().own_lease > 0u);  // the grant the timeout hid
   const int more = h.spend_all(a, h.down);
@@ -484,6 +489,78 @@ BOOST_AUTO_TEST_CASE(past_months_keys_carry_no_ttl_and_are_deleted_a_week_after_
   h.report(b, h.up);
   BOOST_TEST(h.release(b, h.up));
   for (const auto& key : keys) BOOST_TEST(h.server.integer({"EXISTS", key}) == 0, key);
+}
+
+// The month moves back across the 1st and comes again (Redis's clock stepped back by NTP, a
+// host restored from a snapshot, quota.utc_offset reloaded there and back): every request is
+// counted in the month it was spent in, and nothing the month granted before is spent again
+// uncounted. Before, the month's ledger here was dropped when it went, rebuilt at zero when it
+// came back, and its old grant was spent again: the counters held 100 of 150.
+BOOST_AUTO_TEST_CASE(a_month_that_moves_back_and_forth_loses_no_count) {
+  Harness h;
+  using namespace std::chrono;
+  h.clock.set_wall(WallTime(sys_days(year(2026) / December / 1) + minutes(30)));
+  FleetClock fleet(h.clock);  // Redis's clock: the seam the test moves
+  fleet.pin(0ns);
+  QuotaCounter q(fleet, limited(0), "stepper");
+  const QuotaPeriod december = quota_period(fleet.wall_now(), 0min);
+  auto spend = [&](int n) {
+    for (int i = 0; i < n; ++i) BOOST_REQUIRE(h.acquire(q, h.up) == Verdict::allowed);
+    h.report(q, h.up);
+  };
+  spend(50);
+  fleet.pin(-hours(1));  // November 30th, 23:30
+  const QuotaPeriod november = quota_period(fleet.wall_now(), 0min);
+  BOOST_REQUIRE(november.month != december.month);
+  spend(50);
+  fleet.pin(0ns);  // December again
+  spend(50);
+  BOOST_TEST(h.release(q, h.up));
+  const long long counted = h.server.integer({"GET", quota_key(december)}) +
+                            h.server.integer({"GET", quota_key(november)});
+  BOOST_TEST(counted == 150);
+  BOOST_TEST(h.server.integer({"HGET", leases_key(december), "leased"}) == 0);
+
+  // The same with the offset reloaded to -14:00 and back, on the 1st at 00:30 UTC.
+  QuotaCounter r(fleet, limited(0), "reloaded");
+  auto spend_r = [&](int n) {
+    for (int i = 0; i < n; ++i) BOOST_REQUIRE(h.acquire(r, h.up) == Verdict::allowed);
+    h.report(r, h.up);
+  };
+  spend_r(30);
+  config::QuotaConfig west = limited(0);
+  west.utc_offset = -hours(14);
+  r.set_config(west);
+  BOOST_REQUIRE(r.snapshot().month == november.month);
+  spend_r(30);
+  r.set_config(limited(0));
+  spend_r(30);
+  BOOST_TEST(h.release(r, h.up));
+  const long long reloaded =
+      h.server.integer({"GET", quota_key(december)}) +
+      h.server.integer({"GET", quota_key(quota_period(fleet.wall_now(), -hours(14)))});
+  BOOST_TEST(reloaded == counted + 90);
+}
+
+// A clock stepped back on this host alone changes no month: months follow Redis's clock, as
+// TIME shows it.
+BOOST_AUTO_TEST_CASE(a_local_clock_stepped_back_moves_no_month) {
+  Harness h;
+  using namespace std::chrono;
+  const WallTime first = WallTime(sys_days(year(2026) / December / 1) + minutes(30));
+  h.clock.set_wall(first);
+  FleetClock fleet(h.clock);
+  fleet.observe(first, first, first);  // TIME: the host agrees with Redis
+  QuotaCounter q(fleet, limited(0), "stepped");
+  const QuotaPeriod december = quota_period(fleet.wall_now(), 0min);
+  for (int i = 0; i < 20; ++i) BOOST_REQUIRE(h.acquire(q, h.up) == Verdict::allowed);
+  // NTP steps this host back into November; Redis's TIME, a minute on, says December still.
+  h.clock.set_wall(WallTime(sys_days(year(2026) / November / 30) + hours(23)));
+  fleet.observe(first + minutes(1), h.clock.wall_now(), h.clock.wall_now());
+  BOOST_TEST(q.snapshot().month == december.month);
+  for (int i = 0; i < 20; ++i) BOOST_REQUIRE(h.acquire(q, h.up) == Verdict::allowed);
+  BOOST_TEST(h.release(q, h.up));
+  BOOST_TEST(h.server.integer({"GET", quota_key(december)}) == 40);
 }
 
 // The projection /admin/quota and wg_quota_projected_month_end report: from the fleet's

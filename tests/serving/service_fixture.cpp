@@ -152,7 +152,11 @@ void ServiceFixture::teardown() {
 }
 
 Instance& ServiceFixture::add_instance() {
-  instances_.push_back(std::make_unique<Instance>(ioc_, config, clock, random));
+  return add_instance(clock);
+}
+
+Instance& ServiceFixture::add_instance(Clock& instance_clock) {
+  instances_.push_back(std::make_unique<Instance>(ioc_, config, instance_clock, random));
   return *instances_.back();
 }
 

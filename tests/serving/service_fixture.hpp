@@ -23,8 +23,8 @@
 #include "serving/gateway_service.hpp"
 #include "serving/serving_core.hpp"
 #include "serving/upstream_fetcher.hpp"
-#include "upstream-stub/stub_server.hpp"
 #include "support/process.hpp"
+#include "upstream-stub/stub_server.hpp"
 #include "widget_gateway/api/request.hpp"
 #include "widget_gateway/cache/generations.hpp"
 #include "widget_gateway/cache/l1_cache.hpp"
@@ -92,8 +92,10 @@ class ServiceFixture {
                           WallTime start = default_start());
   ~ServiceFixture();
 
-  // Adds another instance sharing the Redis and the stub (e.g. for cross-instance coalescing).
+  // Adds another instance sharing the Redis and the stub (e.g. for cross-instance coalescing);
+  // with a clock of its own (one that disagrees with the fleet's: docs/clocks.md).
   Instance& add_instance();
+  Instance& add_instance(Clock& instance_clock);
   Instance& main() { return *instances_.front(); }
   GatewayService& service() { return main().service; }
 

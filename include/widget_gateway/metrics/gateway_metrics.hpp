@@ -155,6 +155,7 @@ struct ScrapeSources {
   // The clock the oldest copy served is aged against (wg_oldest_served_age_seconds).
   std::function<WallTime()> wall_now;
   std::function<double()> next_refresh;  // Unix time of the next refresh_at + refresh_lag
+  std::function<double()> clock_skew;    // Redis's clock less this host's, seconds
 };
 
 // The statuses the gateway answers with (and upstream commonly sends); every other code is

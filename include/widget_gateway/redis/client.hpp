@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "widget_gateway/common/clock.hpp"
+#include "widget_gateway/common/fleet_clock.hpp"
 #include "widget_gateway/common/random.hpp"
 #include "widget_gateway/redis/error_kind.hpp"
 
@@ -104,6 +105,9 @@ struct Settings {
   // Who uses this connection ("worker 0", "control"), named in its log events, so that an
   // operator can tell one worker's lost connection from another's.
   std::string owner = "control";
+  // When set, every connection asks Redis's TIME right after its setup, before any command of
+  // its users, and tells the fleet clock (docs/clocks.md); must outlive the client.
+  FleetClock* fleet_clock = nullptr;
   // Only one thread runs the executor's context, and the client's users are on it (a worker's
   // connection). A command issued there is sent at once instead of waiting in the context's
   // queue behind every ready handler, which on a busy worker is a large part of a round trip.
@@ -174,5 +178,9 @@ class Client {
  private:
   std::shared_ptr<detail::Backend> impl_;
 };
+
+// One TIME exchange on `client`, told to `fleet` (docs/clocks.md); nothing when Redis does not
+// answer. The control thread keeps the offset current with it, about once a second.
+boost::asio::awaitable<void> observe_time(Client& client, FleetClock& fleet);
 
 }  // namespace wg::redis
