@@ -46,27 +46,53 @@ std::optional<PrimarySwitch> parse_switch_master(std::string_view message) {
                        std::string(fields[3]), *to_port};
 }
 
-// What every sentinel's connection shares: the master to listen for, and the last primary
-// reported, so that the sentinels repeating an announcement report it once.
+std::optional<PrimarySwitch> PrimaryTracker::heard(const PrimarySwitch& announced) {
+  Address to{announced.to_host, announced.to_port};
+  if (reported_ == to) return std::nullopt;
+  reported_ = std::move(to);
+  return announced;
+}
+
+std::optional<PrimarySwitch> PrimaryTracker::resubscribed(const std::string& master,
+                                                          const Address& current) {
+  const std::optional<Address> before = std::exchange(reported_, current);
+  if (!before || *before == current) return std::nullopt;
+  return PrimarySwitch{master, before->first, before->second, current.first, current.second};
+}
+
+// What every sentinel's connection shares: the master to listen for, and what was reported.
 struct SentinelWatcher::Heard {
   std::string master;
   SwitchHandler on_switch;
   std::mutex mutex;
-  std::optional<std::pair<std::string, std::uint16_t>> reported;  // under mutex
+  PrimaryTracker tracker;  // under mutex
 
   void on_message(const std::string& sentinel, std::string_view message) {
     auto announced = parse_switch_master(message);
     if (!announced || announced->master != master) return;  // another master, or not ours
     std::lock_guard lock(mutex);
-    std::pair<std::string, std::uint16_t> to{announced->to_host, announced->to_port};
-    if (reported == to) return;
-    reported = std::move(to);
-    log::info("redis_primary_switched",
-              {{"master", master},
-               {"from", host_port(announced->from_host, announced->from_port)},
-               {"to", host_port(announced->to_host, announced->to_port)},
-               {"sentinel", sentinel}});
-    if (on_switch) on_switch(*announced);
+    report(tracker.heard(*announced), sentinel, "announced");
+  }
+
+  // A sentinel's answer to SENTINEL get-master-addr-by-name, asked before (re)subscribing.
+  void on_primary(const std::string& sentinel, const Reply& reply) {
+    if (reply.type != Reply::Type::array || reply.elements.size() != 2) return;
+    const auto port = parse_port(reply.elements[1].str);
+    if (reply.elements[0].str.empty() || !port) return;
+    std::lock_guard lock(mutex);
+    report(tracker.resubscribed(master, {reply.elements[0].str, *port}), sentinel,
+           "asked after resubscribing");
+  }
+
+  void report(const std::optional<PrimarySwitch>& change, const std::string& sentinel,
+              std::string_view how) {
+    if (!change) return;
+    log::info("redis_primary_switched", {{"master", master},
+                                         {"from", host_port(change->from_host, change->from_port)},
+                                         {"to", host_port(change->to_host, change->to_port)},
+                                         {"sentinel", sentinel},
+                                         {"how", how}});
+    if (on_switch) on_switch(*change);
   }
 };
 
@@ -88,9 +114,15 @@ SentinelWatcher::SentinelWatcher(boost::asio::any_io_executor ex, const Settings
                                                                          std::string_view message) {
       heard->on_message(sentinel, message);
     };
-    links_.push_back(std::make_shared<detail::SubscriberImpl>(
+    auto on_answer = [heard = heard_, sentinel = host_port(host, port)](const Reply& reply) {
+      heard->on_primary(sentinel, reply);
+    };
+    auto link = std::make_shared<detail::SubscriberImpl>(
         ex, std::move(one), std::vector<std::string>{kSwitchChannel}, std::move(on_message), random,
-        "sentinel watcher", detail::Peer::sentinel));
+        "sentinel watcher", detail::Peer::sentinel);
+    // What it may have missed while unsubscribed: the primary now, asked on every connect.
+    link->ask_first({"SENTINEL", "get-master-addr-by-name", heard_->master}, std::move(on_answer));
+    links_.push_back(std::move(link));
   }
 }
 

@@ -21,9 +21,23 @@ class SubscriberImpl final : public Link {
 
   ~SubscriberImpl() override { close_connection_now(); }
 
+  // Before subscribing, on every connection: `command`, its reply to `on_answer` (under the
+  // callback mutex, not after detach_callbacks()). Call before start().
+  void ask_first(std::vector<std::string> command, std::function<void(const Reply&)> on_answer) {
+    ask_first_ = std::move(command);
+    on_answer_ = std::move(on_answer);
+  }
+
  private:
   boost::asio::awaitable<bool> on_open(SteadyTime deadline) override {
     confirmed_ = 0;
+    if (!ask_first_.empty()) {
+      std::optional<Reply> answer = co_await exec_setup(ask_first_, deadline);
+      if (answer) {
+        std::lock_guard lock(callback_mutex());
+        if (!callbacks_detached() && on_answer_) on_answer_(*answer);
+      }
+    }
     if (channels_.empty()) co_return true;
     std::vector<std::string> args{"SUBSCRIBE"};
     args.insert(args.end(), channels_.begin(), channels_.end());
@@ -60,6 +74,8 @@ class SubscriberImpl final : public Link {
 
   std::vector<std::string> channels_;
   Subscriber::MessageHandler on_message_;
+  std::vector<std::string> ask_first_;
+  std::function<void(const Reply&)> on_answer_;
   std::size_t confirmed_ = 0;
 };
 

@@ -29,6 +29,25 @@ struct PrimarySwitch {
 // nullopt unless five space-separated fields with ports in 1..65535.
 std::optional<PrimarySwitch> parse_switch_master(std::string_view message);
 
+// Which primary the watcher last reported, so that the sentinels repeating an announcement
+// report it once; sans I/O. A subscription that was down may have missed announcements, so a
+// resubscribed sentinel is asked for the primary (SENTINEL get-master-addr-by-name) and its
+// answer is what the watcher knows from then on: a switch missed meanwhile (B back to A) is
+// reported then, and a later one (A to B again) is not mistaken for a repeat.
+class PrimaryTracker {
+ public:
+  using Address = std::pair<std::string, std::uint16_t>;
+  // An announcement heard: whether to report it (nullopt: a repeat of what was reported).
+  std::optional<PrimarySwitch> heard(const PrimarySwitch& announced);
+  // A sentinel answered, on (re)subscribing, that `current` is the primary of `master`: the
+  // switch to report when it is not what was last reported (nothing the first time: the
+  // connections asked the sentinels themselves when they connected).
+  std::optional<PrimarySwitch> resubscribed(const std::string& master, const Address& current);
+
+ private:
+  std::optional<Address> reported_;
+};
+
 // Subscribes to `+switch-master` on every configured sentinel, one connection each, each
 // reconnecting with backoff on its own (credentials, TLS and timeouts as for asking them for
 // the primary): an announcement is heard from the first sentinel that makes it, as long as one
