@@ -45,19 +45,22 @@ std::string_view span_name(api::Route route) {
   return "other";
 }
 
-// The request's trace, continued from its traceparent (and tracestate) or started here.
+// The request's trace, continued from its traceparent (and tracestate) or started here. A
+// caller's forced sample counts against a budget unless it is one of `proxies` (asked only
+// when there is a traceparent: most requests have none).
 tracing::RequestTrace begin_trace(tracing::Tracer* tracer, const http::Request& request,
-                                  api::Route route) {
+                                  const edge::TrustedProxies& proxies, api::Route route) {
   if (tracer == nullptr) return {};
   auto found = request.headers.find("traceparent");
   if (found == request.headers.end()) return tracer->begin({}, {}, false, span_name(route));
+  const bool trusted = !proxies.empty() && proxies.contains(request.peer);
   const std::string_view traceparent(found->value());
   auto [first, last] = request.headers.equal_range("traceparent");
   const bool repeated = std::next(first) != last;
   auto state = request.headers.find("tracestate");
   const std::string_view tracestate =
       state == request.headers.end() ? std::string_view() : std::string_view(state->value());
-  return tracer->begin(traceparent, tracestate, repeated, span_name(route));
+  return tracer->begin(traceparent, tracestate, repeated, span_name(route), trusted);
 }
 
 // Every X-Forwarded-For line, joined as one list.
@@ -145,7 +148,7 @@ asio::awaitable<http::Response> PublicHandler::handle(const http::Request& reque
   std::shared_ptr<const Settings> settings = settings_;
   Observation observation;
   api::RouteMatch match = api::match_route(request.target);
-  tracing::RequestTrace trace = begin_trace(tracer_, request, match.route);
+  tracing::RequestTrace trace = begin_trace(tracer_, request, settings->proxies, match.route);
   http::Response response;
   switch (match.route) {
     case api::Route::not_found:

@@ -287,6 +287,15 @@ class Gateway final : private Workers, private SiblingCaches {
           return static_cast<double>(dropped);
         });
     registry_.callback_counter(
+        "wg_trace_forced_samples_declined_total",
+        "Requests whose traceparent asked for sampling past the per-worker budget of callers "
+        "outside access.trusted_proxies: their trace was carried on, not recorded.",
+        {}, [this] {
+          std::uint64_t declined = 0;
+          for (const auto& worker : workers_) declined += worker->forced_samples_declined();
+          return static_cast<double>(declined);
+        });
+    registry_.callback_counter(
         "wg_redis_degraded_seconds_total", "Time spent without a Redis connection.", {},
         [this] { return redis_degraded_.seconds(SystemClock::instance().steady_now()); });
     // How evenly the kernel spreads the load over the workers' sockets.

@@ -57,6 +57,8 @@ class Worker {
   std::size_t l1_bytes() const { return core_.l1.bytes(); }
   // The worker's finished spans; thread-safe (the exporter drains it on the control thread).
   tracing::SpanQueue& span_queue() { return core_.tracer.queue(); }
+  // Samples callers forced past their budget; any thread.
+  std::uint64_t forced_samples_declined() const { return core_.tracer.forced_declined(); }
   std::size_t l1_entries() const { return core_.l1.entries(); }
   std::uint64_t l1_evictions() const { return core_.l1.stats().evictions; }
   bool redis_connected() const { return core_.redis.connected(); }

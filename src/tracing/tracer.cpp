@@ -116,18 +116,30 @@ SpanContext RequestTrace::context() {
 }
 
 Tracer::Tracer(TracerSettings settings, Clock& clock, std::uint64_t seed)
-    : settings_(settings), clock_(clock), ids_(seed), queue_(settings.max_queued_spans) {}
+    : settings_(settings),
+      clock_(clock),
+      ids_(seed),
+      queue_(settings.max_queued_spans),
+      forced_at_(clock.steady_now()) {}
 
 RequestTrace Tracer::begin(std::string_view traceparent, std::string_view tracestate, bool repeated,
-                           std::string_view name) {
+                           std::string_view name, bool trusted_caller) {
   RequestTrace trace;
   trace.tracer_ = this;
   std::optional<TraceParent> incoming;
   if (!traceparent.empty() && !repeated) incoming = parse_traceparent(traceparent);
   // The spec: a tracestate is only as good as the traceparent beside it.
   if (incoming && carries_tracestate(tracestate)) trace.trace_state_ = std::string(tracestate);
-  // An incoming decision is respected (parent-based); a trace started here is drawn.
-  const bool record = settings_.exporting && (incoming ? incoming->sampled() : draw());
+  // An incoming decision is respected (parent-based), a client's within its budget; a trace
+  // started here is drawn.
+  bool record = false;
+  if (settings_.exporting) {
+    if (!incoming) {
+      record = draw();
+    } else if (incoming->sampled()) {
+      record = trusted_caller || take_forced();
+    }
+  }
   std::uint8_t flags = 0;
   if (incoming) {
     flags = incoming->flags & kSampled;
@@ -168,6 +180,20 @@ Span Tracer::open(const TraceId& trace_id, const SpanId& parent, std::uint8_t fl
 void Tracer::finish(SpanData&& span) {
   span.end = clock_.wall_now();
   queue_.push(std::move(span));
+}
+
+bool Tracer::take_forced() {
+  const SteadyTime now = clock_.steady_now();
+  const double seconds = std::chrono::duration<double>(now - forced_at_).count();
+  forced_tokens_ =
+      std::min(kForcedBurst, forced_tokens_ + std::max(0.0, seconds) * kForcedPerSecond);
+  forced_at_ = now;
+  if (forced_tokens_ >= 1) {
+    forced_tokens_ -= 1;
+    return true;
+  }
+  forced_declined_.fetch_add(1, std::memory_order_relaxed);
+  return false;
 }
 
 bool Tracer::draw() {

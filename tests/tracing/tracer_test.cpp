@@ -109,6 +109,34 @@ BOOST_AUTO_TEST_CASE(sampling_respects_the_incoming_flag_and_draws_for_new_trace
   BOOST_TEST(root.trace_id().valid());
 }
 
+BOOST_AUTO_TEST_CASE(a_caller_cannot_force_every_request_into_the_span_queue) {
+  wg::ManualClock clock;
+  Tracer tracer(settings(true, 0.0, 10000), clock, 13);
+  int recorded = 0;
+  for (int i = 0; i < 1000; ++i) {
+    RequestTrace trace = tracer.begin(kSampledParent, {}, false, "r");
+    recorded += trace.recording() ? 1 : 0;
+    // The caller's decision still travels upstream.
+    BOOST_TEST(trace.context().flags == kSampled);
+  }
+  BOOST_TEST(recorded == static_cast<int>(Tracer::kForcedBurst));
+  BOOST_TEST(tracer.forced_declined() == 1000u - static_cast<std::uint64_t>(recorded));
+  // The budget refills with time, up to the burst.
+  clock.advance(std::chrono::seconds(1));
+  int after_a_second = 0;
+  for (int i = 0; i < 100; ++i)
+    after_a_second += tracer.begin(kSampledParent, {}, false, "r").recording();
+  BOOST_TEST(after_a_second == static_cast<int>(Tracer::kForcedPerSecond));
+  // A trusted proxy's decision is taken whole, and the draw is untouched.
+  int trusted = 0;
+  for (int i = 0; i < 1000; ++i)
+    trusted += tracer.begin(kSampledParent, {}, false, "r", true).recording();
+  BOOST_TEST(trusted == 1000);
+  Tracer all(settings(true, 1.0, 10000), clock, 13);
+  for (int i = 0; i < 100; ++i) all.begin(kSampledParent, {}, false, "r");
+  BOOST_TEST(all.begin({}, {}, false, "r").recording());
+}
+
 BOOST_AUTO_TEST_CASE(recorded_spans_hang_under_the_request_span) {
   wg::ManualClock clock;
   Tracer tracer(settings(true, 0.0), clock, 5);

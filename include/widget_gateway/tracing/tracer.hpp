@@ -9,6 +9,7 @@
 // number on a request that needs no id: ids are made when first asked for.
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -122,12 +123,23 @@ class Tracer {
  public:
   Tracer(TracerSettings settings, Clock& clock, std::uint64_t seed);
 
+  // Sampled traces a caller outside access.trusted_proxies may force (a `traceparent` with the
+  // sampled flag) per second on this worker, and at once: past them its decision is carried on
+  // (the flag goes upstream as it came) but nothing is recorded, so that a flood of forced
+  // samples cannot fill the span queue and push out the spans the sample draw chose.
+  static constexpr double kForcedPerSecond = 10;
+  static constexpr double kForcedBurst = 20;
+
   // A request's trace from its `traceparent` and `tracestate` values (empty: absent;
   // `repeated`: the request had more than one traceparent, which makes it invalid). Recorded
-  // when exporting and: the incoming parent is sampled, or (no valid parent) the sample draw
-  // says so. The server span is named `name`.
+  // when exporting and: the incoming parent is sampled (for an untrusted `caller`, within the
+  // forced-sample budget above), or (no valid parent) the sample draw says so. The server span
+  // is named `name`. `trusted_caller`: the peer is one of access.trusted_proxies.
   RequestTrace begin(std::string_view traceparent, std::string_view tracestate, bool repeated,
-                     std::string_view name);
+                     std::string_view name, bool trusted_caller = false);
+  // Forced samples declined past the budget (wg_trace_forced_samples_declined_total). Any
+  // thread.
+  std::uint64_t forced_declined() const { return forced_declined_.load(std::memory_order_relaxed); }
   // A trace of its own for work no request carries (a background refresh), sampled by the
   // draw alone.
   Span start_root(std::string_view name, SpanKind kind);
@@ -143,11 +155,15 @@ class Tracer {
             std::string_view name, SpanKind kind, bool record, bool with_id);
   void finish(SpanData&& span);
   bool draw();
+  bool take_forced();  // one forced sample from the budget
 
   TracerSettings settings_;
   Clock& clock_;
   IdGenerator ids_;
   SpanQueue queue_;
+  double forced_tokens_ = kForcedBurst;
+  SteadyTime forced_at_{};
+  std::atomic<std::uint64_t> forced_declined_{0};
 };
 
 }  // namespace wg::tracing
