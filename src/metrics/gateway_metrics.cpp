@@ -190,6 +190,18 @@ std::string_view to_string(RefreshKind kind) {
   return kind == RefreshKind::early ? "early" : "stale";
 }
 
+std::string_view to_string(RedisRead read) {
+  switch (read) {
+    case RedisRead::sent:
+      return "sent";
+    case RedisRead::joined:
+      return "joined";
+    case RedisRead::shed:
+      return "shed";
+  }
+  return "sent";
+}
+
 std::string_view to_string(RefreshResult result) {
   switch (result) {
     case RefreshResult::stored:
@@ -391,6 +403,13 @@ GatewayMetrics::GatewayMetrics(Registry& registry, ScrapeSources sources) {
   for (std::size_t e = 0; e < kRedisErrors; ++e) {
     redis_errors_[e] = &registry.counter("wg_redis_errors_total", "Failed Redis commands, by kind.",
                                          {{"kind", label(static_cast<RedisError>(e))}});
+  }
+  for (std::size_t r = 0; r < redis_reads_.size(); ++r) {
+    redis_reads_[r] = &registry.counter(
+        "wg_redis_reads_total",
+        "Reads of cached entries from Redis: sent, joined (answered by a read of the same key "
+        "already under way on the worker) or shed (too many reads ahead of it).",
+        {{"read", label(static_cast<RedisRead>(r))}});
   }
   for (std::size_t r = 0; r < withheld_.size(); ++r) {
     withheld_[r] =
@@ -624,6 +643,9 @@ void GatewayMetrics::refused(RefusalReason reason) noexcept {
 void GatewayMetrics::redis_error(RedisError kind) noexcept {
   const auto e = static_cast<std::size_t>(kind);
   redis_errors_[e < kRedisErrors ? e : kRedisErrors - 1]->inc();
+}
+void GatewayMetrics::redis_read(RedisRead read) noexcept {
+  redis_reads_[static_cast<std::size_t>(read)]->inc();
 }
 void GatewayMetrics::redis_state(bool up) noexcept {
   redis_up_->set(up ? 1.0 : 0.0);

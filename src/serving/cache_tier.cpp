@@ -1,9 +1,24 @@
 #include "cache_tier.hpp"
 
+#include <algorithm>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include "widget_gateway/metrics/gateway_metrics.hpp"
 
 namespace wg::serving {
 namespace asio = boost::asio;
+
+struct CacheTier::Read {
+  explicit Read(std::vector<std::string> read_keys, const asio::any_io_executor& ex)
+      : keys(std::move(read_keys)), done(ex, asio::steady_timer::time_point::max()) {}
+  std::vector<std::string> keys;
+  std::vector<Found> found;  // by keys' order, once finished
+  bool finished = false;
+  asio::steady_timer done;  // never expires: cancelled when the read is finished
+};
 
 void CacheTier::hold_to(const cache::TtlPolicy& policy, WallTime now) {
   if (policy_ && *policy_ == policy) return;
@@ -67,9 +82,14 @@ asio::awaitable<Found> CacheTier::find(const std::string& key) {
   co_return co_await find_shared(key);
 }
 
-asio::awaitable<Found> CacheTier::find_shared(const std::string& key) {
-  cache::Lookup lookup = co_await l2_.get(key);
-  co_return take_shared(key, lookup);
+asio::awaitable<Found> CacheTier::find_shared(const std::string& key, ReadSharing sharing) {
+  if (sharing == ReadSharing::join) {
+    if (std::shared_ptr<Read> read = under_way(key))
+      co_return co_await joined(std::move(read), key);
+  }
+  std::vector<std::string> keys(1, key);  // (GCC 12 rejects an initializer list in a co_await)
+  std::vector<Found> found = co_await read(std::move(keys));
+  co_return std::move(found.front());
 }
 
 asio::awaitable<std::pair<Found, Found>> CacheTier::find_pair(const std::string& key,
@@ -86,10 +106,67 @@ asio::awaitable<std::pair<Found, Found>> CacheTier::find_pair(const std::string&
     found.second = Found{std::move(mine), Tier::l1};
     co_return found;
   }
-  std::pair<cache::Lookup, cache::Lookup> both = co_await l2_.get_pair(key, also);
-  found.first = take_shared(key, both.first);
-  found.second = take_shared(also, both.second);
+  if (reading(key) || reading(also)) {
+    // Joined where a read is under way (taken now: it may be over by the time the other key's
+    // is), read alone where none is; one copy always.
+    std::shared_ptr<Read> also_under_way = under_way(also);
+    found.first = co_await find_shared(key);
+    if (also_under_way) {
+      found.second = co_await joined(std::move(also_under_way), also);
+    } else if (auto mine_now = from_l1(also)) {
+      found.second = Found{std::move(mine_now), Tier::l1};
+    } else {
+      found.second = co_await find_shared(also);
+    }
+    co_return found;
+  }
+  std::vector<std::string> keys;
+  keys.push_back(key);
+  keys.push_back(also);
+  std::vector<Found> both = co_await read(std::move(keys));
+  found.first = std::move(both[0]);
+  found.second = std::move(both[1]);
   co_return found;
+}
+
+asio::awaitable<std::vector<Found>> CacheTier::read(std::vector<std::string> keys) {
+  auto under_way = std::make_shared<Read>(std::move(keys), co_await asio::this_coro::executor);
+  for (const auto& key : under_way->keys) reads_[key] = under_way;
+  std::optional<InFlightLimit::Slot> slot = co_await read_slots_.acquire(read_wait_);
+  const std::vector<std::string>& read_keys = under_way->keys;
+  std::vector<Found>& found = under_way->found;
+  if (!slot) {
+    // Too many reads ahead of this one: as if Redis had not answered (the caller serves what
+    // it holds, or goes on as it does in an outage), and no reply is held for it.
+    if (metrics_) metrics_->redis_read(metrics::RedisRead::shed);
+    found.assign(read_keys.size(), Found{nullptr, Tier::none, true});
+  } else if (metrics_) {
+    metrics_->redis_read(metrics::RedisRead::sent);
+  }
+  if (slot && read_keys.size() == 1) {
+    cache::Lookup lookup = co_await l2_.get(read_keys[0]);
+    found.push_back(take_shared(read_keys[0], lookup));
+  } else if (slot) {
+    std::pair<cache::Lookup, cache::Lookup> both =
+        co_await l2_.get_pair(read_keys[0], read_keys[1]);
+    found.push_back(take_shared(read_keys[0], both.first));
+    found.push_back(take_shared(read_keys[1], both.second));
+  }
+  slot.reset();  // the next read may go
+  for (const auto& key : read_keys) {
+    auto registered = reads_.find(key);
+    if (registered != reads_.end() && registered->second == under_way) reads_.erase(registered);
+  }
+  under_way->finished = true;
+  under_way->done.cancel();
+  co_return found;
+}
+
+asio::awaitable<Found> CacheTier::joined(std::shared_ptr<Read> read, const std::string& key) {
+  if (metrics_) metrics_->redis_read(metrics::RedisRead::joined);
+  if (!read->finished) co_await read->done.async_wait(asio::as_tuple(asio::use_awaitable));
+  const auto at = std::find(read->keys.begin(), read->keys.end(), key) - read->keys.begin();
+  co_return read->found.at(static_cast<std::size_t>(at));
 }
 
 Found CacheTier::take_shared(const std::string& key, cache::Lookup& lookup) {

@@ -4,12 +4,22 @@
 // past its stale_until, which is when Redis itself lets it expire. Every entry handed out or
 // stored is held to the current TTL policy (cache::TtlPolicy::held_to): a reload that lowers
 // cache.max_ttl or moves cache.refresh_at applies to what is cached, from its next read.
+//
+// Reads from Redis are shared and bounded per worker: concurrent misses of one key wait for
+// the one read already under way (one command, one decoded copy), and at most
+// kMaxReadsInFlight reads are in flight at once, the others waiting their turn. A burst of
+// misses, right after a restart say, thus holds at most kMaxReadsInFlight replies per worker
+// instead of one per request.
 
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
+#include "in_flight_limit.hpp"
 #include "widget_gateway/cache/entry.hpp"
 #include "widget_gateway/cache/l1_cache.hpp"
 #include "widget_gateway/cache/redis_store.hpp"
@@ -41,11 +51,27 @@ class SiblingCaches {
       std::string key, unsigned asking_worker) = 0;
 };
 
+// Whether a Redis read may be answered by one of this worker's reads of the key already under
+// way. Not when the caller needs what Redis holds now, e.g. a copy the claim just reported:
+// a read sent before the claim may predate it.
+enum class ReadSharing { join, fresh };
+
 class CacheTier {
  public:
+  // Reads in flight per worker, and reads waiting for one of those places. Past the waiting
+  // bound, or after `read_wait` in line, a read is answered as if Redis had not (a
+  // shared_unavailable miss). wg_redis_reads_total{read} counts reads sent, joined and shed.
+  static constexpr std::size_t kMaxReadsInFlight = 32;
+  static constexpr std::size_t kMaxReadsWaiting = 4096;
+
   CacheTier(cache::L1Cache& l1, cache::RedisStore& l2, Clock& clock,
-            metrics::GatewayMetrics* metrics)
-      : l1_(l1), l2_(l2), clock_(clock), metrics_(metrics) {}
+            metrics::GatewayMetrics* metrics, std::chrono::milliseconds read_wait)
+      : l1_(l1),
+        l2_(l2),
+        clock_(clock),
+        metrics_(metrics),
+        read_wait_(read_wait),
+        read_slots_(kMaxReadsInFlight, kMaxReadsWaiting) {}
 
   // L1 only: never waits. Null when absent or past stale_until.
   std::shared_ptr<const cache::Entry> find_local(const std::string& key);
@@ -57,7 +83,8 @@ class CacheTier {
   boost::asio::awaitable<std::pair<Found, Found>> find_pair(const std::string& key,
                                                             const std::string& also);
   // L2 only, e.g. to pick up what another instance stored while this one waited for it.
-  boost::asio::awaitable<Found> find_shared(const std::string& key);
+  boost::asio::awaitable<Found> find_shared(const std::string& key,
+                                            ReadSharing sharing = ReadSharing::join);
   // Writes L1, then L2. Returns whether L2 took it.
   boost::asio::awaitable<bool> store(const std::string& key,
                                      std::shared_ptr<const cache::Entry> entry);
@@ -79,8 +106,23 @@ class CacheTier {
 
   cache::L1Cache& l1() { return l1_; }
   cache::RedisStore& shared() { return l2_; }
+  // Reads sent to Redis and not answered yet, and reads waiting to be sent.
+  std::size_t reads_in_flight() const { return read_slots_.in_flight(); }
+  std::size_t reads_waiting() const { return read_slots_.waiting(); }
 
  private:
+  struct Read;  // one read under way, and what it found
+  // Registers a read of `keys` (joined by later reads of any of them), sends it when a place
+  // is free, and wakes whoever joined it.
+  boost::asio::awaitable<std::vector<Found>> read(std::vector<std::string> keys);
+  // What `read`, already under way, finds for `key`.
+  boost::asio::awaitable<Found> joined(std::shared_ptr<Read> read, const std::string& key);
+  bool reading(const std::string& key) const { return reads_.contains(key); }
+  std::shared_ptr<Read> under_way(const std::string& key) const {
+    auto found = reads_.find(key);
+    return found == reads_.end() ? nullptr : found->second;
+  }
+
   // A Redis lookup's result as found (metrics counted, L1 filled).
   Found take_shared(const std::string& key, cache::Lookup& lookup);
   // L1's copy, held to the policy if it may predate it (a cut copy replaces it in L1).
@@ -98,6 +140,11 @@ class CacheTier {
   metrics::GatewayMetrics* metrics_;
   std::optional<cache::TtlPolicy> policy_;   // none: entries are served as stored
   WallTime policy_since_ = WallTime::min();  // L1 copies stored before it may predate policy_
+  std::chrono::milliseconds read_wait_;
+  InFlightLimit read_slots_;
+  // The newest read under way of each key. Joiners wait on it; their number is bounded by the
+  // worker's requests in flight (connections and streams), each of which waits for one read.
+  std::unordered_map<std::string, std::shared_ptr<Read>> reads_;
 };
 
 }  // namespace wg::serving

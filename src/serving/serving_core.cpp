@@ -57,7 +57,7 @@ ServingCore::ServingCore(asio::any_io_executor ex, const config::Config& config,
       store(redis, parts.generations, cache::KeySpace(config.redis.key_prefix)),
       // One shard: the worker is its only user, so shards would only split its budget.
       l1(l1_bytes, 1, cache::L1Cache::Access::owner_thread),
-      tier(l1, store, parts.clock, parts.metrics),
+      tier(l1, store, parts.clock, parts.metrics, config.redis.timeout),
       lock(redis, parts.random, cache::KeySpace(config.redis.key_prefix)),
       // Shares, so the workers together never exceed the instance's limits (each gets one
       // slot at least).

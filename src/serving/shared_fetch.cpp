@@ -184,7 +184,7 @@ asio::awaitable<FetchOutcome> SharedFetch::fetch_once(api::ApiRequest request, s
     claim = co_await parts_.lock.claim(lock_key, placement.physical_key, settings->lock_ttl,
                                        against, parts_.clock.wall_now(), oldest, counted);
     if (claim.state == State::newer) {
-      Found found = co_await parts_.cache.find_shared(key);
+      Found found = co_await parts_.cache.find_shared(key, ReadSharing::fresh);
       if (adoptable(found.entry)) co_return adopted_from(std::move(found.entry));
       // This worker's TTL policy cut it, or it went meanwhile: judge the next claim against
       // what Redis holds.

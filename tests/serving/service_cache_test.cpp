@@ -235,6 +235,73 @@ BOOST_AUTO_TEST_CASE(unknown_widgets_are_cached_negatively_for_negative_ttl) {
   BOOST_TEST(f.upstream_calls() == 3u);
 }
 
+BOOST_AUTO_TEST_SUITE(shared_reads)
+
+// Redis holds every command for `pause` (the gateway's own timeout is longer), so that the
+// requests started meanwhile surely overlap.
+void pause_redis(ServiceFixture& f, std::chrono::milliseconds pause) {
+  f.redis_server.command({"CLIENT", "PAUSE", std::to_string(pause.count()), "ALL"});
+}
+
+void longer_redis_timeout(config::Config& config) {
+  config.redis.timeout = 10s;
+}
+
+BOOST_AUTO_TEST_CASE(concurrent_misses_of_one_key_read_it_from_redis_once) {
+  ServiceFixture f(longer_redis_timeout);
+  for (const api::ApiRequest& request : {f.widget(3), f.reviews(3, 20)}) {
+    BOOST_REQUIRE(f.serve(request).ok());
+    // What one miss reads (a page: its widget data with its window, then its own key).
+    f.main().l1.clear();
+    std::uint64_t reads = redis_calls(f.redis_server, {"get", "mget"});
+    BOOST_REQUIRE(f.serve(request).ok());
+    const std::uint64_t one_miss = redis_calls(f.redis_server, {"get", "mget"}) - reads;
+    BOOST_TEST(one_miss >= 1u);
+    // Fifty at once read no more.
+    f.main().l1.clear();
+    reads = redis_calls(f.redis_server, {"get", "mget"});
+    pause_redis(f, 300ms);
+    std::vector<Served> results = f.serve_concurrently(request, 50);
+    for (const Served& served : results) {
+      BOOST_REQUIRE(served.ok());
+      BOOST_TEST(served.outcome.source == Outcome::Source::cache);
+      // One decoded copy for all of them.
+      BOOST_TEST(served.entry->body == results.front().entry->body);
+    }
+    BOOST_TEST(redis_calls(f.redis_server, {"get", "mget"}) - reads == one_miss);
+  }
+  BOOST_TEST(f.upstream_calls() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(reads_of_many_keys_wait_their_turn_past_the_bound) {
+  constexpr std::size_t kKeys = 100;
+  ServiceFixture f(longer_redis_timeout, kKeys);
+  for (std::size_t i = 0; i < kKeys; ++i) BOOST_REQUIRE(f.serve(f.widget(i)).ok());
+  f.main().l1.clear();
+  pause_redis(f, 2000ms);
+  std::vector<std::future<Served>> started;
+  for (std::size_t i = 0; i < kKeys; ++i) started.push_back(f.start_serve(f.widget(i)));
+  auto reads = [&] {
+    return f.run<std::pair<std::size_t, std::size_t>>(
+        [&]() -> boost::asio::awaitable<std::pair<std::size_t, std::size_t>> {
+          co_return std::pair(f.main().tier.reads_in_flight(), f.main().tier.reads_waiting());
+        });
+  };
+  // All of them asked while Redis held the first ones: the bound, and the others in line.
+  BOOST_TEST(ServiceFixture::eventually([&] {
+    return reads() == std::pair(CacheTier::kMaxReadsInFlight, kKeys - CacheTier::kMaxReadsInFlight);
+  }));
+  for (auto& future : started) {
+    Served served = ServiceFixture::wait(future);
+    BOOST_REQUIRE(served.ok());
+    BOOST_TEST(served.outcome.source == Outcome::Source::cache);
+  }
+  BOOST_TEST((reads() == std::pair<std::size_t, std::size_t>(0, 0)));
+  BOOST_TEST(f.upstream_calls() == kKeys);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
 BOOST_AUTO_TEST_CASE(upstream_failures_are_never_cached) {
   ServiceFixture f;
   f.faults().set(stub::FaultMode::status500, 1, stub::FaultEndpoint::any);

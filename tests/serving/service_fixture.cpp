@@ -30,6 +30,19 @@ std::uint64_t redis_commands(wg::test::RedisServer& redis) {
   return total;
 }
 
+std::uint64_t redis_calls(wg::test::RedisServer& redis, const std::vector<std::string>& commands) {
+  std::istringstream info(redis.command({"INFO", "commandstats"}));
+  std::uint64_t total = 0;
+  for (std::string line; std::getline(info, line);) {
+    for (const auto& command : commands) {
+      if (line.rfind("cmdstat_" + command + ":", 0) != 0) continue;
+      auto at = line.find("calls=");
+      if (at != std::string::npos) total += std::stoull(line.substr(at + 6));
+    }
+  }
+  return total;
+}
+
 WallTime default_start() {
   return local_time(2027, 3, 10, 12);
 }

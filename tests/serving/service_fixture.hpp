@@ -54,6 +54,8 @@ WallTime default_start();
 // Calls of every Redis command but INFO, as the server counts them (INFO commandstats): how
 // tests show that a path makes no Redis round trip.
 std::uint64_t redis_commands(wg::test::RedisServer& redis);
+// Calls of the named commands alone (lower case, e.g. {"get", "mget"}).
+std::uint64_t redis_calls(wg::test::RedisServer& redis, const std::vector<std::string>& commands);
 
 // The settings the tests reason with: fresh for exactly 1h (no jitter; the daily refresh is
 // 13h+ away), stale-while-revalidate 10min, stale-if-error 24h, negative entries 5min, the

@@ -89,6 +89,9 @@ enum class StaleReason : std::uint8_t {
   widget_paced,
 };
 enum class QuotaMode : std::uint8_t { normal, economy, exhausted };
+// What became of a worker's read of cache entries from Redis: sent, answered by a read of the
+// same key already under way, or shed (too many reads ahead of it: serving/cache_tier.hpp).
+enum class RedisRead : std::uint8_t { sent, joined, shed };
 // Why a Redis command failed: the names and order of redis::ErrorKind, which the client
 // reports (Client::on_error) and which arrives here as its name.
 enum class RedisError : std::uint8_t {
@@ -116,6 +119,7 @@ std::string_view to_string(StaleReason reason);  // the Cache-Status detail spel
 std::string_view to_string(QuotaMode mode);
 std::string_view to_string(RedisError error);
 std::string_view to_string(RefreshKind kind);
+std::string_view to_string(RedisRead read);
 std::string_view to_string(RefreshResult result);
 
 // "" -> none; "connect", "timeout", "closed", "bad_status", "invalid_body", "tls",
@@ -207,6 +211,7 @@ class GatewayMetrics {
   void derived_page() noexcept;
   // One failed Redis command (wg_redis_errors_total{kind}).
   void redis_error(RedisError kind) noexcept;
+  void redis_read(RedisRead read) noexcept;  // wg_redis_reads_total{read}
   void redis_error(std::string_view kind) noexcept { redis_error(redis_error_from(kind)); }
   // Transitional, for callers that do not know the kind: counted as "other".
   void redis_error() noexcept { redis_error(RedisError::other); }
@@ -253,6 +258,7 @@ class GatewayMetrics {
   Counter* local_answers_ = nullptr;
   Counter* derived_pages_ = nullptr;
   std::array<Counter*, kRedisErrors> redis_errors_{};
+  std::array<Counter*, 3> redis_reads_{};
   std::array<Counter*, 6> withheld_{};
   std::array<Counter*, kRefusalReasons> refusals_{};
   Gauge* redis_up_ = nullptr;
