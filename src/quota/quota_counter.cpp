@@ -474,6 +474,11 @@ asio::awaitable<void> QuotaCounter::report(redis::Client& redis) {
   // not be forgotten and spent again.
 }
 
+std::string QuotaCounter::months_deleted_through() const {
+  std::lock_guard lock(mutex_);
+  return deleted_through_;
+}
+
 asio::awaitable<void> QuotaCounter::delete_past_months(redis::Client& redis) {
   QuotaPeriod newest;
   std::chrono::minutes offset;

@@ -133,6 +133,8 @@ class QuotaCounter {
   boost::asio::awaitable<bool> release(redis::Client& redis);
 
   LeaseState lease_state() const;
+  // The newest month whose keys this process deleted ("" before its first report did).
+  std::string months_deleted_through() const;
   // Takes over a stopped instance's ledgers, name and high-water marks (before any acquire()).
   // Months no longer reported (quota_reports_until) are left out.
   void restore(const LeaseState& state);
