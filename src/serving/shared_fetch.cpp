@@ -168,8 +168,12 @@ asio::awaitable<FetchOutcome> SharedFetch::fetch_once(api::ApiRequest request, s
   // Where the answer will go, fixed before it is asked for: a purge while it is under way
   // must not see it stored under the new generations (nor in L1).
   auto [placed_ec, placement] = co_await parts_.cache.shared().place(key);
+  // A confirmation of a held-back answer (the copy in hand holds one) is not the widget's
+  // traffic: the once-per-period promise sets it aside, and so does the guard, so that a glitch
+  // that held back every key of a widget cannot leave the widget paced for the period.
+  const bool confirming = known && known->hold;
   std::optional<FetchLock::Guard> guard;
-  if (!placed_ec) guard = co_await guard_for(key, *settings);
+  if (!placed_ec && !confirming) guard = co_await guard_for(key, *settings);
   const FetchLock::Guard* counted = guard ? &*guard : nullptr;
   const std::string lock_key = lock_key_for(key);
 

@@ -289,6 +289,40 @@ BOOST_AUTO_TEST_CASE(a_failed_fetch_gives_its_count_back) {
   BOOST_TEST((!paced.ok() && paced.failure == RequestFacts::Failure::paced));
 }
 
+BOOST_AUTO_TEST_CASE(confirming_held_back_answers_never_paces_the_widget) {
+  ServiceFixture f([](config::Config& c) { c.quota.widget_slack = 0; });
+  // Widget 2: 12 reviews, all googleMap. Its keys: the widget data, the all-platform window and
+  // the googleMap window: its bound, 3.
+  const std::vector<api::ApiRequest> keys{f.widget(2), f.reviews(2, 20, 0),
+                                          f.reviews(2, 20, 0, api::Platform::googleMap)};
+  for (const auto& request : keys) BOOST_REQUIRE(f.serve(request).ok());
+  BOOST_TEST(f.upstream_calls() == 3u);
+  // The next period: upstream's glitch empties the widget, and every key is held back (3
+  // fetches, the bound).
+  f.clock.advance(1h + 15min);
+  f.faults().set(stub::FaultMode::empty_data, std::nullopt, stub::FaultEndpoint::any);
+  for (const auto& request : keys) {
+    Served held = f.serve(request);
+    BOOST_REQUIRE(held.ok());
+    BOOST_TEST(held.entry->hold.has_value());
+  }
+  BOOST_TEST(f.upstream_calls() == 6u);
+  // The glitch is over by confirm_after: each key's confirmation restores its data. None of
+  // them is paced, though the widget spent its bound on the held-back answers.
+  f.faults().reset();
+  f.clock.advance(11min);
+  for (const auto& request : keys) BOOST_REQUIRE(f.serve(request).ok());
+  BOOST_TEST(f.refreshes_done());
+  BOOST_TEST(f.upstream_calls() == 9u);
+  for (const auto& request : keys) {
+    Served restored = f.serve(request);
+    BOOST_REQUIRE(restored.ok());
+    BOOST_TEST(!restored.entry->hold.has_value());
+    BOOST_TEST(cache_status(restored).find("detail=unconfirmed") == std::string::npos);
+  }
+  BOOST_TEST(total_in(f.serve(f.widget(2))) == 12u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(soft_purge)

@@ -9,7 +9,7 @@
 namespace wg::stub {
 namespace {
 
-constexpr std::array<std::pair<FaultMode, std::string_view>, 12> kModes = {{
+constexpr std::array<std::pair<FaultMode, std::string_view>, 13> kModes = {{
     {FaultMode::none, "none"},
     {FaultMode::status500, "status500"},
     {FaultMode::status503, "status503"},
@@ -22,6 +22,7 @@ constexpr std::array<std::pair<FaultMode, std::string_view>, 12> kModes = {{
     {FaultMode::widget_bad_total, "widget_bad_total"},
     {FaultMode::empty_data, "empty_data"},
     {FaultMode::widget_contradict, "widget_contradict"},
+    {FaultMode::uncounted_source, "uncounted_source"},
 }};
 
 constexpr std::array<std::pair<FaultEndpoint, std::string_view>, 3> kEndpoints = {{

@@ -30,6 +30,8 @@ enum class FaultMode {
   empty_data,         // widget: every count 0 (total, reviewAmount, reviewStars); reviews: []
   widget_contradict,  // widget: totalReviewAmount one more than reviewAmount adds up to
                       // (reviews endpoint: as invalid_json)
+  uncounted_source,   // widget: one more `sources` entry, a platform the widget does not link
+                      // (no count in reviewAmount, no reviews); reviews: as usual
 };
 
 // Which API endpoint a fault applies to; also names the endpoint a request was for.

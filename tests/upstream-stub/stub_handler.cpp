@@ -1,5 +1,6 @@
 #include "upstream-stub/stub_handler.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <optional>
 #include <vector>
@@ -108,6 +109,21 @@ std::string with_contradicting_total(std::string body) {
   return with_total(std::move(body), std::to_string(*total + 1));
 }
 
+// The widget body with one more `sources` entry, first in the list: `platform`, which the
+// widget does not link (no count in reviewAmount, no reviews).
+std::string with_uncounted_source(std::string body, std::string_view platform) {
+  constexpr std::string_view kKey = "\"sources\":[";
+  const std::size_t at = body.find(kKey);
+  if (at == std::string::npos) return body;
+  const std::size_t inside = at + kKey.size();
+  std::string source = "{\"type\":\"" + std::string(platform) +
+                       "\",\"url\":\"https://example.invalid/place\","
+                       "\"updatedAt\":\"2026-01-01T00:00:00.000Z\"}";
+  if (body[inside] != ']') source.push_back(',');
+  body.insert(inside, source);
+  return body;
+}
+
 // Sets the Retry-After a status fault was given in place of its default.
 void apply_retry_after(StubReply& reply, const RetryAfter& retry_after) {
   if (retry_after.date) {
@@ -211,8 +227,9 @@ StubReply StubHandler::handle(http::verb method, std::string_view target,
         reply.body = kNotJson;
         break;
       }
-      [[fallthrough]];           // the normal reply, its widget body altered below
-    case FaultMode::empty_data:  // the normal reply, emptied below
+      [[fallthrough]];                 // the normal reply, its widget body altered below
+    case FaultMode::empty_data:        // the normal reply, emptied below
+    case FaultMode::uncounted_source:  // the normal reply, its widget body altered below
     case FaultMode::none:
     case FaultMode::truncate:  // the normal reply, cut short by the I/O shell
       if (method != http::verb::get && method != http::verb::head) {
@@ -232,6 +249,8 @@ StubReply StubHandler::handle(http::verb method, std::string_view target,
       reply.body = with_zero_counts(std::move(reply.body));
     } else if (fault == FaultMode::widget_contradict) {
       reply.body = with_contradicting_total(std::move(reply.body));
+    } else if (fault == FaultMode::uncounted_source) {
+      reply.body = with_uncounted_source(std::move(reply.body), unlinked_platform(api->id));
     } else if (bad_widget) {
       std::optional<std::string_view> total;  // none at all, or a string where a count belongs
       if (fault == FaultMode::widget_bad_total) total = "\"12\"";
@@ -243,6 +262,18 @@ StubReply StubHandler::handle(http::verb method, std::string_view target,
   reply.fault = fault;
   reply.delay = delay;
   return reply;
+}
+
+std::string_view StubHandler::unlinked_platform(std::string_view id) const {
+  const auto index = dataset_.find(id);
+  if (!index) return kPlatforms.front();
+  const auto& linked = dataset_.plan(*index).platforms;
+  for (std::size_t p = 0; p < kPlatformCount; ++p) {
+    const bool is_linked = std::any_of(linked.begin(), linked.end(),
+                                       [&](const auto& platform) { return platform.first == p; });
+    if (!is_linked) return kPlatforms[p];
+  }
+  return kPlatforms.front();  // links them all: the entry names one twice
 }
 
 StubReply StubHandler::widget(std::string_view id) {

@@ -76,6 +76,8 @@ class StubHandler {
 
  private:
   StubReply widget(std::string_view id);
+  // The first platform widget `id` does not link (for FaultMode::uncounted_source).
+  std::string_view unlinked_platform(std::string_view id) const;
   StubReply reviews(std::string_view id, std::string_view target);
   StubReply control(boost::beast::http::verb method, std::string_view path,
                     std::string_view target);

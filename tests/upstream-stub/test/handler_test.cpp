@@ -494,6 +494,19 @@ BOOST_AUTO_TEST_CASE(glitch_faults_are_well_formed) {
   BOOST_TEST(sum == 700u);
   BOOST_TEST(bad["totalReviewAmount"].get_uint64().value() == 701u);
 
+  // A platform named only in sources: first in the list, without a count, without reviews.
+  post("/__stub/fault?mode=uncounted_source&count=1");
+  const auto uncounted = get(widget);
+  simdjson::dom::parser third;
+  simdjson::dom::object named;
+  BOOST_TEST_REQUIRE(!third.parse(uncounted.body).get(named));
+  std::string_view extra;
+  BOOST_TEST_REQUIRE(!named["sources"].at(0)["type"].get(extra));
+  BOOST_TEST(named["reviewAmount"][extra].error() == simdjson::NO_SUCH_FIELD);
+  BOOST_TEST(named["totalReviewAmount"].get_uint64().value() == 700u);
+  BOOST_TEST(get(w0 + "/reviews/remote?limit=300&type=" + std::string(extra)).body == "[]");
+  BOOST_TEST(get(widget).body.find("example.invalid") == std::string::npos);  // ran out
+
   // Aimed at one widget: the others are answered as usual, and do not use it up.
   post("/__stub/fault?mode=empty_data&count=1&widget=" + dataset.id(0));
   BOOST_TEST(get(w2 + "/reviews/remote?limit=300").body != "[]");
