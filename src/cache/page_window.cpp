@@ -112,6 +112,17 @@ bool provably_empty(const api::ReviewsQuery& query, const api::WidgetSummary* wi
   return !linked(*widget, code);
 }
 
+std::optional<std::uint64_t> walk_from(const api::ReviewsQuery& query,
+                                       const api::WidgetSummary& widget, const ListFacts& list) {
+  if (list.end || !widget.consistent || !query.type) return std::nullopt;
+  const std::string_view code = api::to_string(*query.type);
+  if (counted(widget, code) || !linked(widget, code)) return std::nullopt;
+  const std::uint64_t page_window = query.skip - query.skip % kWindowSize;
+  const std::uint64_t from = list.reaches - list.reaches % kWindowSize;
+  if (page_window <= from) return std::nullopt;
+  return from;
+}
+
 std::uint64_t upstream_bound(const api::WidgetSummary& widget) {
   // Counts that contradict each other: the larger reading of the total, so that the guard
   // never paces a widget for what its own data allows.

@@ -209,6 +209,9 @@ asio::awaitable<Served> GatewayService::serve_key(const api::ApiRequest& request
       co_await look_up_known(s);
     } else if (action == Action::admit) {
       admit(s, step);
+    } else if (action == Action::walk_list) {
+      answered = co_await walk_list(s);
+      if (answered) co_return std::move(*answered);
     } else if (action == Action::derive) {
       answered = co_await derive(s);
       if (answered) co_return std::move(*answered);
@@ -380,6 +383,7 @@ void GatewayService::take_proof(KeyServing& s, LocalProof proof) {
   s.facts.proof_unavailable = s.proof.widget_unavailable;
   s.facts.proof = s.proof.answer.get();
   s.facts.proof_widget = s.proof.widget.get();
+  s.facts.walk_due = s.proof.walk_from.has_value() && s.settings->derive_pages;
 }
 
 void GatewayService::fold_failure(KeyServing& s, const FailureAnswer& answer, const Step& step,
@@ -430,6 +434,31 @@ void GatewayService::admit(KeyServing& s, const Step& step) {
     return;
   }
   s.facts.admitted = true;
+}
+
+asio::awaitable<std::optional<Served>> GatewayService::walk_list(KeyServing& s) {
+  s.facts.walked = true;
+  // Each window is served as its own key, looking for its own proof (the windows below the
+  // page are what the walk learns from).
+  const PageDeriver::ServeWindow serve_window =
+      [this, &s](const PageDeriver::Window& window) -> asio::awaitable<Served> {
+    FirstLook look = first_look(window.request, *s.settings, window.key);
+    look.shape = RequestFacts::Shape::window;
+    co_return co_await serve_key(window.request, std::move(look), s.settings, s.admission, s.trace);
+  };
+  const std::uint64_t skip = s.request.query.skip;
+  std::optional<Served> stopped = co_await pages_.walk(
+      s.request, *s.proof.walk_from, skip - skip % cache::kWindowSize, serve_window);
+  s.facts.now = deps_.clock.wall_now();
+  if (stopped && stopped->ok()) co_return stopped;  // the widget is unknown: its 400
+  if (stopped) {
+    s.failed = std::move(*stopped);
+    s.facts.failure = s.failed.failure;
+    co_return std::nullopt;
+  }
+  // What the windows showed may prove the page now: the widget data is consulted again.
+  s.facts.proof_state = RequestFacts::Proof::not_looked;
+  co_return std::nullopt;
 }
 
 asio::awaitable<std::optional<Served>> GatewayService::derive(KeyServing& s) {

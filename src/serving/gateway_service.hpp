@@ -133,6 +133,7 @@ class GatewayService {
   void check_refusal(KeyServing& s, const Step& step);
   boost::asio::awaitable<void> look_up_known(KeyServing& s);
   void admit(KeyServing& s, const Step& step);
+  boost::asio::awaitable<std::optional<Served>> walk_list(KeyServing& s);
   boost::asio::awaitable<std::optional<Served>> derive(KeyServing& s);
   boost::asio::awaitable<std::optional<Served>> fetch(KeyServing& s, const Step& step);
 

@@ -56,6 +56,27 @@ std::vector<PageDeriver::Window> PageDeriver::windows_of(const api::ApiRequest& 
   return windows;
 }
 
+asio::awaitable<std::optional<Served>> PageDeriver::walk(const api::ApiRequest& page,
+                                                         std::uint64_t from, std::uint64_t until,
+                                                         const ServeWindow& serve_window) {
+  for (std::uint64_t start = from; start < until; start += cache::kWindowSize) {
+    Window window{start, cache::window_request(page, start), {}};
+    window.key = api::cache_key(window.request);
+    Served part = co_await serve_window(window);
+    if (!part.ok() || part.entry->status != 200) co_return part;
+    if (part.proven) co_return std::nullopt;  // past the end already
+    bool parsed = false;
+    std::optional<std::vector<std::string_view>> elements = window_elements(*part.entry, parsed);
+    if (parsed) cache_.store_local(window.key, part.entry);  // charged with its offsets
+    if (!elements) co_return invalid_window(part.now);
+    if (list_ends_ != nullptr) {
+      list_ends_->record_window(window.request, *part.entry, elements->size(), clock_.wall_now());
+    }
+    if (elements->size() < cache::kWindowSize) co_return std::nullopt;  // the list ends here
+  }
+  co_return std::nullopt;
+}
+
 asio::awaitable<Served> PageDeriver::derive(const api::ApiRequest& page,
                                             const std::string& page_key,
                                             const std::vector<Window>& windows,

@@ -8,6 +8,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,14 @@ class PageDeriver {
 
   PageDeriver(CacheTier& cache, ListEnds* list_ends, Clock& clock, metrics::GatewayMetrics* metrics)
       : cache_(cache), list_ends_(list_ends), clock_(clock), metrics_(metrics) {}
+
+  // Serves the windows of `page`'s list from `from` up to `until` (exclusive), in order, and
+  // records what each shows, until one is not full or is proven empty: that one ends the list.
+  // Nullopt when the walk went as far as it had to; else the window's answer that stopped it
+  // (a failure, no entry; or an unknown widget's 400).
+  boost::asio::awaitable<std::optional<Served>> walk(const api::ApiRequest& page,
+                                                     std::uint64_t from, std::uint64_t until,
+                                                     const ServeWindow& serve_window);
 
   // The page `page_key` of `page`, from `windows`. A window's failure comes back as its answer
   // (no entry).

@@ -47,6 +47,13 @@ std::optional<Step> proof_lookup(const RequestFacts& f) {
   return std::nullopt;
 }
 
+// A page whose list is to be walked up first: a derived page at once (its copy is no answer),
+// a page of its own once neither L1 nor Redis holds a copy (a copy is refreshed as it is).
+bool walks_now(const RequestFacts& f) {
+  if (f.shape == Shape::derived) return true;
+  return f.shape == Shape::page && f.own == nullptr && f.own_looked == RequestFacts::Own::l1_and_l2;
+}
+
 // After a failed or refused fetch: the key's own stale copy, else (pages) the widget data's
 // proof within the same windows, else the error.
 Step after_failure(const RequestFacts& f) {
@@ -226,6 +233,8 @@ Step next_step(const RequestFacts& f) {
         return {Action::answer_local_refresh, d.stale};
       }
       // Too old to answer without asking: the page is fetched (the proof may still rescue it).
+    } else if (f.walk_due && !f.walked && walks_now(f)) {
+      return {Action::walk_list};
     }
   }
   if (f.shape == Shape::derived) return {Action::derive};

@@ -24,6 +24,10 @@
 //                                  unknown widget), under the widget data's own rules above
 //   derive                         a page that is not window-shaped is cut from aligned
 //                                  300-review windows, each an ordinary key
+//   walk up                        a page with no copy of a list only windows measure (a
+//                                  platform the widget data names only in sources), past the
+//                                  windows known full: those windows come first, upward, until
+//                                  one ends the list; then the proof is asked again
 //   obtain the proof               a key at skip >= 300 or with a type is fetched only once
 //                                  the widget data is in hand: when neither is cached, the
 //                                  widget data is fetched first (one shared call), and what it
@@ -172,6 +176,10 @@ struct RequestFacts {
   bool proof_siblings_looked = false;          // the other workers were asked for the widget data
   const cache::Entry* proof = nullptr;         // the local answer (200 [] or 400)
   const cache::Entry* proof_widget = nullptr;  // the widget data it comes from
+  // The proof says the page's list must be walked up to it first (cache::walk_from), and the
+  // walk is this request's to make (a page asked for while cache.derive_pages is on).
+  bool walk_due = false;
+  bool walked = false;  // the walk was made (the proof was asked again after it)
 
   // Before a fetch.
   bool refusal_checked = false;   // the fetcher's refusal (quota, hold, circuit) was asked
@@ -197,6 +205,8 @@ struct Step {
     look_up_proof,           // consult the cached widget data
     look_up_proof_siblings,  // Redis is down: ask the other workers for the widget data
     derive,                  // cut the page from its windows
+    walk_list,               // serve the list's windows below the page, upward, then consult
+                             // the widget data again
     obtain_proof,            // fetch the widget data (as its own key), then consult it again
     check_refusal,           // ask the fetcher whether it would refuse at once (quota, hold,
                              // circuit); `fallback` as for fetch

@@ -69,7 +69,11 @@ asio::awaitable<LocalProof> ProofLookup::look(const api::ApiRequest& request,
     co_return proof;
   }
   auto summary = upstream::inspect_widget_body(widget.entry->body);
-  if (!summary || !cache::provably_empty(request.query, &*summary, list)) co_return proof;
+  if (!summary) co_return proof;
+  if (!cache::provably_empty(request.query, &*summary, list)) {
+    proof.walk_from = cache::walk_from(request.query, *summary, list);
+    co_return proof;
+  }
   proof.answer = make_local_entry("[]", *widget.entry, 200, stored_at);
   proof.widget = std::move(widget.entry);
   co_return proof;

@@ -7,6 +7,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cache_tier.hpp"
@@ -29,6 +30,9 @@ struct LocalProof {
   // `also`, when it was read from Redis along with the widget data (also_read).
   Found also;
   bool also_read = false;
+  // Nothing is proven, and the page's list has to be walked up from this window start before
+  // the page can be judged (cache::walk_from).
+  std::optional<std::uint64_t> walk_from;
 };
 
 // Threads: one per worker, on its thread (CacheTier is the worker's).

@@ -180,6 +180,39 @@ BOOST_AUTO_TEST_CASE(provably_empty_table) {
       provably_empty({20, 50, std::nullopt}, &contradicting, wg::cache::with_window({}, 0, 7)));
 }
 
+BOOST_AUTO_TEST_CASE(only_a_list_no_count_measures_is_walked_up_to_a_page) {
+  using wg::cache::ListFacts;
+  using wg::cache::with_window;
+  static constexpr std::uint64_t kNoWalk = ~std::uint64_t{0};
+  const auto walk_from = [](const ReviewsQuery& query, const WidgetSummary& widget,
+                            const ListFacts& list) {
+    return wg::cache::walk_from(query, widget, list).value_or(kNoWalk);
+  };
+  WidgetSummary widget;
+  widget.total_review_amount = 3000;
+  widget.review_amount = {{"yaSprav", 3000}, {"zoon", 0}};
+  widget.source_types = {"yaSprav", "zoon", "otzovik"};  // otzovik: named only in sources
+
+  // Counted lists, or no type: the counts measure them.
+  BOOST_TEST(walk_from({20, 2900, std::nullopt}, widget, {}) == kNoWalk);
+  BOOST_TEST(walk_from({20, 2900, Platform::yaSprav}, widget, {}) == kNoWalk);
+  BOOST_TEST(walk_from({20, 2900, Platform::zoon}, widget, {}) == kNoWalk);
+  BOOST_TEST(walk_from({20, 2900, Platform::avito}, widget, {}) == kNoWalk);  // not linked
+  // otzovik: from window 0, unless the page is in it.
+  BOOST_TEST(walk_from({20, 2900, Platform::otzovik}, widget, {}) == 0u);
+  BOOST_TEST(walk_from({20, 300, Platform::otzovik}, widget, {}) == 0u);
+  BOOST_TEST(walk_from({20, 299, Platform::otzovik}, widget, {}) == kNoWalk);
+  // From the first window not known to be full; not at all once the end is known.
+  const auto full_two = with_window(with_window({}, 0, 300), 300, 300);
+  BOOST_TEST(walk_from({20, 2900, Platform::otzovik}, widget, full_two) == 600u);
+  BOOST_TEST(walk_from({20, 600, Platform::otzovik}, widget, full_two) == kNoWalk);
+  BOOST_TEST(walk_from({20, 2900, Platform::otzovik}, widget, with_window({}, 0, 12)) == kNoWalk);
+  // Counts that contradict each other measure nothing, and start no walk either.
+  WidgetSummary contradicting = widget;
+  contradicting.consistent = false;
+  BOOST_TEST(walk_from({20, 2900, Platform::otzovik}, contradicting, {}) == kNoWalk);
+}
+
 BOOST_AUTO_TEST_CASE(windows_win_over_the_counts) {
   using wg::cache::ListFacts;
   using wg::cache::with_window;

@@ -106,6 +106,15 @@ RequestFacts unproven(RequestFacts f) {
   f.proof_state = Proof::none;
   return f;
 }
+// The proof says the page's list is to be walked up to it first; and the walk was made.
+RequestFacts walking(RequestFacts f) {
+  f.walk_due = true;
+  return f;
+}
+RequestFacts walked(RequestFacts f) {
+  f.walked = true;
+  return f;
+}
 // A key at skip >= 300 or with a type: fetched only once the widget data is in hand.
 RequestFacts needing_proof(RequestFacts f, Proof state = Proof::not_looked) {
   f.needs_proof = true;
@@ -271,6 +280,24 @@ const std::vector<Row> kRows = {
     {"derived page, stale L1 copy, nothing proven: derive (the copy is no answer)",
      unproven(facts(Shape::derived, Own::l1, &kStaleInSwr)),
      {Action::derive}},
+    {"derived page of a list only windows measure: walk up to it first",
+     walking(unproven(facts(Shape::derived, Own::l1, &kStaleInSwr))),
+     {Action::walk_list}},
+    {"derived page, walked: derive",
+     walked(walking(unproven(facts(Shape::derived, Own::l1, nullptr)))),
+     {Action::derive}},
+    {"page of a list only windows measure, not in L1: Redis first",
+     walking(unproven(facts(Shape::page, Own::l1, nullptr))),
+     {Action::look_up_shared}},
+    {"page of a list only windows measure, in neither tier: walk up to it first",
+     walking(unproven(facts(Shape::page, Own::l1_and_l2, nullptr))),
+     {Action::walk_list}},
+    {"page of a list only windows measure, walked, still unproven: fetch it",
+     with_refusal_checked(walked(walking(unproven(facts(Shape::page, Own::l1_and_l2, nullptr))))),
+     {Action::look_up_known}},
+    {"page of a list only windows measure with a stale copy: refreshed as it is, no walk",
+     walking(unproven(facts(Shape::page, Own::l1, &kStaleInSwr))),
+     {Action::serve_own_refresh, StaleReason::while_revalidate}},
     {"page, Redis down and no widget data here: ask the other workers for it",
      proof_unreadable(facts(Shape::page, Own::l1, nullptr)),
      {Action::look_up_proof_siblings}},

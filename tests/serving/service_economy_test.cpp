@@ -160,6 +160,52 @@ BOOST_AUTO_TEST_CASE(a_short_window_proves_its_list_ends_without_the_widget_data
   BOOST_TEST(f.upstream_calls() == 1u);  // not even the widget data
 }
 
+BOOST_AUTO_TEST_CASE(a_platform_named_only_in_sources_costs_one_window_however_it_is_walked) {
+  ServiceFixture f;
+  // The widget with the most reviews, its data naming one more source than it links: a
+  // platform with no count and (as the stub answers) no reviews.
+  std::size_t big = 0;
+  for (std::size_t i = 0; i < f.stub().dataset().size(); ++i) {
+    if (f.stub().dataset().plan(i).total_reviews > f.stub().dataset().plan(big).total_reviews) {
+      big = i;
+    }
+  }
+  const std::uint64_t total = f.stub().dataset().plan(big).total_reviews;
+  BOOST_REQUIRE(total >= 900u);  // four windows of the walk down
+  const api::ApiRequest widget = f.widget(big);
+  f.faults().set(stub::FaultMode::uncounted_source, std::nullopt, stub::FaultEndpoint::widget,
+                 std::nullopt, widget.widget_id);
+  std::optional<api::Platform> only_in_sources;
+  for (std::size_t p = 0; p < stub::kPlatformCount && !only_in_sources; ++p) {
+    const auto& linked = f.stub().dataset().plan(big).platforms;
+    if (std::none_of(linked.begin(), linked.end(), [&](const auto& l) { return l.first == p; })) {
+      only_in_sources = platform_of(p);
+    }
+  }
+  BOOST_REQUIRE(only_in_sources.has_value());
+  BOOST_REQUIRE(f.serve(widget).ok());
+
+  // A walk down from the top of the widget's reviews, pages of 20 and window-shaped requests,
+  // from two instances.
+  Instance& other = f.add_instance();
+  int n = 0;
+  for (std::uint64_t skip = total - 1;; skip -= std::min<std::uint64_t>(skip, 170)) {
+    BOOST_TEST_CONTEXT("skip=" << skip) {
+      Served page = f.serve(f.reviews(big, 20, skip, only_in_sources), ++n % 2 ? &other : nullptr);
+      BOOST_REQUIRE(page.ok());
+      BOOST_TEST(page.entry->body == "[]");
+      const std::uint64_t window_start = skip - skip % 300;
+      Served window = f.serve(f.reviews(big, 300, window_start, only_in_sources));
+      BOOST_REQUIRE(window.ok());
+      BOOST_TEST(window.entry->body == "[]");
+    }
+    if (skip == 0) break;
+  }
+  // The widget data and window 0, which proves the list empty: 2 calls, not one per window.
+  BOOST_TEST(f.upstream_calls() == 2u);
+  BOOST_TEST(f.upstream_calls() <= 1 + windows_of(total) + 1);
+}
+
 BOOST_AUTO_TEST_CASE(a_failed_widget_data_fetch_is_the_answer_without_a_second_call) {
   ServiceFixture f;
   f.faults().set(stub::FaultMode::status500, 1, stub::FaultEndpoint::widget);

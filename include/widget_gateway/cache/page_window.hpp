@@ -72,6 +72,16 @@ inline bool provably_empty(const api::ReviewsQuery& query, const api::WidgetSumm
   return provably_empty(query, &widget);
 }
 
+// Where a page's list must be walked up from before the page can be judged, or nullopt when
+// it need not be. A list whose length neither the counts nor the windows seen give (a platform
+// the widget data names only in `sources`) is walked up from its first window not known to be
+// full, never down from the page: the first window that is not full proves where the list
+// ends, so a walk down from the top, which costs a window at every step when the list is
+// empty, costs one call. Only for consistent widget data, and only when the page starts past
+// that window (a page in it is simply served from it).
+std::optional<std::uint64_t> walk_from(const api::ReviewsQuery& query,
+                                       const api::WidgetSummary& widget, const ListFacts& list);
+
 // The most upstream requests one widget can need between two refreshes of its entries when
 // every page is cut from windows: 1 (widget data) + ceil(total / 300) (all-platform windows)
 // + for each platform the widget data names (in reviewAmount or sources) max(1,
