@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE accesslog_access_log_test
 #include <boost/test/unit_test.hpp>
 
 #include <fcntl.h>
@@ -89,6 +88,8 @@ class StdoutToFile {
 };
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(access_log_test)
 
 BOOST_AUTO_TEST_CASE(file_destination_gets_one_json_line_per_request) {
   TempDir dir;
@@ -292,3 +293,5 @@ BOOST_AUTO_TEST_CASE(full_queue_drops_and_counts_instead_of_blocking) {
   for (char c : received) lines += c == '\n' ? 1 : 0;
   BOOST_TEST(lines + dropped == kLines);  // every line was either written or counted
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // access_log_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE accesslog_record_test
 #include <boost/test/unit_test.hpp>
 
 #include <simdjson.h>
@@ -41,6 +40,8 @@ std::string line_of(const Record& r) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(record_test)
 
 BOOST_AUTO_TEST_CASE(time_is_rfc3339_utc_with_milliseconds) {
   std::string out;
@@ -147,3 +148,5 @@ BOOST_AUTO_TEST_CASE(long_fields_are_cut_at_a_character_boundary) {
   simdjson::dom::element doc = parser.parse(line);
   BOOST_TEST(std::string_view(doc["widget"]) == std::string(kMaxFieldBytes - 1, 'w'));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // record_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE api_errors_test
 #include <boost/test/unit_test.hpp>
 
 #include <set>
@@ -43,6 +42,8 @@ const std::vector<Row> kTable = {
 };
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(errors_test)
 
 BOOST_AUTO_TEST_CASE(every_code_has_its_status_and_name) {
   BOOST_TEST(kTable.size() == kErrorCodeCount);
@@ -120,3 +121,5 @@ BOOST_AUTO_TEST_CASE(platform_codes_round_trip) {
     BOOST_TEST(!parse_platform(bad).has_value());
   }
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // errors_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE api_keys_test
 #include <boost/test/unit_test.hpp>
 
 #include <random>
@@ -38,6 +37,8 @@ ApiRequest validated(const std::string& target) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(keys_test)
 
 BOOST_AUTO_TEST_CASE(key_format) {
   BOOST_TEST(cache_key(widget("abc")) == "wg:{abc}:w");
@@ -167,3 +168,5 @@ BOOST_AUTO_TEST_CASE(upstream_targets) {
   BOOST_TEST(upstream_target(widget("..")) == "/api/v1/widgets/widget/%2E%2E/remote");
   BOOST_TEST(upstream_target(widget("...")) == "/api/v1/widgets/widget/.../remote");
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // keys_test

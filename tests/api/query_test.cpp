@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE api_query_test
 #include <boost/test/unit_test.hpp>
 
 #include <optional>
@@ -50,6 +49,8 @@ void check(const Expect& e) {
 const std::string k400Digits(400, '9');
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(query_test)
 
 BOOST_AUTO_TEST_CASE(limit_rules) {
   const std::vector<Expect> cases = {
@@ -314,3 +315,5 @@ BOOST_AUTO_TEST_CASE(target_encoding_for_other_routes) {
   BOOST_TEST(!target_encoding_valid(match_route(kW + "a%4/remote")));
   BOOST_TEST(!target_encoding_valid(match_route(kW + "a/reviews/remote?%")));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // query_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE api_route_test
 #include <boost/test/unit_test.hpp>
 
 #include <string>
@@ -21,6 +20,8 @@ struct RouteCase {
 };
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(route_test)
 
 BOOST_AUTO_TEST_CASE(routes_the_four_paths) {
   const std::vector<RouteCase> cases = {
@@ -186,3 +187,5 @@ BOOST_AUTO_TEST_CASE(percent_decoding) {
   BOOST_TEST(*percent_decode(encoded) == all);
   BOOST_TEST(wg::api::percent_encoding_valid(encoded));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // route_test

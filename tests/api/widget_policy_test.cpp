@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE api_widget_policy_test
 #include <boost/test/unit_test.hpp>
 
 #include <random>
@@ -46,6 +45,8 @@ std::vector<std::string> generated_ids(std::size_t count) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(widget_policy_test)
 
 BOOST_AUTO_TEST_CASE(default_pattern_fast_path_equals_std_regex) {
   const std::regex reference(std::string(kDefaultWidgetPattern), std::regex::ECMAScript);
@@ -156,3 +157,5 @@ BOOST_AUTO_TEST_CASE(concurrent_use) {
   for (auto& th : threads) th.join();
   for (int m : mismatches) BOOST_TEST(m == 0);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // widget_policy_test

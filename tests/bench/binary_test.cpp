@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE bench_binary
 #include <boost/test/unit_test.hpp>
 
 // wg-bench as a child process against its own --serve-constant server on 127.0.0.1: the JSON
@@ -63,6 +62,8 @@ struct ConstantServer {
 };
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(binary_test)
 
 BOOST_AUTO_TEST_CASE(closed_loop_request_count_against_the_constant_server) {
   ConstantServer server;
@@ -384,3 +385,5 @@ BOOST_AUTO_TEST_CASE(non_loopback_targets_are_refused) {
   BOOST_TEST(output.find("loopback") != std::string::npos);
   BOOST_TEST(run_bench({"--serve-constant", "--listen", "0.0.0.0:0"}, &output) == 2);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // binary_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE bench_core
 #include <boost/test/unit_test.hpp>
 
 #include <cstdint>
@@ -7,6 +6,8 @@
 #include "wg-bench/histogram.hpp"
 
 using wg::bench::Histogram;
+
+BOOST_AUTO_TEST_SUITE(histogram_test)
 
 BOOST_AUTO_TEST_SUITE(histogram)
 
@@ -137,3 +138,5 @@ BOOST_AUTO_TEST_CASE(percentiles_are_monotonic) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // histogram_test

@@ -18,6 +18,8 @@
 using namespace std::chrono_literals;
 using namespace wg::bench;
 
+BOOST_AUTO_TEST_SUITE(judgement_test)
+
 BOOST_AUTO_TEST_SUITE(load_profile)
 
 BOOST_AUTO_TEST_CASE(a_constant_level_integrates_linearly) {
@@ -389,3 +391,5 @@ BOOST_AUTO_TEST_CASE(hgrm_lists_rising_percentiles_up_to_the_total) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // judgement_test

@@ -27,6 +27,8 @@ std::vector<WidgetInfo> ids(std::size_t n, std::uint64_t reviews = 100) {
 
 }  // namespace
 
+BOOST_AUTO_TEST_SUITE(request_mix_test)
+
 BOOST_AUTO_TEST_SUITE(zipf)
 
 BOOST_AUTO_TEST_CASE(rng_is_deterministic_for_a_seed) {
@@ -335,3 +337,5 @@ BOOST_AUTO_TEST_CASE(a_short_id_list_is_warned_about) {
   BOOST_TEST(warning.find("--ids holds 100 widget ids") == 0u);
   BOOST_TEST(warning.find("spreads over 10000 (keys.widgets)") != std::string::npos);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // request_mix_test

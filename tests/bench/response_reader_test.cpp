@@ -26,6 +26,8 @@ const std::string kLengthAnswer =
 
 }  // namespace
 
+BOOST_AUTO_TEST_SUITE(response_reader_test)
+
 BOOST_AUTO_TEST_SUITE(response_reader)
 
 BOOST_AUTO_TEST_CASE(content_length_answer_in_one_piece_or_byte_by_byte) {
@@ -180,3 +182,5 @@ BOOST_AUTO_TEST_CASE(reset_starts_over) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // response_reader_test

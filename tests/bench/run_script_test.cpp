@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE bench_run_script
 #include <boost/test/unit_test.hpp>
 
 // bench/run.sh as a child process. `compare` on result folders written here (no server, no
@@ -138,6 +137,8 @@ std::set<std::string> hot_hits_folders() {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(run_script_test)
 
 BOOST_AUTO_TEST_SUITE(compare)
 
@@ -343,3 +344,5 @@ BOOST_AUTO_TEST_CASE(two_minutes_under_every_fault_pass_and_leave_figures) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // run_script_test

@@ -24,6 +24,8 @@ bool contains(const std::string& text, const std::string& part) {
 
 }  // namespace
 
+BOOST_AUTO_TEST_SUITE(scenario_test)
+
 BOOST_AUTO_TEST_SUITE(scenario_parsing)
 
 BOOST_AUTO_TEST_CASE(empty_file_gives_the_defaults) {
@@ -267,3 +269,5 @@ BOOST_AUTO_TEST_CASE(quota_walk_is_zipf_site_plus_a_walker) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // scenario_test

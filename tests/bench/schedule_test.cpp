@@ -13,6 +13,8 @@ namespace {
 const SteadyTime kStart{std::chrono::seconds(1000)};
 }
 
+BOOST_AUTO_TEST_SUITE(schedule_test)
+
 BOOST_AUTO_TEST_SUITE(open_loop_schedule)
 
 BOOST_AUTO_TEST_CASE(single_connection_is_evenly_spaced) {
@@ -88,3 +90,5 @@ BOOST_AUTO_TEST_CASE(rejects_bad_arguments) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // schedule_test

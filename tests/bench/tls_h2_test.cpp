@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE bench_tls_h2
 #include <boost/test/unit_test.hpp>
 
 // wg-bench over TLS and HTTP/2, as a child process against real servers on 127.0.0.1: the
@@ -193,6 +192,8 @@ class Nginx {
 
 }  // namespace
 
+BOOST_AUTO_TEST_SUITE(tls_h2_test)
+
 BOOST_AUTO_TEST_CASE(http1_over_tls_against_the_gateway) {
   auto& s = gateway_stack();
   auto args = s.args(s.https_url());
@@ -360,3 +361,5 @@ BOOST_AUTO_TEST_CASE(streams_timing_out_on_a_connection_going_away_end_the_run) 
   BOOST_TEST(u64(r, "/errors_total") == 16u);
   BOOST_TEST(u64(r, "/errors/timeout") + u64(r, "/errors/closed") == 16u);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // tls_h2_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE body files
 // Bodies copied into sealed memory files for sendfile: the same bytes, no way to change them,
 // and never more open than the bound.
 #include <fcntl.h>
@@ -31,6 +30,8 @@ std::string read_all(int fd) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(body_file_test)
 
 BOOST_AUTO_TEST_CASE(a_file_holds_the_bytes_and_cannot_change) {
   auto files = std::make_shared<BodyFiles>(4);
@@ -85,3 +86,5 @@ BOOST_AUTO_TEST_CASE(the_process_bound_leaves_most_descriptors_to_sockets) {
     BOOST_TEST(process->max_open() > 0u);
   }
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // body_file_test

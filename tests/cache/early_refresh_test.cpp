@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE cache_early_refresh_test
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
@@ -20,6 +19,8 @@ bool refresh(milliseconds left, double draw, milliseconds cost = seconds(1), dou
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(early_refresh_test)
 
 BOOST_AUTO_TEST_CASE(expired_entries_always_refresh) {
   BOOST_TEST(should_refresh_early(kExpiry, kExpiry, milliseconds(0), 1.0, 1.0));
@@ -75,3 +76,5 @@ BOOST_AUTO_TEST_CASE(refresh_probability_rises_as_expiry_approaches) {
     previous = share;
   }
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // early_refresh_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE cache_entry_test
 #include <boost/test/unit_test.hpp>
 
 #include <cstring>
@@ -45,6 +44,8 @@ void put_u32(std::string& s, std::size_t offset, std::uint32_t v) {
 constexpr std::size_t kEtagLenAt = 4 + 2 + 24;
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(entry_test)
 
 BOOST_AUTO_TEST_CASE(round_trip) {
   Entry e = sample();
@@ -328,3 +329,5 @@ BOOST_AUTO_TEST_CASE(elements_from_spans_slices_the_body_and_refuses_foreign_spa
   BOOST_TEST(!wg::cache::elements_from_spans(body, {{9, 10}}).has_value());
   BOOST_TEST(!wg::cache::elements_from_spans(body, {{100, 1}}).has_value());
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // entry_test

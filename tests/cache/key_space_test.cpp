@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE key space
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
@@ -35,6 +34,8 @@ api::ApiRequest reviews(std::string id, std::uint32_t limit, std::uint64_t skip)
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(key_space_test)
 
 BOOST_AUTO_TEST_CASE(the_slot_helper_computes_what_redis_computes) {
   // Values from CLUSTER KEYSLOT and from Redis' own CRC16 test vector.
@@ -157,3 +158,5 @@ BOOST_AUTO_TEST_CASE(logical_keys_split_into_id_and_rest) {
   BOOST_TEST(!split_key("wg:{a}w").has_value());
   BOOST_TEST(!split_key("wg:{a").has_value());
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // key_space_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE cache_l1_cache_test
 #include <boost/test/unit_test.hpp>
 
 #include <malloc.h>
@@ -68,6 +67,8 @@ std::string widget_key(int widget, int page) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(l1_cache_test)
 
 BOOST_AUTO_TEST_CASE(charged_bytes_counts_every_part) {
   Entry entry;
@@ -373,3 +374,5 @@ BOOST_AUTO_TEST_CASE(concurrent_get_put_from_four_threads) {
   const auto stats = cache.stats();
   BOOST_TEST(stats.hits + stats.misses > 0u);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // l1_cache_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE cache_page_window_test
 #include <boost/test/unit_test.hpp>
 
 #include <map>
@@ -24,6 +23,8 @@ using wg::cache::windows_for;
 using wg::upstream::inspect_reviews_body;
 
 using Windows = std::vector<std::uint64_t>;
+
+BOOST_AUTO_TEST_SUITE(page_window_test)
 
 BOOST_AUTO_TEST_CASE(windows_cover_the_page) {
   BOOST_TEST(windows_for(0, 1) == (Windows{0}));
@@ -281,3 +282,5 @@ BOOST_AUTO_TEST_CASE(upstream_bound_per_widget) {
   contradicting.consistent = false;
   BOOST_TEST(upstream_bound(contradicting) == 1u + 2u + 2u);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // page_window_test

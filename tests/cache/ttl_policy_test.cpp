@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE cache_ttl_policy_test
 #include <boost/test/unit_test.hpp>
 
 #include <random>
@@ -48,6 +47,8 @@ const minutes kKiribati{14 * 60};          // +14:00
 const wg::config::Duration k15m = minutes(15);
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(ttl_policy_test)
 
 BOOST_AUTO_TEST_CASE(next_boundary_table) {
   const std::vector<BoundaryCase> cases = {
@@ -532,3 +533,5 @@ BOOST_AUTO_TEST_CASE(early_refreshes_never_call_twice_in_a_period) {
     }
   }
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // ttl_policy_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE common
 #include <boost/test/unit_test.hpp>
 
 #include "widget_gateway/common/clock.hpp"
@@ -7,6 +6,8 @@
 #include "widget_gateway/common/log.hpp"
 #include "widget_gateway/common/redact.hpp"
 #include "widget_gateway/common/utf8.hpp"
+
+BOOST_AUTO_TEST_SUITE(common_test)
 
 BOOST_AUTO_TEST_CASE(json_strings_are_escaped_as_rfc_8259_requires) {
   BOOST_TEST(wg::json::quote("plain") == "\"plain\"");
@@ -152,3 +153,5 @@ BOOST_AUTO_TEST_CASE(error_codes_have_a_category_and_messages) {
   BOOST_TEST((ec == wg::errc::upstream_timeout));
   BOOST_TEST((ec != wg::errc::redis_timeout));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // common_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE common_coroutine_pattern
 // The coroutine shapes GCC 12 miscompiles, which the code avoids at the sites listed in
 // docs/ci.md, shown on a minimal coroutine type with objects that only count their
 // constructions and destructions (so the extra destruction GCC 12 performs is visible and does
@@ -87,6 +86,8 @@ int extra_destructions() {
 
 }  // namespace
 
+BOOST_AUTO_TEST_SUITE(coroutine_pattern_test)
+
 // shared_fetch.cpp, link.hpp (wait_until), client.cpp (start_command): a lambda with captures
 // made inside a co_await expression is destroyed twice by GCC 12 (a double free when it
 // captures a string or a shared_ptr).
@@ -145,3 +146,5 @@ BOOST_AUTO_TEST_CASE(if_with_a_co_await_per_branch) {
     BOOST_TEST(extra_destructions() == 0);
   }
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // coroutine_pattern_test

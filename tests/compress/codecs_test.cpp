@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE compress_codecs_test
 #include <boost/test/unit_test.hpp>
 
 #include <cstdint>
@@ -40,6 +39,8 @@ std::string random_bytes(std::size_t n) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(codecs_test)
 
 BOOST_AUTO_TEST_CASE(gzip_round_trip_cyrillic_json) {
   std::string body = reviews_json(150 * 1024);
@@ -175,3 +176,5 @@ BOOST_AUTO_TEST_CASE(on_demand_budget_is_a_token_bucket_of_input_bytes) {
   BOOST_TEST(!budget.take(1, t0 + 1h));
   BOOST_TEST(!budget.take(4000, t0 + 2h));  // larger than the burst: never
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // codecs_test

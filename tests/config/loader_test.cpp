@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE config_loader_test
 #include <boost/test/unit_test.hpp>
 
 #include <unistd.h>
@@ -80,6 +79,8 @@ void check_equal(const cfg::Config& a, const cfg::Config& b) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(loader_test)
 
 BOOST_AUTO_TEST_SUITE(toml_file)
 
@@ -965,3 +966,5 @@ BOOST_AUTO_TEST_CASE(usage_names_the_password_variable) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // loader_test

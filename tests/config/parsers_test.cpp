@@ -1,10 +1,11 @@
-#define BOOST_TEST_MODULE config_parsers_test
 #include <boost/test/unit_test.hpp>
 
 #include "widget_gateway/config/loader.hpp"
 
 using namespace std::chrono_literals;
 namespace cfg = wg::config;
+
+BOOST_AUTO_TEST_SUITE(parsers_test)
 
 BOOST_AUTO_TEST_SUITE(durations)
 
@@ -184,3 +185,5 @@ BOOST_AUTO_TEST_CASE(rejects_malformed) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // parsers_test

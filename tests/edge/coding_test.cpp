@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE edge_coding_test
 #include <boost/test/unit_test.hpp>
 
 #include <string>
@@ -23,6 +22,8 @@ constexpr Coding G = Coding::gzip;
 constexpr Coding B = Coding::br;
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(coding_test)
 
 BOOST_AUTO_TEST_CASE(negotiation_table) {
   const std::vector<Case> cases = {
@@ -119,3 +120,5 @@ BOOST_AUTO_TEST_CASE(tokens) {
   BOOST_TEST(!wg::edge::coding_from_token("deflate"));
   BOOST_TEST(!wg::edge::coding_from_token(""));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // coding_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE edge_conditional_test
 #include <boost/test/unit_test.hpp>
 
 #include <string>
@@ -20,6 +19,8 @@ struct Case {
 };
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(conditional_test)
 
 BOOST_AUTO_TEST_CASE(etag_per_coding) {
   BOOST_TEST(etag_for_coding(kTag, Coding::identity) == kTag);
@@ -131,3 +132,5 @@ BOOST_AUTO_TEST_CASE(a_304_names_a_coding_the_client_holds) {
   BOOST_TEST(
       (coding_for_not_modified(only_br, Coding::identity, "", false, false) == Coding::identity));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // conditional_test

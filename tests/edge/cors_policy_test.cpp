@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE edge_cors_test
 #include <boost/test/unit_test.hpp>
 
 #include <string>
@@ -36,6 +35,8 @@ const CorsPolicy kAny({"*"});
 const CorsPolicy kOff;
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(cors_policy_test)
 
 BOOST_AUTO_TEST_CASE(modes) {
   BOOST_TEST(!kOff.enabled());
@@ -216,3 +217,5 @@ BOOST_AUTO_TEST_CASE(plain_options_gets_actual_answer_headers) {
              "Access-Control-Expose-Headers: ETag, Age, Cache-Status\r\n");
   BOOST_TEST(preflight(kShop, "", "") == "Vary: Origin\r\n");
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // cors_policy_test

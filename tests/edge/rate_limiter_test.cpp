@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE edge_rate_limiter_test
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -29,6 +28,8 @@ int allowed_in_a_row(RateLimiter& limiter, const ip::address& client, SteadyTime
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(rate_limiter_test)
 
 BOOST_AUTO_TEST_CASE(burst_then_refusal) {
   RateLimiter limiter(1.0, 5);
@@ -234,3 +235,5 @@ BOOST_AUTO_TEST_CASE(concurrent_use_never_exceeds_the_bucket) {
   BOOST_TEST(final_a.load() == static_cast<int>(kBurst));
   BOOST_TEST(final_b.load() == static_cast<int>(kBurst));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // rate_limiter_test

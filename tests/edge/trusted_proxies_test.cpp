@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE edge_trusted_proxies_test
 #include <boost/test/unit_test.hpp>
 
 #include <stdexcept>
@@ -25,6 +24,8 @@ struct Walk {
 const TrustedProxies kProxies({"10.0.0.0/8", "192.168.1.1", "2001:db8:1::/48", "::1"});
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(trusted_proxies_test)
 
 BOOST_AUTO_TEST_CASE(contains) {
   BOOST_TEST(kProxies.contains(addr("10.0.0.1")));
@@ -124,3 +125,5 @@ BOOST_AUTO_TEST_CASE(long_lists_are_walked_linearly) {
   for (int i = 0; i < 2000; ++i) xff += ", 10.0.0." + std::to_string(i % 250 + 1);
   BOOST_TEST(kProxies.client_address(addr("10.0.0.2"), xff) == addr("198.51.100.7"));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // trusted_proxies_test

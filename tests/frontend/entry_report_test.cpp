@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE entry report
 #include <boost/test/unit_test.hpp>
 
 #include <regex>
@@ -48,6 +47,8 @@ bool contains(const std::string& text, std::string_view part) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(entry_report_test)
 
 BOOST_AUTO_TEST_SUITE(asked)
 
@@ -161,3 +162,5 @@ BOOST_AUTO_TEST_CASE(a_derived_page_names_the_windows_it_is_cut_from) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // entry_report_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE frontend_error_response
 // The contract's JSON errors as answers, and what each refusal of the HTTP sessions becomes on
 // the public and the admin listener (the exact bytes that tests/hostile sees over sockets).
 
@@ -54,6 +53,8 @@ const Expected kExpected[] = {
 };
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(error_response_test)
 
 BOOST_AUTO_TEST_CASE(every_refusal_has_an_answer) {
   BOOST_TEST(std::size(kExpected) + 1 == std::size(wg::http::kAllRefusals));  // + handler_failed
@@ -136,3 +137,5 @@ BOOST_AUTO_TEST_CASE(errors_with_and_without_an_endpoint) {
                                                    {}, "public, max-age=60");
   BOOST_TEST(cached.headers.find("Cache-Control") == "public, max-age=60");
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // error_response_test

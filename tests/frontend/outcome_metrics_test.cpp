@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE frontend_outcome_metrics_test
 #include <boost/test/unit_test.hpp>
 
 #include <memory>
@@ -21,6 +20,8 @@ bool has_line(const std::string& text, const std::string& line) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(outcome_metrics_test)
 
 BOOST_AUTO_TEST_CASE(a_fresh_answer_has_no_stale_reason) {
   BOOST_TEST(!frontend::stale_reason_of(StaleReason::none).has_value());
@@ -72,3 +73,5 @@ BOOST_AUTO_TEST_CASE(stale_answers_are_told_apart_from_hits_whatever_the_reason)
   served.entry.reset();
   BOOST_TEST((frontend::cache_result_of(served) == metrics::CacheResult::none));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // outcome_metrics_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE readiness
 #include <boost/test/unit_test.hpp>
 
 #include "frontend/readiness.hpp"
@@ -33,6 +32,8 @@ ReadinessFacts held(ReadinessFacts f) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(readiness_test)
 
 BOOST_AUTO_TEST_CASE(ready_degraded_or_unavailable_by_what_can_still_serve) {
   ReadinessFacts draining = facts(true, true, true);
@@ -89,3 +90,5 @@ BOOST_AUTO_TEST_CASE(the_answer_without_detail_is_the_status_alone) {
   BOOST_TEST(draining.status == 503u);
   BOOST_TEST(draining.body == R"({"status":"draining"})");
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // readiness_test

@@ -1,6 +1,5 @@
 // What the status page is fed: rates over the last minute from cumulative totals, the
 // /admin/status JSON (valid, and never a password), and the page's own policy.
-#define BOOST_TEST_MODULE frontend status report
 #include <boost/test/unit_test.hpp>
 
 #include <simdjson.h>
@@ -12,6 +11,8 @@
 using namespace std::chrono;
 using wg::SteadyTime;
 using namespace wg::frontend;
+
+BOOST_AUTO_TEST_SUITE(status_report_test)
 
 BOOST_AUTO_TEST_CASE(rates_cover_the_last_span_only) {
   TrafficWindow window(seconds(60));
@@ -97,3 +98,5 @@ BOOST_AUTO_TEST_CASE(the_page_allows_its_own_script_and_style_only) {
   const auto response = status_page_response();
   BOOST_TEST(response.body.find("{{") == std::string::npos);  // every part filled in
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // status_report_test

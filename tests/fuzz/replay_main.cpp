@@ -1,6 +1,7 @@
 // Runs a fuzz target over files instead of under libFuzzer, so the regular (GCC) build replays
-// the committed corpus as an ordinary test: `<target>_replay FILE_OR_DIR...`. Exits non-zero
-// when no input was found; a failed invariant aborts, as it does under libFuzzer.
+// the committed corpus as an ordinary test: `WG_FUZZ_TARGET=<target> wg_fuzz_replay
+// FILE_OR_DIR...`. Exits non-zero when no input was found; a failed invariant aborts, as it
+// does under libFuzzer.
 
 #include <cstdint>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv);
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);
 
 namespace {
@@ -25,6 +27,7 @@ int run_file(const std::filesystem::path& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  LLVMFuzzerInitialize(&argc, &argv);
   int inputs = 0;
   for (int i = 1; i < argc; ++i) {
     const std::filesystem::path arg(argv[i]);

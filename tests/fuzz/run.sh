@@ -45,25 +45,24 @@ if ((do_build)); then
     CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
       -DWG_SANITIZE=ON -DWG_FUZZ=ON >/dev/null
   fi
-  cmake --build "$build" -j "$(nproc)" --target "${targets[@]/#/fuzz_}"
+  cmake --build "$build" -j "$(nproc)" --target wg_fuzz
 fi
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 failed=()
+binary=$build/tests/wg_fuzz
+if [[ ! -x $binary ]]; then
+  echo "fuzz: $binary is missing (is $build configured with -DWG_FUZZ=ON?)" >&2
+  exit 1
+fi
 for target in "${targets[@]}"; do
-  binary=$build/tests/fuzz_$target
-  if [[ ! -x $binary ]]; then
-    echo "fuzz: $binary is missing (is $build configured with -DWG_FUZZ=ON?)" >&2
-    failed+=("$target")
-    continue
-  fi
   work=$build/fuzz-run/$target
   rm -rf "$work"
   mkdir -p "$work/corpus"
   cp "$root/tests/fuzz/corpus/$target/"* "$work/corpus/"
   echo "fuzz: $target for ${seconds}s"
-  if (cd "$work" && "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  if (cd "$work" && WG_FUZZ_TARGET=$target "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
         -malloc_limit_mb=512 -print_final_stats=1 -artifact_prefix="$work/" corpus \
         >"$work/fuzz.log" 2>&1); then
     grep -E '^Done|stat::number_of_executed_units|stat::peak_rss_mb' "$work/fuzz.log" |

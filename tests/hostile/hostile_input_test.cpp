@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE hostile input
 #include <boost/test/unit_test.hpp>
 
 #include <simdjson.h>
@@ -46,7 +45,6 @@ struct WorldFixture {
   WorldFixture() : world(std::make_unique<World>()) { g_world = world.get(); }
   ~WorldFixture() { g_world = nullptr; }
 };
-BOOST_TEST_GLOBAL_FIXTURE(WorldFixture);
 
 // --- the cases --------------------------------------------------------------------------------
 
@@ -492,6 +490,9 @@ void run_case(const Case& c) {
 
 }  // namespace
 
+// The stack is started once for the whole suite.
+BOOST_AUTO_TEST_SUITE(hostile_input_test, *boost::unit_test::fixture<WorldFixture>())
+
 BOOST_DATA_TEST_CASE(hostile_request, data::make(cases()), c) {
   BOOST_TEST_CONTEXT("case " << c.name) {
     run_case(c);
@@ -587,3 +588,5 @@ BOOST_AUTO_TEST_CASE(connection_cap_holds_and_recovers) {
   BOOST_TEST(served);
   BOOST_TEST(gateway.process().running());
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // hostile_input_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE slow readers
 // Clients that ask for answers and do not read them, against a real gateway (redis-server, the
 // stub, the gateway; docs/listener.md, "Output budget"): over HTTP/2, 40 connections x 100
 // streams of distinct derived pages with a zero window opened one byte at a time; over
@@ -345,6 +344,8 @@ std::string curl_h2_status(std::uint16_t port, const std::string& target) {
 
 }  // namespace
 
+BOOST_AUTO_TEST_SUITE(slow_reader_test)
+
 // 40 connections x 100 streams of distinct derived pages, each stream's window at 0 and opened
 // one byte every 200 ms: the memory the answers pin stays within the budget, a normal client
 // is served meanwhile over HTTP/1.1 and HTTP/2, and every attacker is closed as a slow reader
@@ -565,3 +566,5 @@ BOOST_AUTO_TEST_CASE(big_pages_sent_from_a_file_are_upstreams_bytes_and_slow_rea
   BOOST_TEST((after.body == upstream.body));
   BOOST_TEST(gateway.process().running());
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // slow_reader_test

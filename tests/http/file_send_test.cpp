@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE file send
 // The step that sends an answer's head, then its body from a file with sendfile, on a
 // non-blocking socket: whatever the socket takes at each step, the bytes read at the other
 // end are the head then the body, once; a closed peer is an error, not a signal.
@@ -63,6 +62,8 @@ std::string body_of(std::size_t size) {
 
 }  // namespace
 
+BOOST_AUTO_TEST_SUITE(file_send_test)
+
 BOOST_AUTO_TEST_CASE(head_then_body_whatever_the_socket_takes_at_each_step) {
   std::signal(SIGPIPE, SIG_IGN);
   Pair pair;
@@ -124,3 +125,5 @@ BOOST_AUTO_TEST_CASE(a_peer_that_closed_is_an_error) {
   BOOST_TEST(from_file.bytes == 0u);
   ::close(file);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // file_send_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE http_h2_session
 // H2Session over real loopback sockets: a small acceptor hands each connection to a session
 // with a test handler; clients are the nghttp/h2load tools, nghttp2's client API over a
 // blocking socket, and hand-built frames for what no real client sends (the known HTTP/2
@@ -786,6 +785,8 @@ std::pair<int, std::string> run_tool(std::vector<std::string> argv) {
 
 // ---------------------------------------------------------------------------------------------
 
+BOOST_AUTO_TEST_SUITE(h2_session_test)
+
 BOOST_AUTO_TEST_CASE(nghttp_and_h2load_are_served) {
   const auto nghttp = find_program("nghttp");
   const auto h2load = find_program("h2load");
@@ -1402,3 +1403,5 @@ BOOST_AUTO_TEST_CASE(drain_finishes_streams_in_flight) {
   BOOST_CHECK(client.run_until([&] { return client.eof; }));
   BOOST_CHECK(server.wait_ended(1));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // h2_session_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE http_output_budget
 // The output budget's accounting alone: what answers keep alive, each owner once per listener
 // and each answer in full per connection, the bounds with their one-answer allowance, and the
 // wake-up of connections waiting for room.
@@ -37,6 +36,8 @@ Response own_answer(std::size_t size) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(output_budget_test)
 
 BOOST_AUTO_TEST_CASE(an_answer_keeps_alive_its_owner) {
   auto entry = std::make_shared<const std::string>(1000, 'e');
@@ -230,3 +231,5 @@ BOOST_AUTO_TEST_CASE(counts_are_kept_for_metrics) {
   BOOST_TEST(stats.output_paused.load() == 1u);
   BOOST_TEST(stats.slow_readers_closed.load() == 1u);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // output_budget_test

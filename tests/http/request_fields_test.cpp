@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE request_fields_test
 // Request header fields from per-thread free lists: blocks come back for the next request, the
 // lists keep a bounded number, large blocks pass through, a block freed on another thread is
 // taken in there, and Beast parses a head into them as into its own fields.
@@ -14,6 +13,8 @@
 
 using namespace wg::http;
 namespace bhttp = boost::beast::http;
+
+BOOST_AUTO_TEST_SUITE(request_fields_test)
 
 BOOST_AUTO_TEST_CASE(a_freed_block_serves_the_next_allocation_of_its_class) {
   void* first = field_pool::allocate(100);
@@ -79,3 +80,5 @@ BOOST_AUTO_TEST_CASE(beast_parses_a_head_into_pooled_fields) {
   BOOST_TEST(fields[bhttp::field::accept_encoding] == "gzip, br");
   BOOST_TEST(fields["x-long"].size() == 3000u);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // request_fields_test

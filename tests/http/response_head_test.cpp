@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE http_response_head
 // Response heads as each protocol sends them: the HTTP/1.1 text (exact bytes) and the HTTP/2
 // name/value pairs handed to nghttp2, built from the same fields.
 
@@ -55,6 +54,8 @@ std::vector<std::string> listed(const Fields& fields) {
     out.push_back(std::string(name) + ": " + std::string(value));
   return out;
 }
+
+BOOST_AUTO_TEST_SUITE(response_head_test)
 
 BOOST_AUTO_TEST_CASE(fields_keep_names_values_and_order) {
   Fields fields;
@@ -223,3 +224,5 @@ BOOST_AUTO_TEST_CASE(both_protocols_carry_the_same_fields) {
   }
   BOOST_TEST(head.size() == for_http1.headers.size() + 3);  // :status, date, content-length
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // response_head_test

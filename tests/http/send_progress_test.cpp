@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE http_send_progress
 // The send-rate meter alone, with time moved by hand: bytes per interval, not frames, are
 // progress; nothing is judged while nothing is pending.
 
@@ -16,6 +15,8 @@ namespace {
 const TimePoint kStart = TimePoint{} + 1000s;
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(send_progress_test)
 
 BOOST_AUTO_TEST_CASE(an_interval_needs_rate_times_interval_bytes) {
   SendProgress progress(1000, 10s);  // 10,000 bytes per 10 s
@@ -100,3 +101,5 @@ BOOST_AUTO_TEST_CASE(bytes_after_a_failed_interval_do_not_undo_it) {
   progress.sent(1'000'000, kStart + 25s);  // judged first: the first interval was empty
   BOOST_TEST(progress.too_slow(kStart + 25s));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // send_progress_test

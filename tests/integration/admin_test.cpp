@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE admin api integration
 #include <boost/test/unit_test.hpp>
 
 #include <signal.h>
@@ -56,6 +55,8 @@ QuotaFigures quota_figures(std::uint16_t admin_port) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(admin_test)
 
 BOOST_AUTO_TEST_CASE(purge_reaches_every_instance_sharing_the_redis) {
   RedisServer redis;
@@ -366,3 +367,5 @@ BOOST_AUTO_TEST_CASE(public_readyz_may_answer_the_status_alone) {
   const std::string log = gateway.process().output();
   BOOST_TEST(!contains(log, "reload_needs_restart"), log);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // admin_test

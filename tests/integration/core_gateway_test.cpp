@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE core gateway integration
 #include <boost/test/unit_test.hpp>
 
 #include <ctime>
@@ -26,6 +25,8 @@ struct Stack {
 };
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(core_gateway_test)
 
 BOOST_AUTO_TEST_CASE(second_request_is_a_hit_and_never_reaches_upstream) {
   Stack s;
@@ -332,3 +333,5 @@ BOOST_AUTO_TEST_CASE(a_background_refresh_leaves_an_event_with_its_upstream_time
     return gateway.process().output().find(event) != std::string::npos;
   }));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // core_gateway_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE upstream economy integration
 // What one public widget id can cost, against real processes (redis-server, the stub, gateway
 // instances), as docs/request-cost.md promises: walks of skip, type and limit on a known
 // widget, from one address or from hundreds of forwarded ones, spend at most the widget's
@@ -154,6 +153,8 @@ struct Walk {
 };
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(economy_test)
 
 BOOST_AUTO_TEST_SUITE(bound_per_widget)
 
@@ -331,3 +332,5 @@ BOOST_AUTO_TEST_CASE(rate_limited_says_which_limit_refused) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // economy_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE freshness integration
 #include <boost/test/unit_test.hpp>
 
 // The daily refresh, trusted and paid once (docs/freshness.md), against real processes: two
@@ -65,6 +64,8 @@ struct Answer {
 };
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(freshness_test)
 
 BOOST_AUTO_TEST_CASE(two_instances_of_two_threads_pay_once_per_period) {
   RedisServer redis;
@@ -326,3 +327,5 @@ BOOST_AUTO_TEST_CASE(freshness_is_visible_to_an_operator) {
   BOOST_TEST(doc["freshness"]["refreshes"]["stale"]["unchanged"].get_uint64().value() == 1u);
   BOOST_TEST(std::string(doc["freshness"]["next_refresh"].get_string().value()).size() > 10u);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // freshness_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE http semantics integration
 #include <boost/test/unit_test.hpp>
 
 #include <simdjson.h>
@@ -306,6 +305,8 @@ long long intended_freshness(const HttpResponse& r, long long cap) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(http_semantics_test)
 
 BOOST_AUTO_TEST_CASE(etag_per_coding_and_if_none_match_give_304_without_upstream_calls) {
   Stack s;
@@ -937,3 +938,5 @@ BOOST_AUTO_TEST_CASE(per_ip_limit_buckets_forwarded_clients_behind_trusted_proxi
   BOOST_TEST(as("10.0.0.2", 0) == 200);
   BOOST_TEST(s.stub.stats().widget == 5u);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // http_semantics_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE operations integration
 #include <boost/test/unit_test.hpp>
 
 // What an operator relies on, checked against real processes: metrics that add up to the
@@ -261,6 +260,8 @@ std::vector<std::string> widget_ids(Stub& stub, int n) {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
+
+BOOST_AUTO_TEST_SUITE(operations_test)
 
 BOOST_AUTO_TEST_CASE(metrics_add_up_to_the_traffic_sent_and_pass_promtool) {
   RedisServer redis;
@@ -1189,3 +1190,5 @@ BOOST_AUTO_TEST_CASE(readiness_is_503_while_nothing_can_be_served) {
   BOOST_TEST(degraded.body.find("\"status\":\"degraded\"") != std::string::npos);
   BOOST_TEST(exited_cleanly(gw.process().stop(SIGTERM)));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // operations_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE quota defence integration
 // The monthly quota against real processes (redis-server, the stub, gateway instances): random
 // ids spend only their own budget, racing instances and Redis outages never overshoot the
 // limit and leave an exact count, upstream's Retry-After and max_in_flight hold back requests,
@@ -78,6 +77,8 @@ int count_of(const std::vector<int>& statuses, int status) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(quota_defence_test)
 
 BOOST_AUTO_TEST_CASE(a_flood_of_random_ids_spends_only_the_unknown_budget) {
   RedisServer redis;
@@ -358,3 +359,5 @@ BOOST_AUTO_TEST_CASE(widget_data_without_its_counts_is_an_upstream_error_never_c
   BOOST_TEST(metric_sum(gateway.admin_port(), "wg_upstream_failures_total",
                         "reason=\"invalid_body\"") == 2);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // quota_defence_test

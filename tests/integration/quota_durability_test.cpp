@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE quota durability integration
 // The month's count against Redis losing data, with real processes (redis-server, the stub,
 // gateway instances): a restart without persistence after two instances stopped, a DEL of the
 // counter, a cache Redis full to its maxmemory; and a request that never left the gateway (a
@@ -55,6 +54,8 @@ int fetch_widgets(Gateway& gateway, const std::vector<StubWidget>& widgets, std:
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(quota_durability_test)
 
 BOOST_AUTO_TEST_CASE(redis_restarted_empty_gets_the_month_back_from_a_live_instance) {
   RedisServer redis;  // no persistence: a restart empties it
@@ -257,3 +258,5 @@ BOOST_AUTO_TEST_CASE(an_instance_forty_days_ahead_times_redis_by_redis) {
   BOOST_TEST((ttl > 3500 && ttl <= 3600), cache_status);
   BOOST_TEST(stub.stats().widget == 10u);  // read from Redis, not fetched again
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // quota_durability_test

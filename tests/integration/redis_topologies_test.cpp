@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE redis topologies integration
 // The gateway against production-shaped Redis, all real servers on loopback: a password and an
 // ACL user, TLS with a CA made here, a primary/replica pair under sentinels failed over
 // while traffic runs, and a Redis Cluster shared by two gateways.
@@ -53,6 +52,8 @@ class Traffic {
 };
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(redis_topologies_test)
 
 BOOST_AUTO_TEST_CASE(an_acl_user_with_its_password_works_and_a_wrong_password_is_down) {
   RedisOptions options;
@@ -302,3 +303,5 @@ BOOST_AUTO_TEST_CASE(under_memory_pressure_volatile_ttl_evicts_cache_entries_nev
   BOOST_TEST(redis.command({"GET", current_quota_key()}) == std::to_string(stub.stats().total));
   BOOST_TEST(redis.command({"EXISTS", "wg:known-widgets"}) == "1");
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // redis_topologies_test

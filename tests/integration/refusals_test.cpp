@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE refusals integration
 // Every refusal the gateway makes says why, with real processes (redis-server, the stub, the
 // gateway): in the error's message, in the access log's `reason`, and in
 // wg_refusals_total{reason}. The open circuit's fast-fails carry a Retry-After that real
@@ -55,6 +54,8 @@ bool says(const HttpResponse& response, const std::string& words) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(refusals_test)
 
 BOOST_AUTO_TEST_CASE(the_per_client_limit_and_the_unknown_id_budget_say_which_refused) {
   RedisServer redis;
@@ -267,3 +268,5 @@ BOOST_AUTO_TEST_CASE(a_quota_that_cannot_grant_without_redis_is_named) {
   BOOST_TEST(logged(gateway, "quota_unavailable", 503));
   BOOST_TEST(refusals(gateway, "quota_unavailable") == 1);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // refusals_test

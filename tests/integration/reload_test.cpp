@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE reload integration
 #include <boost/test/unit_test.hpp>
 
 #include <ctime>
@@ -106,6 +105,8 @@ std::string one_widget(Stub& stub) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(reload_test)
 
 BOOST_AUTO_TEST_CASE(a_smaller_max_ttl_or_another_refresh_at_holds_what_is_cached) {
   RedisServer redis;
@@ -355,3 +356,5 @@ BOOST_AUTO_TEST_CASE(a_reloaded_quota_utc_offset_loses_no_count) {
   BOOST_TEST(counted == static_cast<long long>(stub.stats().total));
   BOOST_TEST(counted == 40);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // reload_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE resilience integration
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -107,6 +106,8 @@ class RequestStream {
 };
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(resilience_test)
 
 BOOST_AUTO_TEST_CASE(hundred_concurrent_requests_on_one_cold_key_make_one_upstream_call) {
   RedisServer redis;
@@ -319,3 +320,5 @@ BOOST_AUTO_TEST_CASE(after_an_upstream_blip_the_circuit_reopens_long_before_circ
   BOOST_TEST(eventually([&] { return gateway.get(cold).status == 200; }, 15s));
   BOOST_TEST(gateway.get("/readyz").body.find("\"upstream\":\"ok\"") != std::string::npos);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // resilience_test

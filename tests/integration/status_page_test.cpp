@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE status page integration
 // The status page's endpoints on a real gateway: GET /admin/ui served without a token and
 // locked down by its headers, /admin/status and /admin/top-widgets refused without the token
 // and holding what the stub and Redis saw with it, and the admin listener over TLS when
@@ -66,6 +65,8 @@ bool ends_with(const std::string& text, const std::string& tail) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(status_page_test)
 
 BOOST_AUTO_TEST_CASE(the_page_needs_no_token_and_is_locked_down_the_data_needs_one) {
   RedisServer redis;
@@ -245,3 +246,5 @@ BOOST_AUTO_TEST_CASE(the_admin_listener_serves_the_page_over_tls_when_configured
       curl({}, "http://127.0.0.1:" + std::to_string(gateway.admin_port()) + "/admin/ui");
   BOOST_TEST(plain.output.find("<!doctype html>") == std::string::npos);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // status_page_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE tls and http2 on the public listener
 // The public listener with TLS and HTTP/2, judged by clients nobody here wrote: curl over
 // HTTPS with a CA made in the test (ALPN h2 and http/1.1), curl with h2c prior knowledge on a
 // plain listener, nghttp over h2, TLS 1.1 refused, a certificate renewed on SIGHUP, sessions
@@ -62,6 +61,8 @@ std::string presented_serial(std::uint16_t port) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(tls_h2_test)
 
 BOOST_AUTO_TEST_CASE(https_serves_http2_and_http1_by_alpn_with_the_same_answers) {
   Pki pki;
@@ -220,3 +221,5 @@ BOOST_AUTO_TEST_CASE(tls_sessions_are_resumed) {
     }
   }
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // tls_h2_test

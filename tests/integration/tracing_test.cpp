@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE integration_tracing_test
 #include <boost/test/unit_test.hpp>
 
 #include <simdjson.h>
@@ -228,6 +227,8 @@ std::string config_with(const std::string& access_log, const std::string& tracin
 
 }  // namespace
 
+BOOST_AUTO_TEST_SUITE(tracing_test)
+
 BOOST_AUTO_TEST_CASE(an_incoming_trace_reaches_upstream_the_access_log_and_the_collector) {
   RedisServer redis;
   Stub stub;
@@ -445,3 +446,5 @@ BOOST_AUTO_TEST_CASE(a_background_refresh_is_a_trace_of_its_own) {
   BOOST_TEST(fetch->parent_id == root->span_id);
   BOOST_TEST(fetch->span_id == refreshed.substr(36, 16));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // tracing_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE metrics_gateway_metrics_test
 #include <boost/test/unit_test.hpp>
 
 #include <ostream>
@@ -26,6 +25,8 @@ bool has_line(const std::string& text, const std::string& line) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(gateway_metrics_test)
 
 BOOST_AUTO_TEST_CASE(requests_by_route_status_and_cache) {
   Registry registry;
@@ -262,3 +263,5 @@ BOOST_AUTO_TEST_CASE(config_reloads_are_counted_by_result) {
   BOOST_TEST(has_line(text, R"(wg_config_reloads_total{result="failure"} 2)"));
   BOOST_TEST(has_line(text, "wg_config_last_reload_success_timestamp_seconds 2000"));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // gateway_metrics_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE metrics_process_metrics_test
 #include <boost/test/unit_test.hpp>
 
 #include <fcntl.h>
@@ -36,6 +35,8 @@ double value_of(const std::string& text, const std::string& name) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(process_metrics_test)
 
 BOOST_AUTO_TEST_CASE(a_stat_line_gives_cpu_memory_and_start) {
   const auto stat = parse_proc_stat(stat_line("widget-gateway"), 100, 4096);
@@ -119,3 +120,5 @@ BOOST_AUTO_TEST_CASE(the_series_read_this_process) {
   text = registry.render();
   BOOST_TEST(value_of(text, "process_open_fds") == open_before);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // process_metrics_test

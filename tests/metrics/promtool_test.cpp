@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE metrics_promtool_test
 #include <boost/test/unit_test.hpp>
 
 #include <stdlib.h>
@@ -85,6 +84,8 @@ void populate(GatewayMetrics& m) {
 
 }  // namespace
 
+BOOST_AUTO_TEST_SUITE(promtool_test)
+
 BOOST_AUTO_TEST_CASE(full_gateway_exposition_passes_promtool) {
   const CommandResult which = run("command -v promtool 2>&1");
   BOOST_REQUIRE_MESSAGE(which.exit_code == 0,
@@ -133,3 +134,5 @@ BOOST_AUTO_TEST_CASE(full_gateway_exposition_passes_promtool) {
   BOOST_TEST(check.exit_code == 0, "promtool check metrics failed:\n" << check.output);
   BOOST_TEST(check.output.empty(), "promtool reported problems:\n" << check.output);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // promtool_test

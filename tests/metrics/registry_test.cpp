@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE metrics_registry_test
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
@@ -11,6 +10,8 @@
 #include "widget_gateway/metrics/registry.hpp"
 
 using namespace wg::metrics;
+
+BOOST_AUTO_TEST_SUITE(registry_test)
 
 BOOST_AUTO_TEST_SUITE(render)
 
@@ -194,3 +195,5 @@ BOOST_AUTO_TEST_CASE(increments_from_four_threads_sum_exactly) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // registry_test

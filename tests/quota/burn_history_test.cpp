@@ -1,6 +1,5 @@
 // The status page's burn-down history: bounded whatever the run time, spanning the month so
 // far, started over by a new month; and the day's count against its even share.
-#define BOOST_TEST_MODULE quota_burn_history_test
 #include <boost/test/unit_test.hpp>
 
 #include "widget_gateway/quota/burn_history.hpp"
@@ -20,6 +19,8 @@ WallTime at(year_month_day day, seconds s = seconds(0)) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(burn_history_test)
 
 BOOST_AUTO_TEST_CASE(keeps_one_sample_per_interval_and_the_latest_reading) {
   BurnHistory history(16, seconds(60));
@@ -96,3 +97,5 @@ BOOST_AUTO_TEST_CASE(the_daily_bound_spreads_what_is_left) {
   BOOST_TEST(daily_bound(3000, 3000, day, april).value() == 0u);
   BOOST_TEST(!daily_bound(5, 0, day, april).has_value());
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // burn_history_test

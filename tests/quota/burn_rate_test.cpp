@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE quota_burn_rate_test
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
@@ -30,6 +29,8 @@ double seconds_between(WallTime from, WallTime to) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(burn_rate_test)
 
 // The case: 14 requests in the two minutes after a start late in the month. The
 // month-to-date average projects about 17; the recent rate projects thousands.
@@ -145,3 +146,5 @@ BOOST_AUTO_TEST_CASE(the_projection_is_never_below_used_and_saturates) {
     }
   }
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // burn_rate_test

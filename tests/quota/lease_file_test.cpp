@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE lease_file_test
 // quota.state_file on a real file system: the text round-trips, a save replaces the file with
 // a new 0600 one through a temporary created with O_EXCL, and nothing an attacker placed at the
 // temporary or the target name is written through.
@@ -33,6 +32,8 @@ bool is_regular_file(const std::string& path) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(lease_file_test)
 
 BOOST_AUTO_TEST_CASE(lease_files_round_trip_and_bad_ones_are_refused) {
   BOOST_TEST((parse_lease_state(format_lease_state(kState)) == kState));
@@ -177,3 +178,5 @@ BOOST_AUTO_TEST_CASE(a_missing_directory_is_a_failed_save) {
   BOOST_TEST(!save_lease_state(dir.file("missing/quota.state"), kState));
   BOOST_TEST(!fs::exists(dir.file("missing")));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // lease_file_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE quota_pacing_test
 #include <boost/test/unit_test.hpp>
 
 #include <limits>
@@ -32,6 +31,8 @@ const Month kMonths[] = {
 };
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(pacing_test)
 
 BOOST_AUTO_TEST_CASE(elapsed_fraction_is_clamped) {
   const QuotaPeriod april = quota_period(at(2026y / April / 10), minutes(0));
@@ -100,3 +101,5 @@ BOOST_AUTO_TEST_CASE(the_effective_mode_is_economy_while_pacing_holds_spending_b
               Mode::exhausted));
   BOOST_TEST((effective_mode(Mode::economy, true, 10, limit, first_hour, period) == Mode::economy));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // pacing_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE quota_counter_test
 // The lease ledger against a real redis-server: the limit holds for racing instances and
 // through outages, repeated or lost replies count nothing twice, a crash leaves only its
 // unspent lease, a stop without Redis hands its ledger to the next start, a charge whose
@@ -99,6 +98,8 @@ struct Harness {
 };
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(quota_counter_test)
 
 // remaining: what the fleet may still send, so what was sent and what is reserved both count.
 BOOST_AUTO_TEST_CASE(remaining_is_the_limit_less_used_and_leased) {
@@ -625,3 +626,5 @@ BOOST_AUTO_TEST_CASE(an_eviction_policy_that_could_take_the_quota_keys_is_recogn
   BOOST_TEST(*redis::test::run(h.ioc, warn_if_quota_evictable(h.up)));     // answered (and warned)
   BOOST_TEST(!*redis::test::run(h.ioc, warn_if_quota_evictable(h.down)));  // ask again later
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // quota_counter_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE quota_period_test
 #include <boost/test/unit_test.hpp>
 
 #include <random>
@@ -34,6 +33,8 @@ struct PeriodCase {
 };
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(quota_period_test)
 
 BOOST_AUTO_TEST_CASE(periods) {
   const std::vector<PeriodCase> cases = {
@@ -190,3 +191,5 @@ BOOST_AUTO_TEST_CASE(random_instants) {
     }
   }
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // quota_period_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE redis_cluster_slots_test
 // Slots as Redis itself computes them (values from CLUSTER KEYSLOT), routing keys of the
 // commands the gateway sends, redirections and slot maps.
 #include <boost/test/unit_test.hpp>
@@ -7,6 +6,8 @@
 
 using namespace wg::redis;
 using namespace wg::redis::detail;
+
+BOOST_AUTO_TEST_SUITE(cluster_slots_test)
 
 BOOST_AUTO_TEST_CASE(slots_match_cluster_keyslot) {
   BOOST_TEST(key_slot("foo") == 12182);
@@ -75,3 +76,5 @@ BOOST_AUTO_TEST_CASE(slot_maps) {
   slots.elements.push_back(range(10, 20000, 7003));
   BOOST_TEST(!parse_cluster_slots(slots));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // cluster_slots_test

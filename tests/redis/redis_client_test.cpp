@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE redis_client_test
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -73,6 +72,8 @@ bool eventually_pong(Connected& c) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(redis_client_test)
 
 BOOST_AUTO_TEST_CASE(set_get_binary_round_trip) {
   Connected c;
@@ -416,3 +417,5 @@ BOOST_AUTO_TEST_CASE(stop_completes_waiting_commands_and_later_ones) {
   BOOST_TEST(!c.client->connected());
   BOOST_TEST((c({"PING"}).first == errc::shutting_down));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // redis_client_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE redis_cluster_test
 // The client in cluster mode against real Redis Clusters on loopback: routing by slot from one
 // seed, a slot migrated under it (ASK, then MOVED), a primary killed and replaced by its
 // replica, and a subscriber that hears a PUBLISH sent to another node.
@@ -67,6 +66,8 @@ struct ClusterClient {
 };
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(redis_cluster_test)
 
 BOOST_AUTO_TEST_CASE(from_one_seed_every_slot_reaches_its_primary) {
   RedisCluster cluster(3);
@@ -193,3 +194,5 @@ BOOST_AUTO_TEST_CASE(a_subscriber_hears_a_message_published_on_another_node) {
   ioc.restart();
   ioc.run_for(200ms);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // redis_cluster_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE redis_secure_test
 // The client and subscriber against redis-servers that want a password, ACL users, TLS, and
 // client certificates. Every server is stopped by its destructor, also when a check fails.
 #include <boost/test/unit_test.hpp>
@@ -101,6 +100,8 @@ TestPki& pki() {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(redis_secure_test)
 
 BOOST_AUTO_TEST_CASE(password_right_wrong_and_none) {
   RedisOptions options;
@@ -328,3 +329,5 @@ BOOST_AUTO_TEST_CASE(subscriber_over_tls_with_an_acl_user) {
   std::lock_guard lock(m);
   BOOST_TEST(received == (std::vector<std::string>{"w1", "w2"}));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // redis_secure_test

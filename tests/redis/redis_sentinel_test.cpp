@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE redis_sentinel_test
 // Sentinel mode against real sentinels (`redis-server --sentinel`): a SENTINEL FAILOVER whose
 // old primary stays writable moves a client's writes and a subscriber to the new primary as
 // soon as the watcher hears `+switch-master`; and the announcement's parsing.
@@ -140,6 +139,8 @@ class FakeSentinel {
 
 }  // namespace
 
+BOOST_AUTO_TEST_SUITE(redis_sentinel_test)
+
 // A switch the watcher missed while its subscriptions were down (B back to A) is learnt when it
 // resubscribes, and a later one (A to B again) is not taken for a repeat. Before, the watcher's
 // "already reported" memory was never reset: the missed switch stayed missed and the later one
@@ -280,3 +281,5 @@ BOOST_AUTO_TEST_CASE(an_announced_primary_takes_the_next_writes_while_the_old_on
   BOOST_TEST(switches == 1);
   BOOST_TEST(ups == 2);  // the first connection and the one to the new primary
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // redis_sentinel_test

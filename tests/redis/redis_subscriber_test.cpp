@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE redis_subscriber_test
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -49,6 +48,8 @@ bool publish(asio::io_context& ioc, wg::test::RedisServer& server, const std::st
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(redis_subscriber_test)
 
 BOOST_AUTO_TEST_CASE(receives_messages_and_resubscribes_after_restart) {
   wg::test::RedisServer server;
@@ -106,3 +107,5 @@ BOOST_AUTO_TEST_CASE(no_callback_after_destruction) {
   ioc.run_for(200ms);
   BOOST_TEST(calls.load() == 0);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // redis_subscriber_test

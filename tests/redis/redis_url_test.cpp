@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE redis_url_test
 #include <boost/test/unit_test.hpp>
 
 #include <cstdlib>
@@ -9,6 +8,8 @@
 #include "widget_gateway/redis/settings_from.hpp"
 
 using wg::redis::parse_url;
+
+BOOST_AUTO_TEST_SUITE(redis_url_test)
 
 BOOST_AUTO_TEST_CASE(full_url) {
   auto ep = parse_url("redis://cache.local:6380/2");
@@ -183,3 +184,5 @@ BOOST_AUTO_TEST_CASE(settings_from_config_per_mode) {
   BOOST_TEST(!standalone.cluster.has_value());
   BOOST_TEST(!standalone.sentinel.has_value());
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // redis_url_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE resp_codec_test
 #include <boost/test/unit_test.hpp>
 
 #include <string>
@@ -13,6 +12,8 @@ using namespace wg::redis;
 using namespace wg::redis::detail;
 using Type = Reply::Type;
 using namespace std::string_literals;
+
+BOOST_AUTO_TEST_SUITE(resp_codec_test)
 
 BOOST_AUTO_TEST_CASE(commands_are_binary_safe_and_appended) {
   std::string out;
@@ -129,3 +130,5 @@ BOOST_AUTO_TEST_CASE(metric_kinds_mirror_error_kinds) {
     BOOST_TEST(wg::metrics::to_string(metric) == to_string(kind));
   }
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // resp_codec_test

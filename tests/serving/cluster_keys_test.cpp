@@ -84,6 +84,8 @@ class ClusterNode {
 
 }  // namespace
 
+BOOST_AUTO_TEST_SUITE(cluster_keys_test)
+
 BOOST_AUTO_TEST_CASE(the_serving_path_sends_no_cross_slot_command) {
   ClusterNode cluster;
   ServiceFixture f([&cluster](config::Config& c) {
@@ -138,3 +140,5 @@ BOOST_AUTO_TEST_CASE(the_serving_path_sends_no_cross_slot_command) {
   BOOST_TEST(f.upstream_calls() >= 4u);
   BOOST_TEST(cluster.errors() == "");
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // cluster_keys_test

@@ -92,6 +92,8 @@ class Listener {
 
 }  // namespace
 
+BOOST_AUTO_TEST_SUITE(key_prefix_test)
+
 BOOST_AUTO_TEST_CASE(two_prefixes_on_one_redis_share_nothing) {
   ServiceFixture f;
   Fleet a(f, "fleet-a:");
@@ -172,3 +174,5 @@ BOOST_AUTO_TEST_CASE(two_prefixes_on_one_redis_share_nothing) {
   }
   BOOST_TEST(count >= 8u);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // key_prefix_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE serve policy
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 #include <ostream>
@@ -452,6 +451,8 @@ const std::vector<Row> kRows = {
 
 }  // namespace
 
+BOOST_AUTO_TEST_SUITE(serve_policy_test)
+
 BOOST_DATA_TEST_CASE(next_step_follows_the_rules, boost::unit_test::data::make(kRows), row) {
   BOOST_TEST(next_step(row.facts) == row.expected);
 }
@@ -635,3 +636,5 @@ BOOST_AUTO_TEST_CASE(an_empty_review_block_stands_in_for_429_and_5xx_only) {
     BOOST_TEST(!answers_empty_on_error(Endpoint::reviews, code, true));
   }
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // serve_policy_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE gateway service
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
@@ -23,6 +22,8 @@ std::optional<api::Platform> platform_of(std::size_t stub_index) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(service_cache_test)
 
 BOOST_AUTO_TEST_CASE(a_miss_is_stored_and_the_next_request_is_an_l1_hit_without_redis) {
   ServiceFixture f;
@@ -648,3 +649,5 @@ BOOST_AUTO_TEST_CASE(a_window_in_l1_is_not_read_again_with_the_widget_data) {
   BOOST_TEST(redis_commands(f.redis_server) - before == 1u);
   BOOST_TEST(f.upstream_calls() == 1u);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // service_cache_test

@@ -36,6 +36,8 @@ void report(ServiceFixture& f, Instance& instance) {
 
 }  // namespace
 
+BOOST_AUTO_TEST_SUITE(service_clocks_test)
+
 BOOST_AUTO_TEST_SUITE(clocks)
 
 BOOST_AUTO_TEST_CASE(an_instance_forty_days_off_keeps_the_fleets_clock) {
@@ -94,3 +96,5 @@ BOOST_AUTO_TEST_CASE(on_its_own_clock_an_instance_forty_days_ahead_deleted_the_m
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // service_clocks_test

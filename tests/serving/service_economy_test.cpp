@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE upstream economy
 // What one public widget id can cost (docs/request-cost.md): walks of skip, type and limit on a
 // known widget stay within its bound; the per-widget guard paces a forced over-spend and
 // never trips after an upstream outage; a spent quota names itself whatever else refuses.
@@ -59,6 +58,8 @@ Served serve_refused(ServiceFixture& f, api::ApiRequest request, Admission& admi
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(service_economy_test)
 
 BOOST_AUTO_TEST_SUITE(bound_per_widget)
 
@@ -431,3 +432,5 @@ BOOST_AUTO_TEST_CASE(a_lock_holder_waiting_for_an_upstream_slot_keeps_its_lock) 
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // service_economy_test

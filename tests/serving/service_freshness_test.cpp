@@ -45,6 +45,8 @@ void drop_widget_from_l1(ServiceFixture& f, std::size_t index) {
 
 }  // namespace
 
+BOOST_AUTO_TEST_SUITE(service_freshness_test)
+
 BOOST_AUTO_TEST_SUITE(last_known_good)
 
 BOOST_AUTO_TEST_CASE(widget_data_falling_to_zero_is_held_back_until_confirmed) {
@@ -412,3 +414,5 @@ BOOST_AUTO_TEST_CASE(an_empty_block_stands_in_for_a_spent_quota_and_a_paced_widg
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // service_freshness_test

@@ -37,6 +37,8 @@ struct CountingAdmission : Admission {
 
 }  // namespace
 
+BOOST_AUTO_TEST_SUITE(service_outage_test)
+
 BOOST_AUTO_TEST_SUITE(outage)
 
 BOOST_AUTO_TEST_CASE(with_redis_down_a_request_that_never_reached_upstream_costs_no_unknown_token) {
@@ -232,3 +234,5 @@ BOOST_AUTO_TEST_CASE(with_redis_stopped_hits_and_misses_do_not_wait_for_the_comm
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // service_outage_test

@@ -36,6 +36,8 @@ void run_report(ServiceFixture& f) {
 
 }  // namespace
 
+BOOST_AUTO_TEST_SUITE(service_quota_test)
+
 BOOST_AUTO_TEST_SUITE(quota_modes)
 
 BOOST_AUTO_TEST_CASE(economy_and_exhausted_modes_switch_at_the_configured_thresholds) {
@@ -218,3 +220,5 @@ BOOST_AUTO_TEST_CASE(paced_economy_is_acted_on_and_reported_alike) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // service_quota_test

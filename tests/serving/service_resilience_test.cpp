@@ -12,6 +12,8 @@ using namespace wg::serving;
 using namespace wg::serving::test;
 using State = upstream::CircuitBreaker::State;
 
+BOOST_AUTO_TEST_SUITE(service_resilience_test)
+
 BOOST_AUTO_TEST_SUITE(resilience)
 
 BOOST_AUTO_TEST_CASE(expired_entry_and_upstream_500_serve_stale_if_error) {
@@ -220,3 +222,5 @@ BOOST_AUTO_TEST_CASE(upstream_429_backs_off_and_serves_stale) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // service_resilience_test

@@ -57,6 +57,8 @@ struct Row {
 
 }  // namespace
 
+BOOST_AUTO_TEST_SUITE(trust_policy_test)
+
 BOOST_AUTO_TEST_SUITE(trust_policy)
 
 BOOST_AUTO_TEST_CASE(what_takes_more_than_half_away) {
@@ -290,3 +292,5 @@ BOOST_AUTO_TEST_CASE(verdicts_around_a_hold) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // trust_policy_test

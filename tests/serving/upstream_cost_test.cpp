@@ -1,7 +1,6 @@
 // The Space-Saving summary of upstream cost per widget: exact while it has room, bounded and
 // still finding the heavy widgets when many more distinct ids arrive, and merged across workers
 // with honest bounds.
-#define BOOST_TEST_MODULE serving upstream cost
 #include <boost/test/unit_test.hpp>
 
 #include <map>
@@ -19,6 +18,8 @@ std::ostream& operator<<(std::ostream& out, const WidgetCost& c) {
 using wg::serving::merge_top;
 using wg::serving::UpstreamCost;
 using wg::serving::WidgetCost;
+
+BOOST_AUTO_TEST_SUITE(upstream_cost_test)
 
 BOOST_AUTO_TEST_CASE(exact_while_there_is_room) {
   UpstreamCost cost(4);
@@ -104,3 +105,5 @@ BOOST_AUTO_TEST_CASE(merge_keeps_bounds_when_a_full_summary_lacks_a_widget) {
   BOOST_TEST(by_id["b"].calls >= 2u);
   BOOST_TEST(by_id["a"] == (WidgetCost{"a", 2, 0}));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // upstream_cost_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE redis_topology_test
 // The topologies other tests build on: a three-primary cluster serves every slot, and the
 // sentinels fail the primary over to the replica on request.
 #include <boost/test/unit_test.hpp>
@@ -8,6 +7,8 @@
 #include "support/redis_topology.hpp"
 
 using namespace wg::test;
+
+BOOST_AUTO_TEST_SUITE(redis_topology_test)
 
 BOOST_AUTO_TEST_CASE(a_cluster_of_three_primaries_serves_every_slot) {
   RedisCluster cluster(3);
@@ -32,3 +33,5 @@ BOOST_AUTO_TEST_CASE(sentinels_fail_the_primary_over_to_the_replica) {
   BOOST_TEST(sentinels.node_on(before).command({"SET", "k", "w"}).find("READONLY") !=
              std::string::npos);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // redis_topology_test

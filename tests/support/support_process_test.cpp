@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE support_process_test
 #include <boost/test/unit_test.hpp>
 
 #include <signal.h>
@@ -11,6 +10,8 @@
 #include "support/process.hpp"
 
 using namespace wg::test;
+
+BOOST_AUTO_TEST_SUITE(support_process_test)
 
 BOOST_AUTO_TEST_CASE(free_port_is_bindable_and_nonzero) {
   BOOST_TEST(free_port() != 0);
@@ -139,3 +140,5 @@ BOOST_AUTO_TEST_CASE(http_request_parses_a_response) {
   BOOST_TEST(seen_request.find("X-Test: yes\r\n") != std::string::npos);
   BOOST_TEST(seen_request.find("Connection: close\r\n") != std::string::npos);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // support_process_test

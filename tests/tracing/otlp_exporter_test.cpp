@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE tracing_otlp_exporter_test
 #include <boost/test/unit_test.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -10,6 +9,8 @@
 
 using namespace wg::tracing;
 namespace asio = boost::asio;
+
+BOOST_AUTO_TEST_SUITE(otlp_exporter_test)
 
 BOOST_AUTO_TEST_CASE(endpoints_split_into_host_port_and_target) {
   ExporterSettings s;
@@ -64,3 +65,5 @@ BOOST_AUTO_TEST_CASE(a_batch_the_collector_does_not_take_is_dropped_and_counted)
   queue.drain(left, 100);
   BOOST_TEST(left.empty());  // not kept for a retry
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // otlp_exporter_test

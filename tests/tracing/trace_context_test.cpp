@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE tracing_trace_context_test
 #include <boost/test/unit_test.hpp>
 
 #include <string>
@@ -13,6 +12,8 @@ namespace {
 constexpr std::string_view kExample = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(trace_context_test)
 
 BOOST_AUTO_TEST_CASE(version_00_is_read) {
   auto parsed = parse_traceparent(kExample);
@@ -101,3 +102,5 @@ BOOST_AUTO_TEST_CASE(tracestate_is_carried_only_when_it_fits) {
   BOOST_TEST(carries_tracestate(std::string(kMaxTraceStateBytes, 'a')));
   BOOST_TEST(!carries_tracestate("a=b\r\nx: y"));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // trace_context_test

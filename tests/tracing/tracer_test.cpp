@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE tracing_tracer_test
 #include <boost/test/unit_test.hpp>
 
 #include <simdjson.h>
@@ -36,6 +35,8 @@ std::vector<SpanData> drained(Tracer& tracer) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(tracer_test)
 
 BOOST_AUTO_TEST_CASE(a_request_without_traceparent_gets_an_id_only_when_asked) {
   wg::ManualClock clock;
@@ -224,3 +225,5 @@ BOOST_AUTO_TEST_CASE(otlp_json_has_resource_scope_hex_ids_and_links) {
              "upstream_timeout");
   BOOST_TEST(waited["startTimeUnixNano"].is_string());
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // tracer_test

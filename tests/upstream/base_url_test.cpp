@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE upstream base url
 #include <boost/test/unit_test.hpp>
 
 #include <stdexcept>
@@ -12,6 +11,8 @@
 #include <boost/beast/http/error.hpp>
 
 using wg::upstream::parse_base_url;
+
+BOOST_AUTO_TEST_SUITE(base_url_test)
 
 BOOST_AUTO_TEST_CASE(plain_host_default_port) {
   auto url = parse_base_url("http://api.example.test");
@@ -83,3 +84,5 @@ BOOST_AUTO_TEST_CASE(error_mapping) {
   BOOST_TEST((wg::upstream::map_read_error(too_big, true) == errc::upstream_invalid_body));
   BOOST_TEST((wg::upstream::map_read_error(too_big, false) == errc::upstream_invalid_body));
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // base_url_test

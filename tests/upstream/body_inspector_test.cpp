@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE upstream body inspector
 #include <boost/test/unit_test.hpp>
 
 #include <string>
@@ -31,6 +30,8 @@ std::string compact_reviews() {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(body_inspector_test)
 
 BOOST_AUTO_TEST_CASE(widget_fields_are_extracted) {
   auto summary = inspect_widget_body(kWidget);
@@ -262,3 +263,5 @@ BOOST_AUTO_TEST_CASE(widget_counts_that_contradict_each_other) {
                   R"({"totalReviewAmount":1,"reviewAmount":{"a":18446744073709551615,"b":2}})")
                   ->consistent);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // body_inspector_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE upstream_circuit_breaker_test
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -27,6 +26,8 @@ void fail(Breaker& breaker, int times, SteadyTime now) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(circuit_breaker_test)
 
 BOOST_AUTO_TEST_CASE(four_failures_stay_closed_five_open) {
   Breaker breaker(5, seconds(10));
@@ -205,3 +206,5 @@ BOOST_AUTO_TEST_CASE(until_half_open_counts_down_the_current_pause) {
   BOOST_TEST(breaker.until_half_open(t0 + seconds(6)).count() == 2000);
   BOOST_TEST(breaker.until_half_open(t0 + milliseconds(7500)).count() == 500);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // circuit_breaker_test

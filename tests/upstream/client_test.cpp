@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE upstream client
 #include <boost/test/unit_test.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -88,6 +87,8 @@ struct ClientFixture {
 };
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(client_test)
 
 BOOST_FIXTURE_TEST_SUITE(plain_http, ClientFixture)
 
@@ -550,3 +551,5 @@ BOOST_AUTO_TEST_CASE(tls_idle_connection_closed_by_upstream_is_replaced) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // client_test

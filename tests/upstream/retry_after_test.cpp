@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE upstream retry after
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
@@ -26,6 +25,8 @@ long long delay(std::string_view value, wg::WallTime now = kNow) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(retry_after_test)
 
 BOOST_AUTO_TEST_CASE(delay_seconds) {
   BOOST_TEST(delay("0") == 0);
@@ -138,3 +139,5 @@ BOOST_AUTO_TEST_CASE(anything_else_is_rejected) {
     }
   }
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // retry_after_test

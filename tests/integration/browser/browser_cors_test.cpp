@@ -5,7 +5,6 @@
 // shows what reached it. The preflight's exact headers and Timing-Allow-Origin are checked with
 // the plain test client. No timing assertions, only bounded waits.
 
-#define BOOST_TEST_MODULE browser cors integration
 #include <boost/test/unit_test.hpp>
 
 #include <simdjson.h>
@@ -132,6 +131,8 @@ std::size_t count_lines(const std::vector<AccessLine>& lines, std::string_view m
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(browser_cors_test)
 
 BOOST_AUTO_TEST_CASE(chromium_on_allowed_origin_reads_and_revalidates_refused_origin_cannot) {
   require_browser_tools();
@@ -325,3 +326,5 @@ BOOST_AUTO_TEST_CASE(chromium_on_an_https_page_calls_the_gateway_over_h2) {
     BOOST_CHECK(protocol.get(text) == simdjson::SUCCESS && text == "h2");
   }
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // browser_cors_test

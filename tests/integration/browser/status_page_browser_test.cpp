@@ -3,7 +3,6 @@
 // token is typed (the token kept in session storage, never in a URL), purges a widget through
 // a confirmation, hard then soft (its entry is gone from L1 and Redis afterwards), renders ids
 // as text, and fits a phone's width. The screenshot it takes is the one under docs/.
-#define BOOST_TEST_MODULE status page in a browser
 #include <boost/test/unit_test.hpp>
 
 #include <simdjson.h>
@@ -26,6 +25,8 @@ bool cached_anywhere(std::uint16_t admin_port, const std::string& widget) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(status_page_browser_test)
 
 BOOST_AUTO_TEST_CASE(an_operator_reads_the_status_and_purges_a_widget) {
   require_browser_tools();
@@ -92,3 +93,5 @@ BOOST_AUTO_TEST_CASE(an_operator_reads_the_status_and_purges_a_widget) {
   BOOST_TEST(integer(result, "phoneOverflow") <= 0);
   BOOST_TEST(std::filesystem::file_size(screenshot) > 10000u);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // status_page_browser_test

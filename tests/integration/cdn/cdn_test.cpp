@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE cdn integration
 // nginx as a caching CDN in front of the gateway, configured as a CDN typically is: proxy_cache
 // with no proxy_cache_valid, so the gateway's own headers alone decide how long nginx keeps a
 // copy, plus stale copies on errors and background updates. It shows that:
@@ -184,6 +183,8 @@ std::string raw_head(std::uint16_t port, const std::string& target) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(cdn_test)
 
 BOOST_AUTO_TEST_CASE(nginx_keeps_a_copy_at_most_max_age_cap_even_when_age_is_large) {
   Stack stack("[cache]\nmax_age_cap = \"2s\"\n" + std::string(kAccess));
@@ -381,3 +382,5 @@ BOOST_AUTO_TEST_CASE(the_recommended_per_client_limit_holds_back_one_visitor_not
   BOOST_TEST(visit("203.0.113.7", widget_path(widgets[0].id)).status == 200);
   BOOST_TEST(s.stub.stats().widget == 4u);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // cdn_test

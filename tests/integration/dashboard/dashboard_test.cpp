@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE dashboard integration
 // The Grafana dashboard shipped in deploy/grafana/ against real data. A real Prometheus
 // (Debian's prometheus, a child process with its configuration and storage in a temporary
 // directory, on a free loopback port) scrapes a real gateway's admin /metrics every second while
@@ -188,6 +187,8 @@ double unix_now() {
 
 }  // namespace
 
+BOOST_AUTO_TEST_SUITE(dashboard_test)
+
 BOOST_AUTO_TEST_CASE(the_dashboard_has_its_variables_and_every_query_is_scoped_to_them) {
   simdjson::dom::parser parser;
   simdjson::dom::element dashboard;
@@ -305,3 +306,5 @@ BOOST_AUTO_TEST_CASE(every_panel_query_returns_data_from_a_gateway_under_traffic
     }
   }
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // dashboard_test

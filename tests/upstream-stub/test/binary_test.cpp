@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE stub_binary_test
 #include <boost/test/unit_test.hpp>
 
 // The widget-upstream-stub executable: prints its listening line, serves, exits 0 on SIGTERM.
@@ -97,6 +96,8 @@ std::uint16_t listening_port(const std::string& line) {
 
 }  // namespace
 
+BOOST_AUTO_TEST_SUITE(binary_test)
+
 BOOST_AUTO_TEST_CASE(serves_until_sigterm) {
   StubProcess stub(
       {"--listen", "127.0.0.1:0", "--widgets", "10000", "--seed", "3", "--threads", "2"});
@@ -146,3 +147,5 @@ BOOST_AUTO_TEST_CASE(bad_flags_exit_non_zero) {
     BOOST_TEST(WEXITSTATUS(*status) == 2);
   }
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // binary_test

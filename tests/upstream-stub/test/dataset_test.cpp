@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE stub_dataset_test
 #include <boost/test/unit_test.hpp>
 
 #include <map>
@@ -127,6 +126,8 @@ void check_widget(const Dataset& dataset, std::size_t index) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(dataset_test)
 
 BOOST_AUTO_TEST_CASE(platform_codes) {
   BOOST_TEST(kPlatforms.size() == 9u);
@@ -367,3 +368,5 @@ BOOST_AUTO_TEST_CASE(listing_names_every_widget) {
   simdjson::dom::parser parser3;
   BOOST_TEST(parse(parser3, dataset.listing(1000)).get_array().size() == 40u);
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // dataset_test

@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE stub_handler_test
 #include <boost/test/unit_test.hpp>
 
 #include <string>
@@ -48,6 +47,8 @@ void check_error_body(const StubReply& reply) {
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(handler_test)
 
 BOOST_AUTO_TEST_SUITE(fault_plan)
 
@@ -515,3 +516,5 @@ BOOST_AUTO_TEST_CASE(glitch_faults_are_well_formed) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE_END()  // handler_test

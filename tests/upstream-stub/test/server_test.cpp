@@ -1,4 +1,3 @@
-#define BOOST_TEST_MODULE stub_server_test
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
@@ -113,6 +112,8 @@ class TempCertificate {
 };
 
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(server_test)
 
 BOOST_AUTO_TEST_CASE(serves_both_endpoints_over_one_keep_alive_connection) {
   RunningStub stub;
@@ -480,3 +481,5 @@ BOOST_AUTO_TEST_CASE(tls_mode) {
   TestClient stranger(stub.port(), &untrusting);
   BOOST_TEST(stranger.get(stub.widget(0)).ec.failed());
 }
+
+BOOST_AUTO_TEST_SUITE_END()  // server_test
