@@ -467,10 +467,13 @@ BOOST_AUTO_TEST_CASE(glitch_faults_are_well_formed) {
   simdjson::dom::object doc;
   BOOST_TEST_REQUIRE(!parser.parse(zero.body).get(doc));
   BOOST_TEST(doc["totalReviewAmount"].get_uint64().value() == 0u);
-  for (auto [platform, count] : doc["reviewAmount"].get_object().value()) {
+  // Each object is held by name: a range-for over a temporary result's value() dangles.
+  const simdjson::dom::object amounts = doc["reviewAmount"].get_object().value();
+  for (auto [platform, count] : amounts) {
     BOOST_TEST(count.get_uint64().value() == 0u, platform);
   }
-  for (auto [stars, count] : doc["reviewStars"].get_object().value()) {
+  const simdjson::dom::object stars_counts = doc["reviewStars"].get_object().value();
+  for (auto [stars, count] : stars_counts) {
     BOOST_TEST(count.get_uint64().value() == 0u, stars);
   }
   BOOST_TEST(doc["title"].is_string());  // the rest as it was
@@ -489,7 +492,8 @@ BOOST_AUTO_TEST_CASE(glitch_faults_are_well_formed) {
   simdjson::dom::object bad;
   BOOST_TEST_REQUIRE(!again.parse(contradicting.body).get(bad));
   std::uint64_t sum = 0;
-  for (auto [platform, count] : bad["reviewAmount"].get_object().value()) {
+  const simdjson::dom::object bad_amounts = bad["reviewAmount"].get_object().value();
+  for (auto [platform, count] : bad_amounts) {
     sum += count.get_uint64().value();
   }
   BOOST_TEST(sum == 700u);
