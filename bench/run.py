@@ -5,6 +5,7 @@
   bench/run.sh compare DIR_A DIR_B [options]   two runs' figures side by side (harness.compare)
   bench/run.sh soak [options]                  the long run under faults (harness.soak)
   bench/run.sh refresh-day [options]           the daily refresh boundary (refresh-day.py)
+  bench/tls-h2.sh [options]                    the hit path over TLS (harness.tls_h2)
 
 Exit status: 0 done (compare: no regression); 1 a run failed (compare: a regression); 2 usage
 error; 5 only --fail-if thresholds were crossed; 130 interrupted.
@@ -52,6 +53,9 @@ def main(argv):
         if command == "soak":
             from harness import soak
             return soak.main(argv[1:])
+        if command == "tls-h2":
+            from harness import tls_h2
+            return tls_h2.main(argv[1:])
         return run_bench(argv)
     except UsageError as error:
         log(f"error: {error}")

@@ -6,7 +6,7 @@ import os
 import pwd
 
 
-def _user_line():
+def user_line():
     """As root, nginx would switch its worker to an account that cannot write under its
     folder: run it as the current user."""
     if os.geteuid() != 0:
@@ -20,7 +20,7 @@ def _head(folder, workers, what, writer):
     under FOLDER, access log off, long keep-alive."""
     return f"""\
 # Written by {writer}: {what}.
-{_user_line()}worker_processes {workers};
+{user_line()}worker_processes {workers};
 daemon off;
 pid {folder}/nginx.pid;
 error_log {folder}/error.log warn;
