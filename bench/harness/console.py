@@ -8,7 +8,7 @@ class UsageError(Exception):
     """Bad arguments: the command exits 2 and has started nothing."""
 
 
-class Failure(Exception):
+class Failure(RuntimeError):
     """Something the run needs did not work: the command exits 1."""
 
 
