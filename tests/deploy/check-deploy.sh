@@ -61,7 +61,7 @@ check_shellcheck() {
   scripts+=("$root/.ci/run" "$root"/deploy/debian/{postinst,prerm,postrm})
   local failed=0 script
   for script in "${scripts[@]}"; do
-    # -x: sourced helpers (bench/lib/) are checked with the script that sources them.
+    # -x: a helper a script sources is checked with the script.
     if ! shellcheck -x "$script"; then
       failed=$((failed + 1))
     fi

@@ -1,0 +1,200 @@
+"""refresh-day's report.md, per-second.tsv and summary.json (bench/README.md, "The
+refresh-day run")."""
+
+import json
+import os
+import time
+
+from . import ROOT, machine
+
+SYSTEM_TITLES = {
+    "gateway-2t": "gateway, 1 instance, --threads 2",
+    "gateway-2i": "gateway, 2 instances × --threads 1, one Redis",
+    "nginx": "nginx proxy_cache, 1 worker",
+    "varnish": "Varnish, malloc 256m",
+}
+# The gateway spreads its refreshes over this much after the boundary.
+GATEWAY_JITTER = "30s"
+
+
+def fmt(value, spec="{:.0f}"):
+    return "-" if value is None else spec.format(value)
+
+
+def ms(us):
+    return "-" if us is None else f"{us / 1000:.1f}"
+
+
+def slow_cell(m):
+    if not m:
+        return "-"
+    share = 100.0 * m["slow"] / m["responses"] if m["responses"] else 0.0
+    return f"{m['slow']} ({share:.2f} %)"
+
+
+def extra_slow(m, before):
+    """Slow answers beyond the baseline's share of them: the ones the boundary added."""
+    if not m or not before or not before["responses"]:
+        return "-"
+    return f"{m['slow'] - m['responses'] * before['slow'] / before['responses']:+.0f}"
+
+
+def write_report(ctx, results, failures, started, finished, command):
+    path = os.path.join(ctx.results, "report.md")
+    w = ctx.warmup_min
+    after = ctx.after_min
+    lines = []
+    add = lines.append
+    add("# refresh-day: the daily refresh boundary under load")
+    add("")
+    add(f"- Run: {utc_stamp(started)} to {utc_stamp(finished)} ({(finished - started) / 60:.1f} min), "
+        f"`{command}`")
+    add(f"- Source: {machine.source_revision()}")
+    add(f"- Machine: {machine.cpu_model() or 'unknown CPU'}, {os.cpu_count()} CPU(s); "
+        f"{ctx.pin_note}")
+    add(f"- Load: `{os.path.relpath(ctx.scenario, ROOT)}` (zipf-site's visitors: Zipf 1.1 over "
+        f"{ctx.widgets} widgets, realistic pagination), closed loop, {ctx.connections} connections "
+        f"in all, upstream latency {ctx.latency_ms} ms; warm-up {w} min before the boundary, "
+        f"{after} min measured after it; slow = answers that took longer than {ctx.slow_above} "
+        f"(`wg-bench --slow-above`)")
+    add(f"- Boundary: a whole UTC minute ahead of each system's start: the gateway's "
+        f"`cache.refresh_at` (utc_offset +00:00, refresh_lag 0s, jitter {GATEWAY_JITTER}), "
+        f"and the stub's `--expires-at` (Cache-Control max-age and Expires for nginx and Varnish)")
+    add("")
+    add("## Visitors")
+    add("")
+    head = ["system", "req/s before", "p99 ms before", "slow before"]
+    for m in range(after):
+        head += [f"p99 ms min +{m + 1}", f"slow min +{m + 1}", f"extra slow min +{m + 1}"]
+    head += ["errors", "wg-bench exit"]
+    add("| " + " | ".join(head) + " |")
+    add("|---|" + "---:|" * (len(head) - 1))
+    for r in results:
+        b = r["before"]
+        row = [SYSTEM_TITLES.get(r["system"], r["system"]),
+               fmt(b["responses"] / b["seconds"]) if b and b["seconds"] else "-",
+               ms(b["p99_us"]) if b else "-", slow_cell(b)]
+        for m in r["after"]:
+            row += [ms(m["p99_us"]) if m else "-", slow_cell(m), extra_slow(m, b)]
+        errors = fmt(r.get("errors"))
+        if r.get("unexpected"):
+            errors += " (" + ", ".join(f"{k} x {v}" for k, v in sorted(r["unexpected"].items())) + ")"
+        row += [errors, ",".join(str(s) for s in r["wg_bench_exit"])]
+        add("| " + " | ".join(row) + " |")
+    add("")
+    fill = (f"the warm-up's last; the minute(s) before it fill the caches" if w > 1 else
+            "the whole warm-up, while the caches fill: run with --warmup 2m for a warm baseline")
+    add(f"Before = the minute before the boundary ({fill}); min +1, +2 = the first, second "
+        f"minute after it. p99 is that minute's "
+        f"(wg-bench's per-minute histogram). Slow answers waited for upstream: a hit takes well "
+        f"under {ctx.slow_above} here, an upstream round trip {ctx.latency_ms} ms or more; the "
+        f"share is of the minute's answers. Hits are slow too now and then, with no upstream "
+        f"call at all (the system's core is busy, or wg-bench's): the minute before the "
+        f"boundary gives that floor, and extra slow = a minute's slow answers less the floor's "
+        f"share of its answers, the visitors the boundary made wait. For the two gateway "
+        f"instances, the counts are both "
+        f"wg-bench runs' sums and p99 is the higher of the two instances' p99s. Errors: requests "
+        f"without an answer over the whole run plus unexpected statuses after the boundary.")
+    add("")
+    add("## Upstream calls")
+    add("")
+    head = ["system", f"before ({w} min)", "of which the last minute"]
+    head += [f"min +{m + 1}" for m in range(after)]
+    head += [f"after ({after} min)", "calls per key across the boundary"]
+    add("| " + " | ".join(head) + " |")
+    add("|---|" + "---:|" * (len(head) - 1))
+    for r in results:
+        ratio = (f"{r['calls_after'] / r['calls_before']:.2f}"
+                 if r["calls_after"] is not None and r["calls_before"] else "-")
+        row = [SYSTEM_TITLES.get(r["system"], r["system"]), fmt(r["calls_before"]),
+               fmt(r["calls_last_minute"])]
+        row += [fmt(x) for x in r["calls_after_minutes"]]
+        row += [fmt(r["calls_after"]), ratio]
+        add("| " + " | ".join(row) + " |")
+    add("")
+    add("From the stub's request counter, read just before every whole second. Calls per key "
+        "across the boundary = calls after ÷ calls before: each call before the boundary filled "
+        "one key, so 1.0 means as many calls after as keys filled before (every key refetched "
+        "once, if the tail's first fills after the boundary are set aside: the last minute "
+        "before it shows their rate). The gateway spreads its refreshes over "
+        f"{GATEWAY_JITTER} of jitter after the boundary (and fills reviews pages from shared "
+        "300-review windows, so it has fewer keys to fill); nginx and Varnish expire every copy "
+        "at the boundary itself.")
+    add("")
+    add("### Around the boundary, per 5 seconds")
+    add("")
+    add("Upstream calls (and the visitors' slow answers) in each 5 s from 10 s before the "
+        "boundary to 60 s after it:")
+    add("")
+    add("| from s | " + " | ".join(SYSTEM_TITLES.get(r["system"], r["system"]) for r in results) + " |")
+    add("|---:|" + "---:|" * len(results))
+    for t0 in range(-10, 60, 5):
+        cells = []
+        for r in results:
+            rows = [s for s in r["seconds"] if t0 <= s["t"] < t0 + 5]
+            up = [s["upstream"] for s in rows]
+            slow = [s.get("slow") for s in rows]
+            up_text = "-" if any(u is None for u in up) else str(sum(up))
+            slow_text = "-" if any(x is None for x in slow) else str(sum(slow))
+            cells.append(f"{up_text} ({slow_text})")
+        add(f"| {t0:+d} | " + " | ".join(cells) + " |")
+    add("")
+    gateways = [r for r in results if r["metrics"]]
+    if gateways:
+        add("### The gateway's counters at the end of its run")
+        add("")
+        add("| system | stale answers served | background refreshes | upstream requests | "
+            "withheld | coalesced waiters |")
+        add("|---|---:|---:|---:|---:|---:|")
+        for r in gateways:
+            m = r["metrics"]
+            add(f"| {SYSTEM_TITLES[r['system']]} | " + " | ".join(fmt(m.get(k)) for k in (
+                "wg_stale_served_total", "wg_background_refreshes_total",
+                "wg_upstream_requests_total", "wg_upstream_withheld_total",
+                "wg_coalesced_waiters_total")) + " |")
+        add("")
+        add("Summed over instances and labels, from each instance's /metrics "
+            "(`gateway/*.metrics`), the whole run.")
+        add("")
+    if failures:
+        add("## Failed")
+        add("")
+        for failure in failures:
+            add(f"- {failure}")
+        add("")
+    add("## What two cores can and cannot show")
+    add("")
+    add("Everything shares two cores: the system under test on one, wg-bench, the stub and "
+        "redis-server on the other (the gateway's two threads, or two instances, share their "
+        "one core). Closed-loop p99 here is mostly queueing behind the connections and CPU "
+        "contention, so absolute latencies are this machine's. What carries over to bigger "
+        "machines is counted, not timed: the upstream calls per key across the boundary, the "
+        "shape of the refresh (all at once or spread), and how many visitors waited for "
+        "upstream after it.")
+    add("")
+    add("## Files")
+    add("")
+    add("- `per-second.tsv`: per system and second from the start of the warm-up (t = seconds "
+        "from the boundary): upstream calls, the visitors' answers, slow answers, transport "
+        "errors and p99 (µs, the higher of two instances)")
+    add("- `json/LABEL.json`: wg-bench's JSON of each run (its `time_series` and `minutes` carry "
+        "`slow`), `json/LABEL-wg-bench.log` its summary")
+    add("- `gateway/`: the gateway's configuration and its /metrics at the end; `nginx.conf`, "
+        "`varnish.vcl`: the others' configurations (ports of the last run)")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+    with open(os.path.join(ctx.results, "per-second.tsv"), "w") as f:
+        f.write("system\tt_s\tunix_s\tupstream_calls\tresponses\tslow\terrors\tp99_us\n")
+        for r in results:
+            for s in r["seconds"]:
+                f.write("\t".join([r["system"], str(s["t"]), str(s["unix"])] + [
+                    "-" if s.get(k) is None else str(s[k])
+                    for k in ("upstream", "responses", "slow", "errors", "p99_us")]) + "\n")
+    with open(os.path.join(ctx.results, "summary.json"), "w") as f:
+        json.dump([{k: v for k, v in r.items() if k != "seconds"} for r in results], f, indent=1)
+    return path
+
+
+def utc_stamp(t):
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(t))
