@@ -4,7 +4,7 @@
 #include "widget_gateway/common/log.hpp"
 #include "widget_gateway/common/redact.hpp"
 #include "widget_gateway/config/loader.hpp"
-#include "widget_gateway/gateway/app.hpp"
+#include "widget_gateway/process/run.hpp"
 
 extern char** environ;
 
@@ -25,14 +25,14 @@ int main(int argc, char** argv) {
       return 0;
     case wg::config::Action::check_config:
       wg::log::set_level(invocation.config.log.level);
-      wg::gateway::warn_ignored_environment(invocation);
+      wg::process::warn_ignored_environment(invocation);
       std::cout << wg::config::to_toml(invocation.config, wg::config::Secrets::redact);
       return 0;
     case wg::config::Action::run:
       break;
   }
   try {
-    return wg::gateway::run_gateway(invocation);
+    return wg::process::run_gateway(invocation);
   } catch (const std::exception& e) {
     wg::log::error("startup_failed", {{"error", e.what()}});
     return 1;

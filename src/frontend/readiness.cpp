@@ -19,14 +19,14 @@ http::Response local_json(unsigned status, std::string body) {
 }
 
 ReadinessAnswer readiness_of(const ReadinessFacts& f) {
-  if (f.draining) return {503, "draining"};
+  if (f.draining) return {503, ReadyState::draining};
   const bool upstream_usable =
       !f.circuit_open && !f.upstream_hold && !f.quota_exhausted && f.lease_left;
-  if (!f.redis_up && !f.copies_in_l1 && !upstream_usable) return {503, "degraded"};
+  if (!f.redis_up && !f.copies_in_l1 && !upstream_usable) return {503, ReadyState::degraded};
   if (!f.redis_up || f.circuit_open || f.upstream_hold || f.quota_exhausted) {
-    return {200, "degraded"};
+    return {200, ReadyState::degraded};
   }
-  return {200, "ready"};
+  return {200, ReadyState::ready};
 }
 
 Readiness::Reading Readiness::read() const {
@@ -50,10 +50,11 @@ Readiness::Reading Readiness::read() const {
 http::Response Readiness::response(bool detail) const {
   const Reading r = read();
   if (!detail) {
-    return local_json(r.answer.status, "{\"status\":\"" + std::string(r.answer.word) + "\"}");
+    return local_json(r.answer.status,
+                      "{\"status\":\"" + std::string(to_string(r.answer.state)) + "\"}");
   }
   std::string body =
-      "{\"status\":\"" + std::string(r.answer.word) + "\",\"redis\":\"" +
+      "{\"status\":\"" + std::string(to_string(r.answer.state)) + "\",\"redis\":\"" +
       (r.facts.redis_up ? "up" : "down") + "\",\"upstream\":\"" +
       (r.facts.circuit_open ? "circuit-open" : "ok") + "\"" +
       // The contract fixes "upstream"'s values: a hold is a member of its own.

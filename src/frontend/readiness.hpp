@@ -34,9 +34,23 @@ struct ReadinessFacts {
   bool lease_left = false;
 };
 
+enum class ReadyState { ready, degraded, draining };
+// The status word /readyz shows: "ready", "degraded" or "draining".
+constexpr std::string_view to_string(ReadyState state) {
+  switch (state) {
+    case ReadyState::ready:
+      return "ready";
+    case ReadyState::degraded:
+      return "degraded";
+    case ReadyState::draining:
+      return "draining";
+  }
+  return "degraded";
+}
+
 struct ReadinessAnswer {
   unsigned status = 200;
-  std::string_view word;  // "ready", "degraded" or "draining"
+  ReadyState state = ReadyState::ready;
 };
 
 // The one rule for /readyz: with Redis up its cache can serve; without it, L1 copies can, and

@@ -148,44 +148,6 @@ std::string_view to_string(StaleReason reason) {
   return "other";
 }
 
-std::string_view to_string(QuotaMode mode) {
-  switch (mode) {
-    case QuotaMode::normal:
-      return "normal";
-    case QuotaMode::economy:
-      return "economy";
-    case QuotaMode::exhausted:
-      return "exhausted";
-  }
-  return "normal";
-}
-
-std::string_view to_string(RedisError error) {
-  switch (error) {
-    case RedisError::timeout:
-      return "timeout";
-    case RedisError::down:
-      return "down";
-    case RedisError::overloaded:
-      return "overloaded";
-    case RedisError::auth:
-      return "auth";
-    case RedisError::readonly:
-      return "readonly";
-    case RedisError::oom:
-      return "oom";
-    case RedisError::unavailable:
-      return "unavailable";
-    case RedisError::moved:
-      return "moved";
-    case RedisError::crossslot:
-      return "crossslot";
-    case RedisError::other:
-      break;
-  }
-  return "other";
-}
-
 std::string_view to_string(RefreshKind kind) {
   return kind == RefreshKind::early ? "early" : "stale";
 }
@@ -216,13 +178,6 @@ std::string_view to_string(RefreshResult result) {
       return "failed";
   }
   return "failed";
-}
-
-RedisError redis_error_from(std::string_view text) {
-  for (std::size_t e = 0; e < static_cast<std::size_t>(RedisError::other); ++e) {
-    if (text == to_string(static_cast<RedisError>(e))) return static_cast<RedisError>(e);
-  }
-  return RedisError::other;
 }
 
 UpstreamFailure upstream_failure_from(std::string_view text) {
@@ -402,7 +357,7 @@ GatewayMetrics::GatewayMetrics(Registry& registry, ScrapeSources sources) {
 
   for (std::size_t e = 0; e < kRedisErrors; ++e) {
     redis_errors_[e] = &registry.counter("wg_redis_errors_total", "Failed Redis commands, by kind.",
-                                         {{"kind", label(static_cast<RedisError>(e))}});
+                                         {{"kind", label(static_cast<redis::ErrorKind>(e))}});
   }
   for (std::size_t r = 0; r < redis_reads_.size(); ++r) {
     redis_reads_[r] = &registry.counter(
@@ -477,7 +432,7 @@ GatewayMetrics::GatewayMetrics(Registry& registry, ScrapeSources sources) {
   if (sources.quota_mode) {
     // One series per mode; the shared function is copied into each (it is called once per
     // series at scrape time).
-    for (auto mode : {QuotaMode::normal, QuotaMode::economy, QuotaMode::exhausted}) {
+    for (auto mode : {quota::Mode::normal, quota::Mode::economy, quota::Mode::exhausted}) {
       registry.callback_gauge(
           "wg_quota_mode", "1 for the current quota mode, else 0.", {{"mode", label(mode)}},
           [read = sources.quota_mode, mode] { return read() == mode ? 1.0 : 0.0; });
@@ -640,7 +595,7 @@ void GatewayMetrics::refused(RefusalReason reason) noexcept {
   if (r < kRefusalReasons) refusals_[r]->inc();
 }
 
-void GatewayMetrics::redis_error(RedisError kind) noexcept {
+void GatewayMetrics::redis_error(redis::ErrorKind kind) noexcept {
   const auto e = static_cast<std::size_t>(kind);
   redis_errors_[e < kRedisErrors ? e : kRedisErrors - 1]->inc();
 }

@@ -141,18 +141,6 @@ struct QuotaCounter::Reply {
   bool granted = false;               // this run reserved something
 };
 
-std::string_view to_string(Mode mode) {
-  switch (mode) {
-    case Mode::normal:
-      return "normal";
-    case Mode::economy:
-      return "economy";
-    case Mode::exhausted:
-      return "exhausted";
-  }
-  return "normal";
-}
-
 Mode mode_for(std::uint64_t charged, std::uint64_t limit, double economy_at) {
   if (limit == 0) return Mode::normal;
   if (charged >= limit) return Mode::exhausted;

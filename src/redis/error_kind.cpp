@@ -5,32 +5,6 @@
 
 namespace wg::redis {
 
-std::string_view to_string(ErrorKind kind) {
-  switch (kind) {
-    case ErrorKind::timeout:
-      return "timeout";
-    case ErrorKind::down:
-      return "down";
-    case ErrorKind::overloaded:
-      return "overloaded";
-    case ErrorKind::auth:
-      return "auth";
-    case ErrorKind::readonly:
-      return "readonly";
-    case ErrorKind::oom:
-      return "oom";
-    case ErrorKind::unavailable:
-      return "unavailable";
-    case ErrorKind::moved:
-      return "moved";
-    case ErrorKind::crossslot:
-      return "crossslot";
-    case ErrorKind::other:
-      break;
-  }
-  return "other";
-}
-
 ErrorKind classify_error_reply(std::string_view message) {
   static constexpr std::array<std::pair<std::string_view, ErrorKind>, 14> kPrefixes{{
       {"NOAUTH", ErrorKind::auth},

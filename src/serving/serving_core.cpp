@@ -82,7 +82,7 @@ ServingCore::~ServingCore() {
 void ServingCore::start() {
   if (metrics_ != nullptr) {
     redis.on_error([metrics = metrics_](redis::ErrorKind kind) {
-      metrics->redis_error(redis::to_string(kind));
+      metrics->redis_error(kind);
     });
   }
   // The listener runs on the connection's strand, on this worker's (only) thread.

@@ -161,6 +161,7 @@ BOOST_AUTO_TEST_CASE(cache_and_state_metrics) {
   metrics.local_answer();
   metrics.derived_page();
   metrics.redis_error();
+  metrics.redis_error(wg::redis::ErrorKind::readonly);
   metrics.redis_state(true);
   metrics.circuit_state(true);
   metrics.circuit_state(false);
@@ -176,6 +177,7 @@ BOOST_AUTO_TEST_CASE(cache_and_state_metrics) {
   BOOST_TEST(has_line(text, "wg_local_answers_total 1"));
   BOOST_TEST(has_line(text, "wg_derived_pages_total 1"));
   BOOST_TEST(has_line(text, R"(wg_redis_errors_total{kind="other"} 1)"));
+  BOOST_TEST(has_line(text, R"(wg_redis_errors_total{kind="readonly"} 1)"));
   BOOST_TEST(has_line(text, "wg_redis_up 1"));
   BOOST_TEST(has_line(text, "wg_upstream_circuit_open 0"));
   BOOST_TEST(has_line(text, std::string("wg_build_info{version=\"") + WG_VERSION + "\"} 1"));
@@ -188,7 +190,7 @@ BOOST_AUTO_TEST_CASE(cache_and_state_metrics) {
 BOOST_AUTO_TEST_CASE(scrape_sources_are_read_at_render) {
   Registry registry;
   double used = 10;
-  QuotaMode mode = QuotaMode::normal;
+  wg::quota::Mode mode = wg::quota::Mode::normal;
   ScrapeSources sources;
   sources.quota_used = [&] { return used; };
   sources.quota_limit = [] { return 100.0; };
@@ -233,7 +235,7 @@ BOOST_AUTO_TEST_CASE(scrape_sources_are_read_at_render) {
   BOOST_TEST(has_line(text, R"(wg_connections_closed_total{reason="slow_reader"} 6)"));
 
   used = 95;
-  mode = QuotaMode::economy;
+  mode = wg::quota::Mode::economy;
   text = registry.render();
   BOOST_TEST(has_line(text, "wg_quota_used 95"));
   BOOST_TEST(has_line(text, "wg_quota_remaining 5"));

@@ -97,7 +97,7 @@ BOOST_AUTO_TEST_CASE(full_gateway_exposition_passes_promtool) {
   sources.quota_used = [] { return 123.0; };
   sources.quota_limit = [] { return 1000.0; };
   sources.quota_remaining = [] { return 877.0; };
-  sources.quota_mode = [] { return QuotaMode::economy; };
+  sources.quota_mode = [] { return wg::quota::Mode::economy; };
   sources.l1_bytes = [] { return 1048576.0; };
   sources.l1_entries = [] { return 42.0; };
   sources.connections_open = [] { return 3.0; };

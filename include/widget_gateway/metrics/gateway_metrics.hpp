@@ -12,6 +12,8 @@
 
 #include "widget_gateway/common/clock.hpp"
 #include "widget_gateway/metrics/registry.hpp"
+#include "widget_gateway/quota/mode.hpp"
+#include "widget_gateway/redis/error_kind.hpp"
 
 namespace wg::metrics {
 
@@ -88,24 +90,9 @@ enum class StaleReason : std::uint8_t {
   quota_economy,
   widget_paced,
 };
-enum class QuotaMode : std::uint8_t { normal, economy, exhausted };
 // What became of a worker's read of cache entries from Redis: sent, answered by a read of the
 // same key already under way, or shed (too many reads ahead of it: serving/cache_tier.hpp).
 enum class RedisRead : std::uint8_t { sent, joined, shed };
-// Why a Redis command failed: the names and order of redis::ErrorKind, which the client
-// reports (Client::on_error) and which arrives here as its name.
-enum class RedisError : std::uint8_t {
-  timeout,
-  down,
-  overloaded,
-  auth,
-  readonly,
-  oom,
-  unavailable,
-  moved,
-  crossslot,
-  other
-};
 
 // Label values, as rendered.
 std::string_view to_string(Route route);
@@ -116,8 +103,6 @@ std::string_view to_string(Tier tier);
 std::string_view to_string(Withheld reason);
 std::string_view to_string(RefusalReason reason);
 std::string_view to_string(StaleReason reason);  // the Cache-Status detail spelling
-std::string_view to_string(QuotaMode mode);
-std::string_view to_string(RedisError error);
 std::string_view to_string(RefreshKind kind);
 std::string_view to_string(RedisRead read);
 std::string_view to_string(RefreshResult result);
@@ -127,9 +112,6 @@ std::string_view to_string(RefreshResult result);
 UpstreamFailure upstream_failure_from(std::string_view text);
 // {} -> none; the upstream values of wg::errc -> their failure; anything else -> other.
 UpstreamFailure upstream_failure_from(std::error_code ec);
-// "timeout", "down", "overloaded", "auth", "readonly", "oom", "unavailable", "moved",
-// "crossslot"; anything else -> other.
-RedisError redis_error_from(std::string_view text);
 
 // State owned by other components, read at scrape time. A source left empty is not exported
 // (rather than exported as a misleading 0).
@@ -142,7 +124,7 @@ struct ScrapeSources {
   std::function<double()> quota_unknown_limit;        // its cap; 0 = none (an unlimited quota)
   std::function<double()> quota_resets_at;            // unix time of the next monthly reset
   std::function<double()> quota_projected_month_end;  // at the recent burn rate, >= used
-  std::function<QuotaMode()> quota_mode;              // wg_quota_mode{mode=...} is 1 for this one
+  std::function<quota::Mode()> quota_mode;            // wg_quota_mode{mode=...} is 1 for this one
   // What /readyz answers, from the code that answers it: 200, and status "degraded".
   std::function<bool()> ready;
   std::function<bool()> degraded;
@@ -210,11 +192,8 @@ class GatewayMetrics {
   void local_answer() noexcept;
   void derived_page() noexcept;
   // One failed Redis command (wg_redis_errors_total{kind}).
-  void redis_error(RedisError kind) noexcept;
+  void redis_error(redis::ErrorKind kind = redis::ErrorKind::other) noexcept;
   void redis_read(RedisRead read) noexcept;  // wg_redis_reads_total{read}
-  void redis_error(std::string_view kind) noexcept { redis_error(redis_error_from(kind)); }
-  // Transitional, for callers that do not know the kind: counted as "other".
-  void redis_error() noexcept { redis_error(RedisError::other); }
   void withheld(Withheld reason) noexcept;
   // One request the gateway answered with a refusal of its own (wg_refusals_total{reason}).
   void refused(RefusalReason reason) noexcept;
@@ -245,7 +224,7 @@ class GatewayMetrics {
   static constexpr std::size_t kFailures = 9;
   static constexpr std::size_t kTiers = 2;
   static constexpr std::size_t kStaleReasons = 5;
-  static constexpr std::size_t kRedisErrors = 10;
+  static constexpr std::size_t kRedisErrors = redis::kErrorKinds;
 
   std::array<std::array<std::array<Counter*, kCacheResults>, kStatusSlots>, kRoutes> requests_{};
   std::array<Histogram*, kRoutes> request_duration_{};

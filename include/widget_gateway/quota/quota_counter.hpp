@@ -34,8 +34,6 @@ class Client;
 
 namespace wg::quota {
 
-std::string_view to_string(Mode mode);
-
 // Which mode `charged` of `limit` means; limit 0 is unlimited and always normal.
 Mode mode_for(std::uint64_t charged, std::uint64_t limit, double economy_at);
 

@@ -21,8 +21,32 @@ enum class ErrorKind : std::uint8_t {
 };
 inline constexpr std::size_t kErrorKinds = 10;
 
-// The label value: "timeout", "down", ..., "other".
-std::string_view to_string(ErrorKind kind);
+// The label value: "timeout", "down", ..., "other" (wg_redis_errors_total{kind}).
+constexpr std::string_view to_string(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::timeout:
+      return "timeout";
+    case ErrorKind::down:
+      return "down";
+    case ErrorKind::overloaded:
+      return "overloaded";
+    case ErrorKind::auth:
+      return "auth";
+    case ErrorKind::readonly:
+      return "readonly";
+    case ErrorKind::oom:
+      return "oom";
+    case ErrorKind::unavailable:
+      return "unavailable";
+    case ErrorKind::moved:
+      return "moved";
+    case ErrorKind::crossslot:
+      return "crossslot";
+    case ErrorKind::other:
+      break;
+  }
+  return "other";
+}
 
 // The kind of an error reply, from its first word ("NOPERM this user has no permissions ...").
 ErrorKind classify_error_reply(std::string_view message);

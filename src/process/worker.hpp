@@ -15,7 +15,7 @@
 #include "serving/serving_core.hpp"
 #include "widget_gateway/http/server.hpp"
 
-namespace wg::gateway {
+namespace wg::process {
 
 using frontend::PublicHandler;
 using frontend::Readiness;
@@ -81,4 +81,4 @@ class Worker {
 // serves).
 std::size_t l1_share(std::size_t l1_max_bytes, unsigned workers);
 
-}  // namespace wg::gateway
+}  // namespace wg::process

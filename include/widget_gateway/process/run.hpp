@@ -4,7 +4,7 @@
 
 #include "widget_gateway/config/loader.hpp"
 
-namespace wg::gateway {
+namespace wg::process {
 
 // Runs until SIGTERM/SIGINT; returns the process exit code. Throws std::exception for
 // start-up failures (address in use, bad CA file...).
@@ -14,4 +14,4 @@ int run_gateway(const config::Invocation& invocation);
 // read, naming those it does. Names only: a value may be a secret.
 void warn_ignored_environment(const config::Invocation& invocation);
 
-}  // namespace wg::gateway
+}  // namespace wg::process

@@ -1,4 +1,4 @@
-#include "worker.hpp"
+#include "process/worker.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -6,7 +6,7 @@
 
 #include "widget_gateway/metrics/instruments.hpp"
 
-namespace wg::gateway {
+namespace wg::process {
 namespace asio = boost::asio;
 
 namespace {
@@ -78,4 +78,4 @@ void Worker::use_redis_primary(std::string host, std::uint16_t port) {
   });
 }
 
-}  // namespace wg::gateway
+}  // namespace wg::process
