@@ -6,6 +6,10 @@
 #     the suite again, plus the libFuzzer targets of tests/fuzz and a 20-second smoke run of each.
 #   tests/run-all.sh
 # WG_SKIP_SANITIZERS=1 skips the second pass (a quicker local run; CI always does both).
+#   tests/run-all.sh --quick
+# The short local loop: pass 1's tree only (build/, rebuilt incrementally, through ccache when
+# installed), the tests not labelled "slow" (no soak, browser, CDN, Prometheus, Redis cluster
+# or sentinels), no fuzzing. Minutes on a 2-core machine once build/ exists (docs/ci.md).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -14,8 +18,33 @@ jobs=$(nproc)
 # not read, and some tests want no warning at all.
 skip_sanitizers=${WG_SKIP_SANITIZERS:-0}
 unset WG_SKIP_SANITIZERS
+quick=0
+case "${1:-}" in
+  --quick) quick=1 ;;
+  "") ;;
+  *) echo "run-all: unknown option $1 (--quick, or nothing for both passes)" >&2; exit 2 ;;
+esac
 
 "$root/deploy/install-deps.sh" --test-tools
+
+if ((quick)); then
+  launcher=()
+  if command -v ccache >/dev/null 2>&1; then
+    # Paths inside the checkout hash the same from any clone; the precompiled headers need the
+    # sloppiness to be cached at all.
+    export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=1
+    export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  fi
+  started=$SECONDS
+  CXX=${CXX:-g++} cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    "${launcher[@]}" >/dev/null
+  cmake --build "$root/build" -j "$jobs"
+  built=$SECONDS
+  ctest --test-dir "$root/build" --output-on-failure -j "$jobs" -LE slow
+  echo "run-all: quick: build $((built - started)) s, tests $((SECONDS - built)) s"
+  exit 0
+fi
 
 # Each pass is one compiler: a new tree is configured with it (CXX), and an existing one must
 # have been (CMake keeps a tree's compiler; naming it again would make CMake start the tree over
