@@ -9,18 +9,11 @@
 #include "widget_gateway/quota/quota_counter.hpp"
 #include "widget_gateway/upstream/body_inspector.hpp"
 #include "widget_gateway/upstream/client.hpp"
-#include "widget_gateway/upstream/retry_after.hpp"
 
 namespace wg::serving {
 namespace asio = boost::asio;
 
 namespace {
-
-// Upstream answers "unknown widget" with 404 on the widget endpoint and 400 on reviews (the
-// gateway has already refused every other cause of a 400).
-bool is_unknown_widget(api::Endpoint endpoint, unsigned status) {
-  return endpoint == api::Endpoint::widget ? status == 404 : status == 400;
-}
 
 using ElementSpans = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
 
@@ -115,109 +108,99 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch_in(const api::ApiRequest& r
                                                         bool widget_known, tracing::Span& span,
                                                         const upstream::TraceHeaders& headers) {
   FetchOutcome outcome;
-  auto withhold = [&](metrics::Withheld reason, errc error, std::chrono::seconds retry_after) {
-    if (parts_.metrics) parts_.metrics->withheld(reason);
-    outcome.error = make_error_code(error);
+  auto refuse = [&](std::error_code error, std::chrono::seconds retry_after,
+                    std::optional<metrics::Withheld> withheld) {
+    if (withheld && parts_.metrics) parts_.metrics->withheld(*withheld);
+    outcome.error = error;
     outcome.retry_after = retry_after;
   };
   std::chrono::seconds refused_for{0};
   if (auto refused = refusal(&refused_for); refused == errc::quota_exhausted) {
-    outcome.error = refused;
-    outcome.retry_after = refused_for;
+    refuse(refused, refused_for, std::nullopt);
     co_return outcome;
   } else if (refused && refused != errc::circuit_open) {
-    withhold(metrics::Withheld::upstream_hold, static_cast<errc>(refused.value()), refused_for);
+    refuse(refused, refused_for, metrics::Withheld::upstream_hold);
     co_return outcome;
   }
   // The breaker itself decides (refusal() only looked): this caller may become the probe.
+  // (A probe permit not reported expires.)
   const SteadyTime asked_at = parts_.clock.steady_now();
-  const auto permit = parts_.breaker.try_acquire(asked_at);
-  if (permit == upstream::CircuitBreaker::Permit::rejected) {
-    outcome.error = make_error_code(errc::circuit_open);
-    outcome.retry_after = circuit_wait(parts_.breaker, asked_at);
+  if (parts_.breaker.try_acquire(asked_at) == upstream::CircuitBreaker::Permit::rejected) {
+    refuse(make_error_code(errc::circuit_open), circuit_wait(parts_.breaker, asked_at),
+           std::nullopt);
     co_return outcome;
   }
-  // Nothing is sent below without a slot, an unknown-id reservation (when needed) and a quota
-  // grant, taken in that order: a grant is the last thing before the request goes out, so a
-  // refusal never leaves one counted and unsent. (A probe permit not reported expires.)
-  std::optional<InFlightLimit::Slot> slot = co_await parts_.slots.acquire(settings.queue_wait);
-  if (!slot) {
-    withhold(metrics::Withheld::busy, errc::upstream_busy, std::chrono::seconds(1));
+  // Built first: GCC 12 rejects a braced list inside a co_await expression (docs/ci.md).
+  const auto executor = co_await asio::this_coro::executor;
+  const UpstreamPermit::Sources sources{parts_.slots, parts_.quota, parts_.redis, parts_.clock,
+                                        executor};
+  UpstreamPermit::Taken taken =
+      co_await UpstreamPermit::take(sources, settings.queue_wait, widget_known);
+  if (const auto* refusal = std::get_if<PermitRefusal>(&taken)) {
+    if (span.recording() && refusal->grant_refused) {
+      span.set("wg.quota.grant",
+               std::string(refusal->error == errc::quota_exhausted ? "exhausted" : "unavailable"));
+    }
+    refuse(refusal->error, refusal->retry_after, refusal->withheld);
     co_return outcome;
   }
-  std::optional<quota::QuotaPeriod> unknown_period;
-  if (!widget_known) {
-    auto reserved = co_await parts_.quota.acquire_unknown(parts_.redis);
-    if (reserved.verdict == quota::QuotaCounter::Verdict::exhausted) {
-      withhold(metrics::Withheld::unknown_budget, errc::unknown_budget_exhausted,
-               quota::seconds_until_reset(parts_.clock.wall_now(), reserved.period));
-      co_return outcome;
-    }
-    if (reserved.verdict == quota::QuotaCounter::Verdict::unavailable) {
-      withhold(metrics::Withheld::quota_unavailable, errc::quota_unavailable,
-               std::chrono::seconds(1));
-      co_return outcome;
-    }
-    unknown_period = reserved.period;
-  }
-  auto grant = co_await parts_.quota.acquire(parts_.redis);
-  if (span.recording()) {  // the attribute's string only for a span that keeps it
-    span.set(
-        "wg.quota.grant",
-        std::string(grant.allowed()                                            ? "granted"
-                    : grant.verdict == quota::QuotaCounter::Verdict::exhausted ? "exhausted"
-                                                                               : "unavailable"));
-  }
-  if (!grant.allowed()) {
-    if (unknown_period) co_await parts_.quota.refund_unknown(parts_.redis, *unknown_period);
-    if (grant.verdict == quota::QuotaCounter::Verdict::exhausted) {
-      outcome.error = make_error_code(errc::quota_exhausted);
-      outcome.retry_after = quota::seconds_until_reset(parts_.clock.wall_now(), grant.period);
-    } else {
-      withhold(metrics::Withheld::quota_unavailable, errc::quota_unavailable,
-               std::chrono::seconds(1));
-    }
-    co_return outcome;
-  }
+  UpstreamPermit& permit = std::get<UpstreamPermit>(taken);
+  if (span.recording()) span.set("wg.quota.grant", std::string("granted"));
 
-  std::string target = api::upstream_target(request);
-  upstream::Result result = co_await parts_.client.get(std::move(target), headers);
-  slot.reset();
-  // Rejected before anything was sent: it never counts, and its unit can be spent again.
-  if (result.nothing_sent) {
-    parts_.quota.give_back(grant);
-  } else if (parts_.cost) {
-    parts_.cost->count(request.widget_id);
-  }
+  upstream::Result result = co_await parts_.client.get(api::upstream_target(request), headers);
+  permit.finished(result.nothing_sent);  // a request never sent never counts
+  if (!result.nothing_sent && parts_.cost) parts_.cost->count(request.widget_id);
   const WallTime now = parts_.clock.wall_now();
   const SteadyTime steady_now = parts_.clock.steady_now();
   const unsigned status = result.ec ? 0 : result.response.status;
   if (status != 0) span.set("http.response.status_code", static_cast<std::int64_t>(status));
   outcome.upstream_ms = std::chrono::duration<double, std::milli>(result.elapsed).count();
 
-  // Only upstream's "I do not know this id" keeps the unknown-id reservation.
-  const bool unknown_answer = !result.ec && is_unknown_widget(request.endpoint, status);
-  if (unknown_period && !unknown_answer) {
-    // Before answering: a client that asks for its next new widget finds the room back.
-    co_await parts_.quota.refund_unknown(parts_.redis, *unknown_period);
-  }
-
-  std::error_code failure = result.ec;
-  auto entry = std::make_shared<cache::Entry>();
-  entry->stored_at = now;
   std::optional<ElementSpans> spans;
-  if (!result.ec && status == 200 &&
-      !body_is_valid(request.endpoint, result.response.body, spans)) {
-    failure = make_error_code(errc::upstream_invalid_body);
+  const bool body_valid =
+      status == 200 && body_is_valid(request.endpoint, result.response.body, spans);
+  const UpstreamVerdict verdict =
+      classify({request.endpoint, result.ec, status, body_valid, result.response.retry_after}, now,
+               settings.rate_limit_backoff);
+  co_await permit.settle_unknown(verdict.unknown_widget);
+  apply(verdict, request, result, steady_now);
+  if (verdict.action == UpstreamVerdict::Action::hold) {
+    outcome.error = verdict.error;
+    outcome.retry_after = std::max(verdict.hold_for, std::chrono::seconds(1));
+    co_return outcome;
   }
+  if (verdict.action == UpstreamVerdict::Action::fail) {
+    outcome.error = verdict.error;
+    co_return outcome;
+  }
+  outcome.entry = make_entry(verdict, settings, result, std::move(spans), now);
+  co_return outcome;
+}
+
+// What the verdict changes besides the answer: the metrics, the breaker's step, upstream's
+// hold, the widgets known to be valid, and what the log says.
+void UpstreamFetcher::apply(const UpstreamVerdict& verdict, const api::ApiRequest& request,
+                            const upstream::Result& result, SteadyTime now) {
+  const unsigned status = result.ec ? 0 : result.response.status;
   if (parts_.metrics) {
     parts_.metrics->upstream(
         request.endpoint == api::Endpoint::widget ? metrics::UpstreamEndpoint::widget
                                                   : metrics::UpstreamEndpoint::reviews,
-        status, failure, std::chrono::duration<double>(result.elapsed).count());
+        status, verdict.failure, std::chrono::duration<double>(result.elapsed).count());
   }
-  if (result.ec) {
-    parts_.breaker.on_failure(steady_now);
+  if (verdict.upstream_healthy) {
+    parts_.breaker.on_success(now);
+  } else {
+    parts_.breaker.on_failure(now);
+  }
+  using Action = UpstreamVerdict::Action;
+  if (verdict.action == Action::store) parts_.known.remember(request.widget_id);
+  if (verdict.action == Action::hold) {
+    // Honoured by every worker; stale copies are served meanwhile.
+    parts_.hold.hold_until(now + verdict.hold_for, status);
+    log::warn("upstream_hold",
+              {{"status", status}, {"seconds", static_cast<long long>(verdict.hold_for.count())}});
+  } else if (verdict.action == Action::fail && result.ec) {
     // The host and the socket's own error (errno for a system error: 111 refused, 104 reset)
     // tell a dead upstream from a firewall or a TLS mismatch.
     const bool system_error = result.cause && result.cause.category() == std::system_category();
@@ -226,71 +209,44 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch_in(const api::ApiRequest& r
                                   {"error", result.ec.message()},
                                   {"cause", result.cause ? result.cause.message() : std::string()},
                                   {"errno", system_error ? result.cause.value() : 0}});
-    outcome.error = result.ec;
-    co_return outcome;
-  }
-
-  // Upstream asks to wait: a 429 always (its Retry-After, else the configured back-off), a
-  // 503 when it says how long.
-  std::optional<std::chrono::seconds> wait;
-  if (status == 429 || status == 503) {
-    wait = upstream::parse_retry_after(result.response.retry_after, now);
-    if (!wait && status == 429) wait = settings.rate_limit_backoff;
-  }
-
-  if (failure) {
-    parts_.breaker.on_failure(steady_now);
+  } else if (verdict.action == Action::fail && verdict.failure) {
     log::warn("upstream_invalid_body",
               {{"target", api::upstream_target(request)}, {"bytes", result.response.body.size()}});
-    outcome.error = failure;
-    co_return outcome;
-  }
-  if (status == 200) {
-    parts_.breaker.on_success(steady_now);
-    parts_.known.remember(request.widget_id);
-    auto freshness = settings.ttl.for_success(now, parts_.random.uniform01());
-    entry->status = 200;
-    entry->fresh_until = freshness.fresh_until;
-    entry->stale_until = freshness.stale_until;
-    // The early refresh is drawn once, here, with what this fetch cost: every worker of every
-    // instance that reads the copy agrees on it (docs/freshness.md).
-    entry->fetch_time = std::max(std::chrono::milliseconds(1),
-                                 std::chrono::ceil<std::chrono::milliseconds>(result.elapsed));
-    entry->early_at = settings.ttl.early_refresh_at(now, entry->fresh_until, entry->fetch_time,
-                                                    parts_.random.uniform01());
-    entry->etag = cache::strong_etag(result.response.body);
-    cache::codings_on_demand(*entry);
-    entry->body = std::move(result.response.body);
-    entry->element_spans = std::move(spans);  // offsets: still valid in the moved-to string
-  } else if (unknown_answer) {
-    parts_.breaker.on_success(steady_now);  // upstream is healthy: it answered precisely
-    auto freshness = settings.ttl.for_negative(now);
-    entry->status = static_cast<std::uint16_t>(status);
-    entry->fresh_until = freshness.fresh_until;
-    entry->stale_until = freshness.stale_until;
-  } else if (wait) {
-    // Upstream is working and asks for a pause: honoured by every worker; stale is served.
-    parts_.breaker.on_success(steady_now);
-    parts_.hold.hold_until(steady_now + *wait, status);
-    log::warn("upstream_hold",
-              {{"status", status}, {"seconds", static_cast<long long>(wait->count())}});
-    outcome.error =
-        make_error_code(status == 503 ? errc::upstream_unavailable : errc::upstream_rate_limited);
-    outcome.retry_after = std::max(*wait, std::chrono::seconds(1));
-    co_return outcome;
-  } else {
-    // 5xx is upstream failing; another 4xx is upstream working but refusing this request.
-    if (status >= 500) {
-      parts_.breaker.on_failure(steady_now);
-    } else {
-      parts_.breaker.on_success(steady_now);
-    }
+  } else if (verdict.action == Action::fail) {
     log::warn("upstream_status", {{"target", api::upstream_target(request)}, {"status", status}});
-    outcome.error = make_error_code(errc::upstream_bad_status);
-    co_return outcome;
   }
-  outcome.entry = std::move(entry);
-  co_return outcome;
+}
+
+// The cache entry of a stored answer: the data (freshness drawn here, once, with what this
+// fetch cost: every worker of every instance that reads the copy agrees on it,
+// docs/freshness.md), or upstream's "no such widget" for the negative TTL.
+std::shared_ptr<cache::Entry> UpstreamFetcher::make_entry(const UpstreamVerdict& verdict,
+                                                          const FetchSettings& settings,
+                                                          upstream::Result& result,
+                                                          std::optional<ElementSpans> spans,
+                                                          WallTime now) {
+  auto entry = std::make_shared<cache::Entry>();
+  entry->stored_at = now;
+  if (verdict.action == UpstreamVerdict::Action::store_negative) {
+    auto freshness = settings.ttl.for_negative(now);
+    entry->status = static_cast<std::uint16_t>(result.response.status);
+    entry->fresh_until = freshness.fresh_until;
+    entry->stale_until = freshness.stale_until;
+    return entry;
+  }
+  auto freshness = settings.ttl.for_success(now, parts_.random.uniform01());
+  entry->status = 200;
+  entry->fresh_until = freshness.fresh_until;
+  entry->stale_until = freshness.stale_until;
+  entry->fetch_time = std::max(std::chrono::milliseconds(1),
+                               std::chrono::ceil<std::chrono::milliseconds>(result.elapsed));
+  entry->early_at = settings.ttl.early_refresh_at(now, entry->fresh_until, entry->fetch_time,
+                                                  parts_.random.uniform01());
+  entry->etag = cache::strong_etag(result.response.body);
+  cache::codings_on_demand(*entry);
+  entry->body = std::move(result.response.body);
+  entry->element_spans = std::move(spans);  // offsets: still valid in the moved-to string
+  return entry;
 }
 
 }  // namespace wg::serving

@@ -13,6 +13,8 @@
 #include "known_widgets.hpp"
 #include "upstream_cost.hpp"
 #include "upstream_hold.hpp"
+#include "upstream_permit.hpp"
+#include "upstream_verdict.hpp"
 #include "widget_gateway/api/request.hpp"
 #include "widget_gateway/cache/ttl_policy.hpp"
 #include "widget_gateway/common/clock.hpp"
@@ -22,6 +24,7 @@
 
 namespace wg::upstream {
 class Client;
+struct Result;
 struct TraceHeaders;
 }  // namespace wg::upstream
 namespace wg::redis {
@@ -83,6 +86,12 @@ class UpstreamFetcher {
                                                 const FetchSettings& settings, bool widget_known,
                                                 tracing::Span& span,
                                                 const upstream::TraceHeaders& headers);
+  using ElementSpans = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
+  void apply(const UpstreamVerdict& verdict, const api::ApiRequest& request,
+             const upstream::Result& result, SteadyTime now);
+  std::shared_ptr<cache::Entry> make_entry(const UpstreamVerdict& verdict,
+                                           const FetchSettings& settings, upstream::Result& result,
+                                           std::optional<ElementSpans> spans, WallTime now);
 
   FetcherParts parts_;
 };
