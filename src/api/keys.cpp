@@ -3,7 +3,7 @@
 #include <charconv>
 
 // Header only: the logical key head is named where every key is named; api links no cache code.
-#include "widget_gateway/cache/key_space.hpp"
+#include "widget_gateway/common/key_space.hpp"
 
 namespace wg::api {
 namespace {
@@ -50,7 +50,7 @@ void append_escaped_id(std::string& out, std::string_view id) {
 }
 
 void append_widget_key_prefix(std::string& out, std::string_view id) {
-  out += cache::kLogicalWidgetHead;
+  out += kLogicalWidgetHead;
   append_escaped_id(out, id);
   out += "}:";
 }

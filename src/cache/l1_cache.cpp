@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "widget_gateway/cache/key_space.hpp"
+#include "widget_gateway/common/key_space.hpp"
 
 namespace wg::cache {
 

@@ -6,7 +6,7 @@
 #include "outcome_metrics.hpp"
 #include "widget_gateway/api/route.hpp"
 #include "widget_gateway/api/validate.hpp"
-#include "widget_gateway/edge/coding.hpp"
+#include "widget_gateway/client_policy/coding.hpp"
 
 namespace wg::frontend {
 namespace asio = boost::asio;
@@ -49,7 +49,7 @@ std::string_view span_name(api::Route route) {
 // caller's forced sample counts against a budget unless it is one of `proxies` (asked only
 // when there is a traceparent: most requests have none).
 tracing::RequestTrace begin_trace(tracing::Tracer* tracer, const http::Request& request,
-                                  const edge::TrustedProxies& proxies, api::Route route) {
+                                  const client_policy::TrustedProxies& proxies, api::Route route) {
   if (tracer == nullptr) return {};
   auto found = request.headers.find("traceparent");
   if (found == request.headers.end()) return tracer->begin({}, {}, false, span_name(route));
@@ -86,13 +86,13 @@ class IpAdmission final : public Admission {
     return ask(limiters_.unknown_ids.get(), retry_after);
   }
   void refund_unknown() override {
-    if (edge::RateLimiter* limiter = limiters_.unknown_ids.get()) {
+    if (client_policy::RateLimiter* limiter = limiters_.unknown_ids.get()) {
       limiter->refund(client_, clock_.steady_now());
     }
   }
 
  private:
-  bool ask(edge::RateLimiter* limiter, std::chrono::seconds& retry_after) {
+  bool ask(client_policy::RateLimiter* limiter, std::chrono::seconds& retry_after) {
     if (limiter == nullptr) return true;
     auto decision = limiter->acquire(client_, clock_.steady_now());
     retry_after = decision.retry_after;
@@ -134,11 +134,11 @@ void PublicHandler::update(const config::Config& config, ClientLimiters limiters
       ResponseOptions{
           as_seconds(config.cache.max_age_cap), as_seconds(config.cache.stale_while_revalidate),
           as_seconds(config.cache.stale_if_error), as_seconds(config.cache.negative_max_age)},
-      edge::CorsPolicy(
+      client_policy::CorsPolicy(
           config.cors.allowed_origins,
-          edge::CorsOptions{config.cors.allowed_headers, as_seconds(config.cors.max_age),
-                            config.cors.timing_allow_origin}),
-      edge::TrustedProxies(config.access.trusted_proxies), std::move(limiters),
+          client_policy::CorsOptions{config.cors.allowed_headers, as_seconds(config.cors.max_age),
+                                     config.cors.timing_allow_origin}),
+      client_policy::TrustedProxies(config.access.trusted_proxies), std::move(limiters),
       config.server.public_readyz_detail});
 }
 
@@ -322,15 +322,17 @@ asio::awaitable<http::Response> PublicHandler::handle_api(const http::Request& r
   const cache::Entry* entry = served.entry.get();
   if (entry != nullptr && entry->compress_on_demand &&
       entry->variants.size() < entry->variants.capacity()) {
-    const edge::Coding wanted = edge::choose_coding(view.accept_encoding, true, true);
-    if (wanted != edge::Coding::identity) {
-      service_.add_coding(look.key, served.entry, edge::coding_token(wanted));
+    const client_policy::Coding wanted =
+        client_policy::choose_coding(view.accept_encoding, true, true);
+    if (wanted != client_policy::Coding::identity) {
+      service_.add_coding(look.key, served.entry, client_policy::coding_token(wanted));
     }
   }
   // A big body about to go whole and uncompressed to a client the session sends files to.
   if (entry != nullptr && request.sends_files && !request.is_head() && entry->status == 200 &&
       entry->body.size() >= cache::kBodyFileMinBytes && !entry->body_file &&
-      edge::choose_coding(view.accept_encoding, true, true) == edge::Coding::identity) {
+      client_policy::choose_coding(view.accept_encoding, true, true) ==
+          client_policy::Coding::identity) {
     service_.add_body_file(look.key, served.entry);
   }
   observation.cache = cache_result_of(served);

@@ -12,9 +12,9 @@
 #include "widget_gateway/accesslog/access_log.hpp"
 #include "widget_gateway/api/route.hpp"
 #include "widget_gateway/api/widget_policy.hpp"
-#include "widget_gateway/edge/cors_policy.hpp"
-#include "widget_gateway/edge/rate_limiter.hpp"
-#include "widget_gateway/edge/trusted_proxies.hpp"
+#include "widget_gateway/client_policy/cors_policy.hpp"
+#include "widget_gateway/client_policy/rate_limiter.hpp"
+#include "widget_gateway/client_policy/trusted_proxies.hpp"
 #include "widget_gateway/http/request_handler.hpp"
 #include "widget_gateway/metrics/gateway_metrics.hpp"
 #include "widget_gateway/tracing/tracer.hpp"
@@ -28,8 +28,8 @@ using serving::GatewayService;
 // The per-client limits every worker of the process shares, so a client's connections on
 // different workers draw on one bucket. Null: that limit is off.
 struct ClientLimiters {
-  std::shared_ptr<edge::RateLimiter> misses;       // access.per_ip_rate
-  std::shared_ptr<edge::RateLimiter> unknown_ids;  // access.unknown_per_ip_rate
+  std::shared_ptr<client_policy::RateLimiter> misses;       // access.per_ip_rate
+  std::shared_ptr<client_policy::RateLimiter> unknown_ids;  // access.unknown_per_ip_rate
 };
 
 // One per io worker; handle() and update() run on that worker's thread only.
@@ -56,8 +56,8 @@ class PublicHandler final : public http::RequestHandler {
   struct Settings {
     api::WidgetPolicy policy;
     ResponseOptions response;
-    edge::CorsPolicy cors;
-    edge::TrustedProxies proxies;
+    client_policy::CorsPolicy cors;
+    client_policy::TrustedProxies proxies;
     ClientLimiters limiters;
     bool readyz_detail = true;  // server.public_readyz_detail
   };
@@ -68,7 +68,7 @@ class PublicHandler final : public http::RequestHandler {
     double upstream_ms = -1;
     std::string client;
     std::optional<metrics::RefusalReason> refusal;  // the gateway refused it itself
-    std::string_view trace_id;  // hex; empty: none
+    std::string_view trace_id;                      // hex; empty: none
   };
   boost::asio::awaitable<http::Response> handle_api(const http::Request& request,
                                                     const api::RouteMatch& match,

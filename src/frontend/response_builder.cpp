@@ -5,8 +5,8 @@
 
 #include "error_response.hpp"
 #include "widget_gateway/cache/l1_cache.hpp"
-#include "widget_gateway/edge/coding.hpp"
-#include "widget_gateway/edge/conditional.hpp"
+#include "widget_gateway/client_policy/coding.hpp"
+#include "widget_gateway/client_policy/conditional.hpp"
 
 namespace wg::frontend {
 namespace bhttp = boost::beast::http;
@@ -31,14 +31,15 @@ std::string_view field(const http::Request& request, bhttp::field name) {
   return it == request.headers.end() ? std::string_view() : std::string_view(it->value());
 }
 
-const std::string* variant_body(const cache::Entry& entry, edge::Coding coding) {
+const std::string* variant_body(const cache::Entry& entry, client_policy::Coding coding) {
   for (const auto& [token, body] : entry.variants) {
-    if (edge::coding_from_token(token) == coding) return &body;
+    if (client_policy::coding_from_token(token) == coding) return &body;
   }
   return nullptr;
 }
 
-void add_vary(http::Response& response, const edge::CorsPolicy& cors, bool varies_on_coding) {
+void add_vary(http::Response& response, const client_policy::CorsPolicy& cors,
+              bool varies_on_coding) {
   if (varies_on_coding && cors.vary_on_origin()) {
     response.add_header("Vary", "Accept-Encoding, Origin");
   } else if (varies_on_coding) {
@@ -65,7 +66,7 @@ http::Response error_with_policy(api::ErrorCode code, api::Endpoint endpoint,
 
 http::Response error_answer(const Served& served, api::ErrorCode code, unsigned status,
                             api::Endpoint endpoint, const RequestView& request,
-                            const ResponseOptions& options, const edge::CorsPolicy& cors) {
+                            const ResponseOptions& options, const client_policy::CorsPolicy& cors) {
   http::Response response = error_with_policy(code, endpoint, served.message, options);
   response.status = status;
   // 429s always say when to come back; other refusals do when they know (upstream's own
@@ -130,7 +131,7 @@ std::string cache_status(const Served& served) {
 
 http::Response build_response(const Served& served, api::Endpoint endpoint,
                               const ResponseOptions& options, const RequestView& request,
-                              const edge::CorsPolicy& cors) {
+                              const client_policy::CorsPolicy& cors) {
   if (!served.ok()) {
     return error_answer(served, served.error, api::error_info(served.error, endpoint).status,
                         endpoint, request, options, cors);
@@ -157,38 +158,38 @@ http::Response build_response(const Served& served, api::Endpoint endpoint,
                         options, cors);
   }
 
-  const std::string* gzip = variant_body(entry, edge::Coding::gzip);
-  const std::string* br = variant_body(entry, edge::Coding::br);
-  edge::Coding coding =
-      edge::choose_coding(request.accept_encoding, gzip != nullptr, br != nullptr);
-  const edge::CodingSet listed =
+  const std::string* gzip = variant_body(entry, client_policy::Coding::gzip);
+  const std::string* br = variant_body(entry, client_policy::Coding::br);
+  client_policy::Coding coding =
+      client_policy::choose_coding(request.accept_encoding, gzip != nullptr, br != nullptr);
+  const client_policy::CodingSet listed =
       request.if_none_match.empty()
-          ? edge::CodingSet{}
-          : edge::if_none_match_codings(request.if_none_match, entry.etag);
+          ? client_policy::CodingSet{}
+          : client_policy::if_none_match_codings(request.if_none_match, entry.etag);
   const bool not_modified = listed.any();
   if (not_modified) {
     // Name the coding the client holds, so that its cache can select that stored response. A
     // 304 carries no bytes: a coding this worker would make on demand counts as one it has
     // (another worker may have served it), so every worker answers alike.
     const bool on_demand = entry.compress_on_demand;
-    coding =
-        edge::coding_for_not_modified(listed, coding, request.accept_encoding,
-                                      gzip != nullptr || on_demand, br != nullptr || on_demand);
+    coding = client_policy::coding_for_not_modified(listed, coding, request.accept_encoding,
+                                                    gzip != nullptr || on_demand,
+                                                    br != nullptr || on_demand);
   }
-  const std::string* body = coding == edge::Coding::br     ? br
-                            : coding == edge::Coding::gzip ? gzip
-                                                           : &entry.body;
+  const std::string* body = coding == client_policy::Coding::br     ? br
+                            : coding == client_policy::Coding::gzip ? gzip
+                                                                    : &entry.body;
 
   http::Response response;
   response.status = not_modified ? 304 : 200;
   http::Fields& fields = response.headers;
   fields.reserve(kTypicalHeadBytes);
   if (!not_modified) fields.add("Content-Type", "application/json; charset=utf-8");
-  if (coding != edge::Coding::identity) {
-    fields.add("Content-Encoding", edge::coding_token(coding));
+  if (coding != client_policy::Coding::identity) {
+    fields.add("Content-Encoding", client_policy::coding_token(coding));
   }
   // Values built in place (fields.start), so that the hit path makes no temporary strings.
-  edge::append_etag_for_coding(fields.start("ETag"), entry.etag, coding);
+  client_policy::append_etag_for_coding(fields.start("ETag"), entry.etag, coding);
   const long long downstream = downstream_seconds(entry, served.now, options.max_age_cap);
   const long long age = std::max(0LL, seconds_between(entry.stored_at, served.now));
   std::string& cache_control = fields.start("Cache-Control");

@@ -5,7 +5,7 @@
 // Age, Vary, Cache-Status (RFC 9211), CORS, and 304 for a matching If-None-Match.
 
 #include "serving/gateway_service.hpp"
-#include "widget_gateway/edge/cors_policy.hpp"
+#include "widget_gateway/client_policy/cors_policy.hpp"
 #include "widget_gateway/http/request_handler.hpp"
 #include "widget_gateway/http/response.hpp"
 
@@ -33,7 +33,7 @@ RequestView request_view(const http::Request& request);
 
 http::Response build_response(const Served& served, api::Endpoint endpoint,
                               const ResponseOptions& options, const RequestView& request,
-                              const edge::CorsPolicy& cors);
+                              const client_policy::CorsPolicy& cors);
 
 // A request refused before serving (validation): the contract's error; widget_not_found with
 // the downstream freshness of a cached unknown widget.

@@ -42,9 +42,8 @@ double unix_seconds(WallTime t) {
 
 }  // namespace
 
-FleetGuards::FleetGuards(FleetClock& clock, const config::Config& config,
-                         const cache::KeySpace& keys, RandomSource& random,
-                         std::function<void(bool open)> circuit_changed)
+FleetGuards::FleetGuards(FleetClock& clock, const config::Config& config, const KeySpace& keys,
+                         RandomSource& random, std::function<void(bool open)> circuit_changed)
     : clock_(clock),
       state_file_(config.quota.state_file),
       quota_(clock, config.quota, instance_name(random), keys),

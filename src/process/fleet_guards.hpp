@@ -28,7 +28,7 @@ namespace wg::process {
 class FleetGuards {
  public:
   // `circuit_changed(open)`: the breaker opened or closed (any thread; the first one to see it).
-  FleetGuards(FleetClock& clock, const config::Config& config, const cache::KeySpace& keys,
+  FleetGuards(FleetClock& clock, const config::Config& config, const KeySpace& keys,
               RandomSource& random, std::function<void(bool open)> circuit_changed);
 
   quota::QuotaCounter& quota() { return quota_; }

@@ -26,7 +26,7 @@ std::optional<StoredCopy> parse_stored_message(std::string_view message) {
 }
 
 FleetLinks::FleetLinks(boost::asio::any_io_executor control, const redis::Settings& settings,
-                       const cache::KeySpace& keys, FleetListener& listener)
+                       const KeySpace& keys, FleetListener& listener)
     : listener_(listener),
       keys_(keys),
       redis_(control, settings),

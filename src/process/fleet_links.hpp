@@ -30,7 +30,7 @@ class FleetLinks {
  public:
   // On `control`'s thread; `listener` must outlive this.
   FleetLinks(boost::asio::any_io_executor control, const redis::Settings& settings,
-             const cache::KeySpace& keys, FleetListener& listener);
+             const KeySpace& keys, FleetListener& listener);
 
   redis::Client& redis() { return redis_; }
   const redis::Client& redis() const { return redis_; }
@@ -46,7 +46,7 @@ class FleetLinks {
   void use_primary(const std::string& host, std::uint16_t port);
 
   FleetListener& listener_;
-  const cache::KeySpace& keys_;
+  const KeySpace& keys_;
   redis::Client redis_;
   cache::Generations generations_;
   cache::RedisStore store_;

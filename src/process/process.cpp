@@ -303,7 +303,7 @@ class Process final {
   std::atomic<std::shared_ptr<const config::CacheConfig>> cache_config_{
       std::make_shared<const config::CacheConfig>(config_.cache)};
   unsigned threads_;
-  const cache::KeySpace keys_;  // redis.key_prefix: every key and channel
+  const KeySpace keys_;  // redis.key_prefix: every key and channel
   // Every connection's settings, built once: the password file is read at start only.
   const redis::Settings redis_settings_;
   const std::shared_ptr<http::TlsServerContext> tls_;  // null: the public listener is plain

@@ -1,6 +1,6 @@
 #include "process/reload.hpp"
 
-#include "widget_gateway/edge/rate_limiter.hpp"
+#include "widget_gateway/client_policy/rate_limiter.hpp"
 
 namespace wg::process {
 
@@ -23,10 +23,11 @@ config::Config running_after_reload(const config::Config& started, const config:
   return running;
 }
 
-std::shared_ptr<edge::RateLimiter> SharedLimiter::for_shape(double rate, std::uint32_t burst) {
+std::shared_ptr<client_policy::RateLimiter> SharedLimiter::for_shape(double rate,
+                                                                     std::uint32_t burst) {
   const std::pair<double, std::uint32_t> shape{rate, burst};
   if (shape != shape_) {
-    limiter_ = rate > 0 ? std::make_shared<edge::RateLimiter>(rate, burst) : nullptr;
+    limiter_ = rate > 0 ? std::make_shared<client_policy::RateLimiter>(rate, burst) : nullptr;
     shape_ = shape;
   }
   return limiter_;

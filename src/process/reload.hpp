@@ -24,11 +24,11 @@ config::Config running_after_reload(const config::Config& started, const config:
 // so a reload does not refill every client's bucket.
 class SharedLimiter {
  public:
-  std::shared_ptr<edge::RateLimiter> for_shape(double rate, std::uint32_t burst);
+  std::shared_ptr<client_policy::RateLimiter> for_shape(double rate, std::uint32_t burst);
 
  private:
   std::pair<double, std::uint32_t> shape_{0, 0};
-  std::shared_ptr<edge::RateLimiter> limiter_;
+  std::shared_ptr<client_policy::RateLimiter> limiter_;
 };
 
 // The limiters of [access] (misses per IP, new ids per IP). The control thread and the reload

@@ -166,7 +166,7 @@ std::optional<std::uint64_t> Snapshot::remaining() const {
 }
 
 QuotaCounter::QuotaCounter(Clock& clock, const config::QuotaConfig& config, std::string instance,
-                           cache::KeySpace keys)
+                           KeySpace keys)
     : clock_(clock), instance_(std::move(instance)), keys_(std::move(keys)), config_(config) {}
 
 QuotaPeriod QuotaCounter::current_period() const {

@@ -46,15 +46,15 @@ std::optional<QuotaPeriod> period_of_month(std::string_view month,
   return period;
 }
 
-std::string quota_key(const QuotaPeriod& period, const cache::KeySpace& keys) {
+std::string quota_key(const QuotaPeriod& period, const KeySpace& keys) {
   return keys.quota(period.month);
 }
 
-std::string leases_key(const QuotaPeriod& period, const cache::KeySpace& keys) {
+std::string leases_key(const QuotaPeriod& period, const KeySpace& keys) {
   return keys.quota_leases(period.month);
 }
 
-std::string unknown_key(const QuotaPeriod& period, const cache::KeySpace& keys) {
+std::string unknown_key(const QuotaPeriod& period, const KeySpace& keys) {
   return keys.quota_unknown(period.month);
 }
 

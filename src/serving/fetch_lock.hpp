@@ -27,8 +27,8 @@
 #include <string>
 #include <utility>
 
-#include "widget_gateway/cache/key_space.hpp"
 #include "widget_gateway/common/clock.hpp"
+#include "widget_gateway/common/key_space.hpp"
 #include "widget_gateway/common/random.hpp"
 
 namespace wg::redis {
@@ -39,7 +39,7 @@ namespace wg::serving {
 
 class FetchLock {
  public:
-  FetchLock(redis::Client& redis, RandomSource& random, cache::KeySpace keys = cache::KeySpace())
+  FetchLock(redis::Client& redis, RandomSource& random, KeySpace keys = KeySpace())
       : redis_(redis), random_(random), keys_(std::move(keys)) {}
 
   // How long "done" stays: a short grace for a request whose claim comes just after a store.
@@ -133,7 +133,7 @@ class FetchLock {
 
   redis::Client& redis_;
   RandomSource& random_;
-  const cache::KeySpace keys_;
+  const KeySpace keys_;
 };
 
 // The lock's logical name for a logical cache key: same hash tag, so it lives on the same

@@ -15,7 +15,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "widget_gateway/cache/key_space.hpp"
+#include "widget_gateway/common/key_space.hpp"
 
 namespace wg::redis {
 class Client;
@@ -26,8 +26,7 @@ namespace wg::serving {
 // Threads: process-wide; one small mutex, never held across I/O, taken on the miss path only.
 class KnownWidgets {
  public:
-  explicit KnownWidgets(const cache::KeySpace& keys = cache::KeySpace(),
-                        std::size_t max_local = 100'000)
+  explicit KnownWidgets(const KeySpace& keys = KeySpace(), std::size_t max_local = 100'000)
       : key_(keys.known_widgets()), max_local_(max_local) {}
 
   bool known_locally(const std::string& id) const;

@@ -54,11 +54,11 @@ ServingCore::ServingCore(asio::any_io_executor ex, const config::Config& config,
     : tracer(make_tracer(config.tracing, parts)),
       redis(ex, owned_by(redis_settings, "worker " + std::to_string(index)), parts.random),
       upstream(ex, config.upstream, parts.clock),
-      store(redis, parts.generations, cache::KeySpace(config.redis.key_prefix)),
+      store(redis, parts.generations, KeySpace(config.redis.key_prefix)),
       // One shard: the worker is its only user, so shards would only split its budget.
       l1(l1_bytes, 1, cache::L1Cache::Access::owner_thread),
       tier(l1, store, parts.clock, parts.metrics, config.redis.timeout),
-      lock(redis, parts.random, cache::KeySpace(config.redis.key_prefix)),
+      lock(redis, parts.random, KeySpace(config.redis.key_prefix)),
       // Shares, so the workers together never exceed the instance's limits (each gets one
       // slot at least).
       slots(std::max<std::size_t>(1, config.upstream.max_in_flight / std::max(parts.workers, 1u)),
@@ -81,9 +81,7 @@ ServingCore::~ServingCore() {
 
 void ServingCore::start() {
   if (metrics_ != nullptr) {
-    redis.on_error([metrics = metrics_](redis::ErrorKind kind) {
-      metrics->redis_error(kind);
-    });
+    redis.on_error([metrics = metrics_](redis::ErrorKind kind) { metrics->redis_error(kind); });
   }
   // The listener runs on the connection's strand, on this worker's (only) thread.
   redis.on_state_change([this](bool up) {
@@ -102,7 +100,7 @@ void ServingCore::drop_older(const std::string& key, WallTime stored_at, WallTim
   if (!mine || !cache::newer_than(stored_at, fresh_until, *mine)) return;
   l1.erase(key);
   // Pages cut from a window carry its times: those cut from an older copy go with it.
-  const auto parts = cache::split_key(key);
+  const auto parts = split_key(key);
   const auto list_end = key.rfind(":300:");
   if (!parts || !parts->rest.starts_with("r:") || list_end == std::string::npos) return;
   const std::string_view list(key.data(), list_end + 1);  // "wg:{id}:r:TYPE|*:"

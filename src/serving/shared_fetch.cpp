@@ -6,9 +6,9 @@
 
 #include "serve_policy.hpp"
 #include "widget_gateway/api/keys.hpp"
-#include "widget_gateway/cache/key_space.hpp"
 #include "widget_gateway/cache/page_window.hpp"
 #include "widget_gateway/common/error.hpp"
+#include "widget_gateway/common/key_space.hpp"
 #include "widget_gateway/common/log.hpp"
 #include "widget_gateway/upstream/body_inspector.hpp"
 
@@ -270,7 +270,7 @@ asio::awaitable<FetchOutcome> SharedFetch::fetch_once(api::ApiRequest request, s
       outcome.stored = co_await parts_.cache.store(key, stored, placement);
     }
   }
-  const cache::KeySpace& keys = parts_.cache.shared().keys();
+  const KeySpace& keys = parts_.cache.shared().keys();
   if (outcome.stored && acquired) {
     co_await parts_.lock.mark_done(lock_key, keys.stored_channel(), announcement(key, *stored));
   } else if (outcome.stored && shared) {
@@ -371,7 +371,7 @@ void SharedFetch::report(const api::ApiRequest& request, Verdict verdict, bool h
 
 asio::awaitable<std::optional<FetchLock::Guard>> SharedFetch::guard_for(
     const std::string& key, const SharedFetchSettings& settings) {
-  const auto parts = cache::split_key(key);
+  const auto parts = split_key(key);
   if (!parts) co_return std::nullopt;
   const cache::TtlPolicy::Period period = settings.fetch.ttl.period_of(parts_.clock.wall_now());
   std::string suffix = std::to_string(millis(period.end) / 1000);
@@ -379,7 +379,7 @@ asio::awaitable<std::optional<FetchLock::Guard>> SharedFetch::guard_for(
   if (const WallTime stamp = parts_.cache.shared().soft_stamp(key); stamp != WallTime{}) {
     suffix += "." + std::to_string(millis(stamp));
   }
-  const std::string head = cache::logical_widget_prefix(parts->escaped_id);
+  const std::string head = logical_widget_prefix(parts->escaped_id);
   auto [counter_ec, counter] = co_await parts_.cache.shared().physical(head + "spent:" + suffix);
   if (counter_ec) co_return std::nullopt;
   auto [pace_ec, pace] = co_await parts_.cache.shared().physical(head + "pace:" + suffix);

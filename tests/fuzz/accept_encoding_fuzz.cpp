@@ -17,13 +17,13 @@
 
 #include "fuzz_check.hpp"
 #include "fuzz_input.hpp"
-#include "widget_gateway/edge/coding.hpp"
+#include "widget_gateway/client_policy/coding.hpp"
 
 namespace {
 
-using wg::edge::choose_coding;
-using wg::edge::Coding;
-using wg::edge::coding_token;
+using wg::client_policy::choose_coding;
+using wg::client_policy::Coding;
+using wg::client_policy::coding_token;
 
 std::string lower(std::string_view text) {
   std::string out(text);

@@ -23,11 +23,11 @@
 
 #include "fuzz_check.hpp"
 #include "fuzz_input.hpp"
-#include "widget_gateway/edge/cors_policy.hpp"
+#include "widget_gateway/client_policy/cors_policy.hpp"
 
 namespace {
 
-using wg::edge::CorsPolicy;
+using wg::client_policy::CorsPolicy;
 using wg::http::Fields;
 
 constexpr std::string_view kAllowOrigin = "Access-Control-Allow-Origin";
@@ -127,7 +127,7 @@ void check_preflight(const Fields& fields, const CorsPolicy& policy, std::string
   }
   WG_FUZZ_CHECK(trim(method) == "GET" || trim(method) == "HEAD");
   WG_FUZZ_CHECK(fields.find("Access-Control-Allow-Methods") == "GET, HEAD");
-  const wg::edge::CorsOptions defaults;
+  const wg::client_policy::CorsOptions defaults;
   for (const std::string_view name : split_list(fields.find("Access-Control-Allow-Headers"))) {
     bool configured = false;
     for (const auto& allowed : defaults.allowed_headers)

@@ -20,15 +20,15 @@
 
 #include "fuzz_check.hpp"
 #include "fuzz_input.hpp"
+#include "widget_gateway/client_policy/trusted_proxies.hpp"
 #include "widget_gateway/config/loader.hpp"
-#include "widget_gateway/edge/trusted_proxies.hpp"
 
 namespace {
 
 namespace ip = boost::asio::ip;
+using wg::client_policy::normalize_address;
+using wg::client_policy::TrustedProxies;
 using wg::config::Cidr;
-using wg::edge::normalize_address;
-using wg::edge::TrustedProxies;
 
 std::string_view trim(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);

@@ -14,15 +14,15 @@
 
 #include "fuzz_check.hpp"
 #include "fuzz_input.hpp"
-#include "widget_gateway/edge/conditional.hpp"
+#include "widget_gateway/client_policy/conditional.hpp"
 
 namespace {
 
-using wg::edge::Coding;
-using wg::edge::CodingSet;
-using wg::edge::etag_for_coding;
-using wg::edge::if_none_match_codings;
-using wg::edge::if_none_match_matches;
+using wg::client_policy::Coding;
+using wg::client_policy::CodingSet;
+using wg::client_policy::etag_for_coding;
+using wg::client_policy::if_none_match_codings;
+using wg::client_policy::if_none_match_matches;
 
 constexpr std::array<Coding, 3> kCodings = {Coding::identity, Coding::gzip, Coding::br};
 // The form strong_etag gives a stored body.
@@ -51,8 +51,8 @@ void check_not_modified_coding(CodingSet listed) {
         any_held = any_held || (listed.has(c) && held(c, have_gzip, have_br));
       for (const Coding negotiated : kCodings) {
         if (!held(negotiated, have_gzip, have_br)) continue;
-        const Coding named = wg::edge::coding_for_not_modified(listed, negotiated, accept_encoding,
-                                                               have_gzip, have_br);
+        const Coding named = wg::client_policy::coding_for_not_modified(
+            listed, negotiated, accept_encoding, have_gzip, have_br);
         WG_FUZZ_CHECK(named == negotiated ||
                       (listed.has(named) && held(named, have_gzip, have_br)));
         if (listed.has(negotiated)) WG_FUZZ_CHECK(named == negotiated);

@@ -123,7 +123,7 @@ BOOST_AUTO_TEST_CASE(keys_carry_the_fleet_prefix_and_the_month_as_their_tag) {
   BOOST_TEST(quota_key(p) == "wg:quota:{2026-07}");
   BOOST_TEST(leases_key(p) == "wg:quota:{2026-07}:leases");
   BOOST_TEST(unknown_key(p) == "wg:quota:{2026-07}:unknown");
-  const wg::cache::KeySpace b("fleet-b:");
+  const wg::KeySpace b("fleet-b:");
   BOOST_TEST(quota_key(p, b) == "fleet-b:quota:{2026-07}");
   BOOST_TEST(leases_key(p, b) == "fleet-b:quota:{2026-07}:leases");
   BOOST_TEST(unknown_key(p, b) == "fleet-b:quota:{2026-07}:unknown");

@@ -11,7 +11,7 @@
 
 #include "service_fixture.hpp"
 #include "widget_gateway/api/keys.hpp"
-#include "widget_gateway/cache/key_space.hpp"
+#include "widget_gateway/common/key_space.hpp"
 #include "widget_gateway/redis/subscriber.hpp"
 
 using namespace wg;
@@ -27,7 +27,7 @@ struct Fleet {
         store(f.main().redis, generations, keys),
         lock(f.main().redis, f.random, keys),
         known(keys) {}
-  cache::KeySpace keys;
+  KeySpace keys;
   cache::Generations generations;
   cache::RedisStore store;
   FetchLock lock;

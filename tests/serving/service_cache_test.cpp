@@ -97,7 +97,7 @@ BOOST_AUTO_TEST_CASE(hundred_concurrent_requests_split_over_two_instances_make_o
   BOOST_TEST(f.upstream_calls() == 1u);
   // Once the entry is stored, the lock says so for a moment (a late lookup reads the entry
   // instead of fetching again), and then expires.
-  const std::string lock = cache::KeySpace().unversioned(lock_key_for(api::cache_key(f.widget(4))));
+  const std::string lock = KeySpace().unversioned(lock_key_for(api::cache_key(f.widget(4))));
   BOOST_TEST(f.redis_server.command({"GET", lock}) == "done");
   const long long left = std::stoll(f.redis_server.command({"PTTL", lock}));
   BOOST_TEST(left > 0);

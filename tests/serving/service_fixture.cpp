@@ -92,7 +92,7 @@ int next_instance_number() {
 Instance::Instance(asio::io_context& ioc, const config::Config& config, Clock& clock,
                    RandomSource& random)
     : quota(clock, config.quota, "test-instance-" + std::to_string(next_instance_number()),
-            cache::KeySpace(config.redis.key_prefix)),
+            KeySpace(config.redis.key_prefix)),
       breaker(
           config.upstream.circuit_failures,
           std::chrono::duration_cast<std::chrono::milliseconds>(config.upstream.circuit_open_for)),

@@ -19,8 +19,8 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "widget_gateway/cache/key_space.hpp"
 #include "widget_gateway/common/clock.hpp"
+#include "widget_gateway/common/key_space.hpp"
 
 namespace wg::cache {
 

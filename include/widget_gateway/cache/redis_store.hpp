@@ -15,7 +15,7 @@
 
 #include "widget_gateway/cache/entry.hpp"
 #include "widget_gateway/cache/generations.hpp"
-#include "widget_gateway/cache/key_space.hpp"
+#include "widget_gateway/common/key_space.hpp"
 
 namespace wg::redis {
 class Client;

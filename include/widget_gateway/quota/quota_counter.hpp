@@ -96,7 +96,7 @@ class QuotaCounter {
   // `instance` names this process's ledger in Redis; unique in the fleet. `keys` names the
   // month's keys (the fleet's redis.key_prefix).
   QuotaCounter(Clock& clock, const config::QuotaConfig& config, std::string instance,
-               cache::KeySpace keys = cache::KeySpace());
+               KeySpace keys = KeySpace());
 
   enum class Verdict {
     allowed,      // one upstream request may be sent, and is counted
@@ -181,7 +181,7 @@ class QuotaCounter {
 
   Clock& clock_;
   std::string instance_;
-  const cache::KeySpace keys_;
+  const KeySpace keys_;
   mutable std::mutex mutex_;
   config::QuotaConfig config_;
   std::map<std::string, Month> months_;  // by "YYYY-MM"

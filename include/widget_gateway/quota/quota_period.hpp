@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "widget_gateway/cache/key_space.hpp"
 #include "widget_gateway/common/clock.hpp"
+#include "widget_gateway/common/key_space.hpp"
 
 namespace wg::quota {
 
@@ -27,11 +27,11 @@ std::optional<QuotaPeriod> period_of_month(std::string_view month, std::chrono::
 // Redis Cluster hash tag, since one script touches all three.
 // "<prefix>quota:{YYYY-MM}": the month's charged count: requests sent upstream plus the
 // leases instances hold and have not spent yet.
-std::string quota_key(const QuotaPeriod& period, const cache::KeySpace& keys = cache::KeySpace());
+std::string quota_key(const QuotaPeriod& period, const KeySpace& keys = KeySpace());
 // "<prefix>quota:{YYYY-MM}:leases": each instance's lease ledger, and the fleet's unspent total.
-std::string leases_key(const QuotaPeriod& period, const cache::KeySpace& keys = cache::KeySpace());
+std::string leases_key(const QuotaPeriod& period, const KeySpace& keys = KeySpace());
 // "<prefix>quota:{YYYY-MM}:unknown": lookups of ids upstream did not know (their own budget).
-std::string unknown_key(const QuotaPeriod& period, const cache::KeySpace& keys = cache::KeySpace());
+std::string unknown_key(const QuotaPeriod& period, const KeySpace& keys = KeySpace());
 
 // The month's keys carry no TTL, so that no eviction policy (volatile-*) can take them while
 // they count; the gateway deletes them itself, well within the contract's 35 days after the

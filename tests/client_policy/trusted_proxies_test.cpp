@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "widget_gateway/edge/trusted_proxies.hpp"
+#include "widget_gateway/client_policy/trusted_proxies.hpp"
 
-using wg::edge::TrustedProxies;
+using wg::client_policy::TrustedProxies;
 namespace ip = boost::asio::ip;
 
 namespace {

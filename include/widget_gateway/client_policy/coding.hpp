@@ -5,7 +5,7 @@
 #include <optional>
 #include <string_view>
 
-namespace wg::edge {
+namespace wg::client_policy {
 
 enum class Coding { identity, gzip, br };
 
@@ -32,4 +32,4 @@ std::optional<Coding> coding_from_token(std::string_view token);
 //     client may not like is more useful to it than an error it surely cannot use.
 Coding choose_coding(std::string_view accept_encoding, bool have_gzip, bool have_br);
 
-}  // namespace wg::edge
+}  // namespace wg::client_policy

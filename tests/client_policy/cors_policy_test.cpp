@@ -3,9 +3,9 @@
 #include <string>
 #include <vector>
 
-#include "widget_gateway/edge/cors_policy.hpp"
+#include "widget_gateway/client_policy/cors_policy.hpp"
 
-using wg::edge::CorsPolicy;
+using wg::client_policy::CorsPolicy;
 
 namespace {
 
@@ -173,7 +173,7 @@ BOOST_AUTO_TEST_CASE(preflight_request_headers) {
 }
 
 BOOST_AUTO_TEST_CASE(configured_headers_max_age_and_timing) {
-  wg::edge::CorsOptions options;
+  wg::client_policy::CorsOptions options;
   options.allowed_headers = {"X-Widget-Client ", "accept"};
   options.max_age = std::chrono::seconds(120);
   options.timing_allow_origin = true;

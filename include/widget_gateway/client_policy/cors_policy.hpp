@@ -21,7 +21,7 @@
 
 #include "widget_gateway/http/fields.hpp"
 
-namespace wg::edge {
+namespace wg::client_policy {
 
 struct CorsOptions {
   // Field names a preflight may ask for (compared case-insensitively).
@@ -74,4 +74,4 @@ class CorsPolicy {
   bool timing_allow_origin_ = false;
 };
 
-}  // namespace wg::edge
+}  // namespace wg::client_policy

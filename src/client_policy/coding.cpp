@@ -1,11 +1,11 @@
-#include "widget_gateway/edge/coding.hpp"
+#include "widget_gateway/client_policy/coding.hpp"
 
 #include <algorithm>
 #include <array>
 
 #include "header_tokens.hpp"
 
-namespace wg::edge {
+namespace wg::client_policy {
 
 namespace {
 
@@ -110,4 +110,4 @@ Coding choose_coding(std::string_view accept_encoding, bool have_gzip, bool have
   return best;
 }
 
-}  // namespace wg::edge
+}  // namespace wg::client_policy

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <utility>
 
-namespace wg::cache {
+namespace wg {
 
 inline constexpr std::string_view kDefaultKeyPrefix = "wg:";
 
@@ -140,4 +140,4 @@ class KeySpace {
   std::string prefix_;
 };
 
-}  // namespace wg::cache
+}  // namespace wg

@@ -1,11 +1,11 @@
-#include "widget_gateway/edge/conditional.hpp"
+#include "widget_gateway/client_policy/conditional.hpp"
 
 #include <optional>
 #include <vector>
 
 #include "header_tokens.hpp"
 
-namespace wg::edge {
+namespace wg::client_policy {
 
 namespace {
 
@@ -125,4 +125,4 @@ Coding coding_for_not_modified(CodingSet listed, Coding negotiated,
   return negotiated;
 }
 
-}  // namespace wg::edge
+}  // namespace wg::client_policy

@@ -1,11 +1,11 @@
-#include "widget_gateway/edge/cors_policy.hpp"
+#include "widget_gateway/client_policy/cors_policy.hpp"
 
 #include <algorithm>
 #include <array>
 
 #include "header_tokens.hpp"
 
-namespace wg::edge {
+namespace wg::client_policy {
 
 namespace {
 
@@ -151,4 +151,4 @@ void CorsPolicy::add_preflight_headers(std::string_view origin, std::string_view
   fields.add("Access-Control-Max-Age", max_age_);
 }
 
-}  // namespace wg::edge
+}  // namespace wg::client_policy

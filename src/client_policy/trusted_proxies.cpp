@@ -1,4 +1,4 @@
-#include "widget_gateway/edge/trusted_proxies.hpp"
+#include "widget_gateway/client_policy/trusted_proxies.hpp"
 
 #include <algorithm>
 #include <array>
@@ -8,7 +8,7 @@
 
 #include "header_tokens.hpp"
 
-namespace wg::edge {
+namespace wg::client_policy {
 
 namespace {
 
@@ -108,4 +108,4 @@ ip::address TrustedProxies::client_address(const ip::address& peer,
   return current;
 }
 
-}  // namespace wg::edge
+}  // namespace wg::client_policy

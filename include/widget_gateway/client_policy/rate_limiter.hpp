@@ -32,7 +32,7 @@
 
 #include "widget_gateway/common/clock.hpp"
 
-namespace wg::edge {
+namespace wg::client_policy {
 
 class RateLimiter {
  public:
@@ -86,4 +86,4 @@ class RateLimiter {
   std::vector<std::unique_ptr<Shard>> shards_;
 };
 
-}  // namespace wg::edge
+}  // namespace wg::client_policy

@@ -15,7 +15,7 @@
 
 #include "widget_gateway/config/loader.hpp"
 
-namespace wg::edge {
+namespace wg::client_policy {
 
 class TrustedProxies {
  public:
@@ -45,4 +45,4 @@ class TrustedProxies {
 // ::ffff:a.b.c.d -> a.b.c.d; anything else unchanged.
 boost::asio::ip::address normalize_address(const boost::asio::ip::address& address);
 
-}  // namespace wg::edge
+}  // namespace wg::client_policy

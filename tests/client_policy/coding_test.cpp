@@ -3,10 +3,10 @@
 #include <string>
 #include <vector>
 
-#include "widget_gateway/edge/coding.hpp"
+#include "widget_gateway/client_policy/coding.hpp"
 
-using wg::edge::choose_coding;
-using wg::edge::Coding;
+using wg::client_policy::choose_coding;
+using wg::client_policy::Coding;
 
 namespace {
 
@@ -104,21 +104,22 @@ BOOST_AUTO_TEST_CASE(negotiation_table) {
   for (const auto& c : cases) {
     Coding got = choose_coding(c.accept_encoding, c.have_gzip, c.have_br);
     BOOST_TEST((got == c.expected), "Accept-Encoding \""
-                                        << c.accept_encoding << "\" gzip=" << c.have_gzip << " br="
-                                        << c.have_br << ": got " << wg::edge::coding_token(got)
-                                        << ", expected " << wg::edge::coding_token(c.expected));
+                                        << c.accept_encoding << "\" gzip=" << c.have_gzip
+                                        << " br=" << c.have_br << ": got "
+                                        << wg::client_policy::coding_token(got) << ", expected "
+                                        << wg::client_policy::coding_token(c.expected));
   }
 }
 
 BOOST_AUTO_TEST_CASE(tokens) {
-  BOOST_TEST(wg::edge::coding_token(Coding::identity) == "identity");
-  BOOST_TEST(wg::edge::coding_token(Coding::gzip) == "gzip");
-  BOOST_TEST(wg::edge::coding_token(Coding::br) == "br");
-  BOOST_TEST((wg::edge::coding_from_token("gzip") == Coding::gzip));
-  BOOST_TEST((wg::edge::coding_from_token("br") == Coding::br));
-  BOOST_TEST((wg::edge::coding_from_token("identity") == Coding::identity));
-  BOOST_TEST(!wg::edge::coding_from_token("deflate"));
-  BOOST_TEST(!wg::edge::coding_from_token(""));
+  BOOST_TEST(wg::client_policy::coding_token(Coding::identity) == "identity");
+  BOOST_TEST(wg::client_policy::coding_token(Coding::gzip) == "gzip");
+  BOOST_TEST(wg::client_policy::coding_token(Coding::br) == "br");
+  BOOST_TEST((wg::client_policy::coding_from_token("gzip") == Coding::gzip));
+  BOOST_TEST((wg::client_policy::coding_from_token("br") == Coding::br));
+  BOOST_TEST((wg::client_policy::coding_from_token("identity") == Coding::identity));
+  BOOST_TEST(!wg::client_policy::coding_from_token("deflate"));
+  BOOST_TEST(!wg::client_policy::coding_from_token(""));
 }
 
 BOOST_AUTO_TEST_SUITE_END()  // coding_test

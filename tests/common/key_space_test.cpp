@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "cluster_slot.hpp"
+#include "../cache/cluster_slot.hpp"
 #include "widget_gateway/api/keys.hpp"
-#include "widget_gateway/cache/key_space.hpp"
+#include "widget_gateway/common/key_space.hpp"
 
 using namespace wg;
 using namespace wg::cache;

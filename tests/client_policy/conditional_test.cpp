@@ -3,11 +3,11 @@
 #include <string>
 #include <vector>
 
-#include "widget_gateway/edge/conditional.hpp"
+#include "widget_gateway/client_policy/conditional.hpp"
 
-using wg::edge::Coding;
-using wg::edge::etag_for_coding;
-using wg::edge::if_none_match_matches;
+using wg::client_policy::Coding;
+using wg::client_policy::etag_for_coding;
+using wg::client_policy::if_none_match_matches;
 
 namespace {
 
@@ -98,7 +98,7 @@ BOOST_AUTO_TEST_CASE(round_trip_of_every_coding) {
 }
 
 BOOST_AUTO_TEST_CASE(codings_named_by_if_none_match) {
-  using wg::edge::if_none_match_codings;
+  using wg::client_policy::if_none_match_codings;
   auto gz = etag_for_coding(kTag, Coding::gzip);
   auto br = etag_for_coding(kTag, Coding::br);
   auto set = if_none_match_codings(kTag + ", W/" + br, kTag);
@@ -112,8 +112,8 @@ BOOST_AUTO_TEST_CASE(codings_named_by_if_none_match) {
 }
 
 BOOST_AUTO_TEST_CASE(a_304_names_a_coding_the_client_holds) {
-  using wg::edge::coding_for_not_modified;
-  using wg::edge::CodingSet;
+  using wg::client_policy::coding_for_not_modified;
+  using wg::client_policy::CodingSet;
   const CodingSet all{true, true, true};
   const CodingSet identity_gzip{true, true, false};
   const CodingSet only_identity{true, false, false};

@@ -6,7 +6,7 @@
 
 #include "widget_gateway/common/ascii.hpp"
 
-namespace wg::edge::detail {
+namespace wg::client_policy::detail {
 
 inline bool is_ows(char c) {
   return c == ' ' || c == '\t';
@@ -50,4 +50,4 @@ void for_each_list_element(std::string_view list, F&& f) {
   }
 }
 
-}  // namespace wg::edge::detail
+}  // namespace wg::client_policy::detail

@@ -10,9 +10,9 @@
 #include <string>
 #include <string_view>
 
-#include "widget_gateway/edge/coding.hpp"
+#include "widget_gateway/client_policy/coding.hpp"
 
-namespace wg::edge {
+namespace wg::client_policy {
 
 // The ETag of `strong_etag`'s body sent with `coding`. A value that is not a quoted tag is
 // returned unchanged (a stored ETag is always quoted; this only keeps a bug from growing).
@@ -51,4 +51,4 @@ CodingSet if_none_match_codings(std::string_view if_none_match, std::string_view
 Coding coding_for_not_modified(CodingSet listed, Coding negotiated,
                                std::string_view accept_encoding, bool have_gzip, bool have_br);
 
-}  // namespace wg::edge
+}  // namespace wg::client_policy

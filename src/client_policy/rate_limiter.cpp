@@ -1,11 +1,11 @@
-#include "widget_gateway/edge/rate_limiter.hpp"
+#include "widget_gateway/client_policy/rate_limiter.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "widget_gateway/edge/trusted_proxies.hpp"
+#include "widget_gateway/client_policy/trusted_proxies.hpp"
 
-namespace wg::edge {
+namespace wg::client_policy {
 
 namespace {
 
@@ -129,4 +129,4 @@ std::size_t RateLimiter::tracked() const {
   return total;
 }
 
-}  // namespace wg::edge
+}  // namespace wg::client_policy

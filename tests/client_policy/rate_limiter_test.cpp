@@ -4,11 +4,11 @@
 #include <thread>
 #include <vector>
 
-#include "widget_gateway/edge/rate_limiter.hpp"
+#include "widget_gateway/client_policy/rate_limiter.hpp"
 
 using namespace std::chrono_literals;
 using wg::SteadyTime;
-using wg::edge::RateLimiter;
+using wg::client_policy::RateLimiter;
 namespace ip = boost::asio::ip;
 
 namespace {
