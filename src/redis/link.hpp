@@ -28,14 +28,9 @@
 
 namespace wg::redis::detail {
 
-// Now, in the time boost::asio::steady_timer waits in. Deadlines that arm a timer (commands,
-// connects, backoff pauses, the cluster's map refreshes), and the checks against them, read
-// it: a timer waits in real time whatever an injected Clock says, so they cannot follow one
-// without timers driven by that Clock. What only compares times (the health hold) reads the
-// Clock the client is given.
-inline SteadyTime timer_now() {
-  return SystemClock::instance().steady_now();
-}
+// Deadlines that arm a timer (commands, connects, backoff pauses, the cluster's map refreshes)
+// read wg::timer_now() (clock.hpp); what only compares times (the health hold) reads the Clock
+// the client is given.
 
 // What a link connects to: a data node (the configured server, the primary the sentinels name,
 // a cluster node), or one sentinel itself (settings.endpoint names it), to hear what it

@@ -12,6 +12,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/url/parse.hpp>
 
+#include "widget_gateway/common/clock.hpp"
 #include "widget_gateway/common/log.hpp"
 
 namespace wg::tracing {
@@ -98,7 +99,7 @@ asio::awaitable<void> OtlpExporter::export_queued() {
 
 asio::awaitable<std::string> OtlpExporter::post(const std::string& body) {
   using namespace asio::experimental::awaitable_operators;
-  const auto deadline = asio::steady_timer::clock_type::now() + settings_.timeout;
+  const auto deadline = timer_now() + settings_.timeout;  // it arms timers (clock.hpp)
   tcp::resolver resolver(ex_);
   asio::steady_timer resolve_timer(ex_, deadline);
   // The resolver has no deadline of its own: raced against a timer, the loser is cancelled.

@@ -277,7 +277,7 @@ asio::awaitable<std::pair<std::error_code, tcp::resolver::results_type>> Client:
 
 asio::awaitable<std::error_code> Client::Impl::open(Connection& connection) {
   // connect_timeout bounds resolve, connect and handshake together.
-  const auto deadline = asio::steady_timer::clock_type::now() + connect_timeout_;
+  const auto deadline = timer_now() + connect_timeout_;  // it arms timers (clock.hpp)
   auto [resolve_ec, endpoints] = co_await resolve(deadline);
   if (resolve_ec) co_return resolve_ec;
 

@@ -30,6 +30,15 @@ class SystemClock final : public Clock {
   }
 };
 
+// The one seam between the injected Clock and real time: now, in the time
+// boost::asio::steady_timer waits in. Deadlines that arm a timer (Redis commands and connects,
+// upstream connects, the span exporter's posts), and the checks against them, read it: a timer
+// waits in real time whatever an injected Clock says, so they cannot follow one without timers
+// driven by that Clock. Whatever only compares or measures times reads the injected Clock. The
+// HTTP sessions (src/http/session.cpp, h2_session.cpp) still read std::chrono::steady_clock
+// themselves until they are rebuilt on this seam.
+inline SteadyTime timer_now() { return std::chrono::steady_clock::now(); }
+
 // A clock that only moves when told to. Thread-safe.
 class ManualClock final : public Clock {
  public:
