@@ -30,6 +30,16 @@ void* operator new(std::size_t size) {
 void* operator new[](std::size_t size) {
   return operator new(size);
 }
+// The nothrow forms too (simdjson allocates its documents with them): every plain form then
+// pairs with the free() below, which ASan checks now that other suites share this program.
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  void* p = std::malloc(size == 0 ? 1 : size);
+  if (p != nullptr) g_heap_bytes.fetch_add(static_cast<std::int64_t>(malloc_usable_size(p)));
+  return p;
+}
+void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept {
+  return operator new(size, tag);
+}
 void operator delete(void* p) noexcept {
   if (p == nullptr) return;
   g_heap_bytes.fetch_sub(static_cast<std::int64_t>(malloc_usable_size(p)));
@@ -42,6 +52,12 @@ void operator delete(void* p, std::size_t) noexcept {
   operator delete(p);
 }
 void operator delete[](void* p, std::size_t) noexcept {
+  operator delete(p);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+  operator delete(p);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
   operator delete(p);
 }
 
