@@ -4,7 +4,7 @@
 #include "widget_gateway/common/log.hpp"
 #include "widget_gateway/common/redact.hpp"
 #include "widget_gateway/config/loader.hpp"
-#include "widget_gateway/process/run.hpp"
+#include "widget_gateway/process/process.hpp"
 
 extern char** environ;
 

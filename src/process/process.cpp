@@ -1,4 +1,4 @@
-#include "widget_gateway/process/run.hpp"
+#include "widget_gateway/process/process.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
