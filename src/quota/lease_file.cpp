@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "widget_gateway/common/log.hpp"
+#include "widget_gateway/quota/quota_period.hpp"
 
 namespace wg::quota {
 

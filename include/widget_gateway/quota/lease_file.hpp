@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "widget_gateway/quota/quota_counter.hpp"
+#include "widget_gateway/quota/ledger.hpp"
 
 namespace wg::quota {
 

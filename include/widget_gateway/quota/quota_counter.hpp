@@ -25,69 +25,16 @@
 #include "widget_gateway/common/clock.hpp"
 #include "widget_gateway/config/config.hpp"
 #include "widget_gateway/quota/burn_rate.hpp"
+#include "widget_gateway/quota/ledger.hpp"
 #include "widget_gateway/quota/mode.hpp"
 #include "widget_gateway/quota/quota_period.hpp"
+#include "widget_gateway/quota/snapshot.hpp"
 
 namespace wg::redis {
 class Client;
 }
 
 namespace wg::quota {
-
-// Which mode `charged` of `limit` means; limit 0 is unlimited and always normal.
-Mode mode_for(std::uint64_t charged, std::uint64_t limit, double economy_at);
-
-// The cap of the unknown-id budget for `config`: unknown_share of monthly_limit (at least 1
-// unless the share is 0); nullopt when the limit is 0 (no cap, still counted).
-std::optional<std::uint64_t> unknown_limit(const config::QuotaConfig& config);
-
-struct Snapshot {
-  std::string month;         // "YYYY-MM"
-  std::uint64_t used = 0;    // requests sent upstream by the fleet (as last seen, plus ours)
-  std::uint64_t leased = 0;  // reserved by instances and not yet spent (ours included)
-  std::uint64_t limit = 0;
-  std::uint64_t own_lease = 0;  // this instance's unspent lease
-  std::uint64_t unknown_used = 0;
-  std::optional<std::uint64_t> unknown_limit;
-  WallTime resets_at{};
-  // What the month will end with at the fleet's recent burn rate (burn_rate.hpp); >= used.
-  std::uint64_t projected_month_end = 0;
-  Mode mode = Mode::normal;
-  bool unreported = false;  // some of our spending has not reached Redis yet
-  std::chrono::minutes utc_offset{0};
-  // What the fleet may still send this month: limit - used - leased (what was sent and what is
-  // reserved both count against the limit), 0 once they reach it; none when unlimited (limit 0).
-  std::optional<std::uint64_t> remaining() const;
-};
-
-// One month of one instance's lease, as cumulative counts.
-struct Ledger {
-  std::uint64_t granted = 0;   // reserved for this instance (the highest figure Redis sent)
-  std::uint64_t spent = 0;     // requests charged to it, each right before it was sent
-  std::uint64_t returned = 0;  // given back unspent
-  // Charged, but no byte of the request left (a failed connect): back in the lease, as if the
-  // charge had not happened. Counted apart so that every figure stays cumulative.
-  std::uint64_t unsent = 0;
-  std::uint64_t sent() const { return spent > unsent ? spent - unsent : 0; }
-  // What is still reserved; sent + returned may exceed granted (an unlimited month spends
-  // without a lease), and a state file may hold any counts, so nothing here may wrap.
-  std::uint64_t left() const {
-    const std::uint64_t s = sent();
-    if (s >= granted || returned >= granted - s) return 0;
-    return granted - s - returned;
-  }
-  friend bool operator==(const Ledger&, const Ledger&) = default;
-};
-
-// What an instance leaves behind when it stops (quota.state_file): its ledgers, for the next
-// start to report when this stop could not, and what it knew of the fleet.
-struct LeaseState {
-  std::string instance;
-  std::map<std::string, Ledger> ledgers;  // by month "YYYY-MM"
-  // By month: the fleet's requests sent, as last seen (the high-water mark).
-  std::map<std::string, std::uint64_t> seen;
-  friend bool operator==(const LeaseState&, const LeaseState&) = default;
-};
 
 // Process-wide and thread-safe (one small mutex, never held across I/O): every io worker
 // spends through it, with its own Redis connection when a lease must be reserved.
