@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "integration/stack.hpp"
+#include "support/sanitizer.hpp"
 
 using namespace wg::test;
 using namespace std::chrono_literals;
@@ -42,17 +43,7 @@ constexpr std::size_t kMiB = 1024 * 1024;
 // Under AddressSanitizer (the gateway is built like this test) freed memory sits in quarantine
 // and resident memory follows allocation churn, not live memory: there only the gateway's own
 // count of what answers hold (wg_output_pending_bytes) is checked against the budget.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kRssMeansLiveMemory = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kRssMeansLiveMemory = false;
-#else
-constexpr bool kRssMeansLiveMemory = true;
-#endif
-#else
-constexpr bool kRssMeansLiveMemory = true;
-#endif
+constexpr bool kRssMeansLiveMemory = !kAddressSanitized;
 
 // Resident memory of a process, in bytes (VmRSS).
 std::size_t rss_bytes(pid_t pid) {

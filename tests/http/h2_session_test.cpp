@@ -48,6 +48,7 @@
 #include "frontend/error_response.hpp"
 #include "http/h2_session.hpp"
 #include "support/process.hpp"
+#include "support/sanitizer.hpp"
 
 namespace {
 
@@ -79,18 +80,7 @@ std::string big_body() {
 
 // How much the process's resident memory may grow during an attack. AddressSanitizer keeps
 // freed memory in quarantine, so there RSS follows allocation churn rather than live memory.
-#if defined(__SANITIZE_ADDRESS__)  // GCC's name
-#define WG_ADDRESS_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)  // clang's
-#define WG_ADDRESS_SANITIZER 1
-#endif
-#endif
-#if defined(WG_ADDRESS_SANITIZER)
-constexpr long kMaxGrowthKib = 512 * 1024;
-#else
-constexpr long kMaxGrowthKib = 16 * 1024;
-#endif
+constexpr long kMaxGrowthKib = wg::test::kAddressSanitized ? 512 * 1024 : 16 * 1024;
 
 // Resident memory of this process (server and clients alike), in KiB.
 long rss_kib() {
