@@ -34,10 +34,6 @@ void put_string(std::string& out, std::string_view s) {
   out.append(s);
 }
 
-std::int64_t to_millis(WallTime t) {
-  return std::chrono::floor<std::chrono::milliseconds>(t.time_since_epoch()).count();
-}
-
 // Every read checks the remaining length first; a failed read leaves the reader failed.
 class Reader {
  public:
@@ -78,14 +74,6 @@ class Reader {
   bool ok_ = true;
 };
 
-std::optional<WallTime> from_millis(std::int64_t ms) {
-  // The largest millisecond count WallTime can hold without overflowing its nanoseconds.
-  constexpr auto kMax = std::chrono::floor<std::chrono::milliseconds>(WallTime::duration::max());
-  constexpr auto kMin = std::chrono::ceil<std::chrono::milliseconds>(WallTime::duration::min());
-  if (ms > kMax.count() || ms < kMin.count()) return std::nullopt;
-  return WallTime{std::chrono::duration_cast<WallTime::duration>(std::chrono::milliseconds(ms))};
-}
-
 }  // namespace
 
 void codings_on_demand(Entry& entry) {
@@ -105,9 +93,9 @@ std::string encode_entry(const Entry& entry) {
   out.reserve(size);
   out.append(kMagic);
   put_le<std::uint16_t>(out, entry.status);
-  put_le<std::int64_t>(out, to_millis(entry.stored_at));
-  put_le<std::int64_t>(out, to_millis(entry.fresh_until));
-  put_le<std::int64_t>(out, to_millis(entry.stale_until));
+  put_le<std::int64_t>(out, unix_millis(entry.stored_at));
+  put_le<std::int64_t>(out, unix_millis(entry.fresh_until));
+  put_le<std::int64_t>(out, unix_millis(entry.stale_until));
   put_string(out, entry.etag);
   put_string(out, entry.body);
   put_le<std::uint32_t>(out, static_cast<std::uint32_t>(entry.variants.size() +
@@ -121,7 +109,7 @@ std::string encode_entry(const Entry& entry) {
   if (entry.hold) {
     put_u8(out, kTagHold);
     put_le<std::uint32_t>(out, static_cast<std::uint32_t>(kHoldBytes));
-    put_le<std::int64_t>(out, to_millis(entry.hold->since));
+    put_le<std::int64_t>(out, unix_millis(entry.hold->since));
     put_u8(out, entry.hold->provisional ? 1 : 0);
   }
   if (fetch) {
@@ -129,7 +117,7 @@ std::string encode_entry(const Entry& entry) {
     put_le<std::uint32_t>(out, static_cast<std::uint32_t>(kFetchBytes));
     const auto fetch_ms = std::clamp<std::int64_t>(entry.fetch_time.count(), 0, UINT32_MAX);
     put_le<std::uint32_t>(out, static_cast<std::uint32_t>(fetch_ms));
-    put_le<std::int64_t>(out, to_millis(entry.early_at));
+    put_le<std::int64_t>(out, unix_millis(entry.early_at));
   }
   return out;
 }
@@ -140,9 +128,9 @@ std::optional<Entry> decode_entry(std::string_view bytes) {
 
   Entry entry;
   entry.status = in.le<std::uint16_t>();
-  auto stored = from_millis(in.le<std::int64_t>());
-  auto fresh = from_millis(in.le<std::int64_t>());
-  auto stale = from_millis(in.le<std::int64_t>());
+  auto stored = wall_from_unix_millis(in.le<std::int64_t>());
+  auto fresh = wall_from_unix_millis(in.le<std::int64_t>());
+  auto stale = wall_from_unix_millis(in.le<std::int64_t>());
   std::string_view etag = in.string();
   std::string_view body = in.string();
   auto sections = in.le<std::uint32_t>();
@@ -164,7 +152,7 @@ std::optional<Entry> decode_entry(std::string_view bytes) {
     if (!in.ok()) return std::nullopt;
     if (tag == kTagHold) {
       if (section.remaining() != kHoldBytes || entry.hold) return std::nullopt;
-      const auto since = from_millis(section.le<std::int64_t>());
+      const auto since = wall_from_unix_millis(section.le<std::int64_t>());
       const auto provisional = section.le<std::uint8_t>();
       if (!since || provisional > 1) return std::nullopt;
       entry.hold = Hold{*since, provisional == 1};
@@ -173,7 +161,7 @@ std::optional<Entry> decode_entry(std::string_view bytes) {
     if (tag == kTagFetch) {
       if (section.remaining() != kFetchBytes) return std::nullopt;
       entry.fetch_time = std::chrono::milliseconds(section.le<std::uint32_t>());
-      const auto early_at = from_millis(section.le<std::int64_t>());
+      const auto early_at = wall_from_unix_millis(section.le<std::int64_t>());
       if (!early_at) return std::nullopt;
       entry.early_at = *early_at;
       continue;

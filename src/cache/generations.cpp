@@ -6,12 +6,9 @@ namespace wg::cache {
 
 namespace {
 
-std::int64_t to_ms(WallTime t) {
-  return std::chrono::floor<std::chrono::milliseconds>(t.time_since_epoch()).count();
-}
-
+// Stamps are kept as Unix milliseconds made here from WallTimes: they always convert back.
 WallTime from_ms(std::int64_t ms) {
-  return WallTime{std::chrono::duration_cast<WallTime::duration>(std::chrono::milliseconds(ms))};
+  return wall_from_unix_millis(ms).value_or(WallTime{});
 }
 
 void raise_to(std::atomic<std::int64_t>& value, std::int64_t wanted) {
@@ -63,7 +60,7 @@ std::optional<WallTime> Generations::widget_soft(std::string_view escaped_id) co
 void Generations::set_widget_soft(std::string_view escaped_id, WallTime stamp) {
   std::lock_guard lock(mutex_);
   Widget& known = record(escaped_id);
-  known.soft_ms = std::max(known.soft_ms.value_or(0), to_ms(stamp));
+  known.soft_ms = std::max(known.soft_ms.value_or(0), unix_millis(stamp));
 }
 
 std::optional<WallTime> Generations::global_soft() const {
@@ -73,7 +70,7 @@ std::optional<WallTime> Generations::global_soft() const {
 }
 
 void Generations::set_global_soft(WallTime stamp) {
-  raise_to(global_soft_, std::max<std::int64_t>(0, to_ms(stamp)));
+  raise_to(global_soft_, std::max<std::int64_t>(0, unix_millis(stamp)));
 }
 
 WallTime Generations::soft_stamp(std::string_view escaped_id) const {

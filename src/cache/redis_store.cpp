@@ -227,9 +227,7 @@ asio::awaitable<std::error_code> RedisStore::put(const std::string& key, const E
 
 asio::awaitable<std::error_code> RedisStore::put(const Placement& placement, const Entry& entry) {
   std::string physical_key = placement.physical_key;
-  auto expire_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(entry.stale_until.time_since_epoch())
-          .count();
+  const auto expire_ms = unix_millis(entry.stale_until);
   std::vector<std::string> args{"SET", std::move(physical_key), encode_entry(entry), "PXAT",
                                 std::to_string(expire_ms)};
   auto [ec, reply] = co_await redis_.command(std::move(args));
@@ -282,7 +280,7 @@ WallTime from_ms(std::uint64_t ms) {
 asio::awaitable<std::error_code> RedisStore::soft_purge(std::string key, WallTime now,
                                                         std::string message_head,
                                                         std::string message_tail) {
-  const auto now_ms = std::chrono::floor<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  const auto now_ms = unix_millis(now);
   std::vector<std::string> args{"EVAL", std::string(kSoftPurgeScript), "1", std::move(key),
                                 std::to_string(now_ms)};
   auto [ec, reply] = co_await redis_.command(std::move(args));
@@ -350,14 +348,10 @@ return 1
 }  // namespace
 
 asio::awaitable<void> RedisStore::note_hold(const std::string& key, WallTime since) {
-  const auto since_ms = std::chrono::floor<std::chrono::milliseconds>(since.time_since_epoch());
-  std::vector<std::string> args{"EVAL",
-                                std::string(kNoteHoldScript),
-                                "1",
-                                keys_.unconfirmed(),
-                                std::to_string(since_ms.count()),
-                                key,
-                                std::to_string(kMaxHolds)};
+  const auto since_ms = unix_millis(since);
+  std::vector<std::string> args{
+      "EVAL", std::string(kNoteHoldScript), "1", keys_.unconfirmed(), std::to_string(since_ms),
+      key,    std::to_string(kMaxHolds)};
   co_await redis_.command(std::move(args));
 }
 

@@ -37,24 +37,4 @@ metrics::CacheResult cache_result_of(const serving::Served& served) {
   return metrics::CacheResult::none;
 }
 
-std::optional<metrics::StaleReason> stale_reason_of(serving::StaleReason reason) {
-  using From = serving::StaleReason;
-  using To = metrics::StaleReason;
-  switch (reason) {
-    case From::none:
-      return std::nullopt;
-    case From::while_revalidate:
-      return To::stale_while_revalidate;
-    case From::if_error:
-      return To::stale_if_error;
-    case From::quota_exhausted:
-      return To::quota_exhausted;
-    case From::quota_economy:
-      return To::quota_economy;
-    case From::widget_paced:
-      return To::widget_paced;
-  }
-  return std::nullopt;
-}
-
 }  // namespace wg::frontend

@@ -3,8 +3,6 @@
 // vocabulary mapped onto the metrics' enums, here and nowhere else (metrics does not depend on
 // serving, and nothing is passed as a string to be parsed back).
 
-#include <optional>
-
 #include "serving/gateway_service.hpp"
 #include "widget_gateway/metrics/gateway_metrics.hpp"
 
@@ -13,8 +11,5 @@ namespace wg::frontend {
 // Stale, local and derived answers told apart from plain hits, with the same precedence as
 // Cache-Status' detail; none for an answer without an entry.
 metrics::CacheResult cache_result_of(const serving::Served& served);
-
-// wg_stale_served_total's reason for a stale answer; nullopt for none.
-std::optional<metrics::StaleReason> stale_reason_of(serving::StaleReason reason);
 
 }  // namespace wg::frontend

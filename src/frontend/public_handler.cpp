@@ -344,9 +344,7 @@ asio::awaitable<http::Response> PublicHandler::handle_api(const http::Request& r
     observation.refusal = served.refusal;
     if (metrics_) metrics_->refused(*served.refusal);
   }
-  if (const auto stale = stale_reason_of(served.outcome.stale()); stale && metrics_) {
-    metrics_->stale_served(*stale);
-  }
+  if (metrics_) metrics_->stale_served(served.outcome.stale());
   co_return build_response(served, endpoint, settings.response, view, settings.cors);
 }
 

@@ -63,8 +63,8 @@ std::string status_json(const StatusFacts& f) {
   const FreshnessFacts& fr = f.freshness;
   out += ",\"answers\":{\"fresh\":" + std::to_string(fr.fresh) +
          ",\"stale\":{\"total\":" + std::to_string(fr.stale);
-  for (std::size_t r = 0; r < fr.stale_by_reason.size(); ++r) {
-    out += ",\"" + std::string(metrics::to_string(static_cast<metrics::StaleReason>(r))) +
+  for (std::size_t r = 1; r < fr.stale_by_reason.size(); ++r) {  // none is not a reason
+    out += ",\"" + std::string(to_string(static_cast<cache::StaleReason>(r))) +
            "\":" + std::to_string(fr.stale_by_reason[r]);
   }
   out += "},\"unconfirmed\":" + std::to_string(fr.unconfirmed) +

@@ -11,6 +11,7 @@
 #include "serving/upstream_cost.hpp"
 #include "traffic_window.hpp"
 #include "widget_gateway/cache/redis_store.hpp"
+#include "widget_gateway/cache/stale_reason.hpp"
 #include "widget_gateway/metrics/gateway_metrics.hpp"
 #include "widget_gateway/quota/burn_history.hpp"
 #include "widget_gateway/quota/quota_counter.hpp"
@@ -39,9 +40,9 @@ struct RedisTopology {
 struct FreshnessFacts {
   std::uint64_t fresh = 0;  // fresh hits: a fresh copy, a derived page, a local answer, a wait
   std::uint64_t stale = 0;
-  std::array<std::uint64_t, 5> stale_by_reason{};  // indexed by metrics::StaleReason
-  std::uint64_t unconfirmed = 0;                   // answers from a copy that holds one back
-  std::uint64_t empty = 0;                         // [] for an error (empty_reviews_on_error)
+  std::array<std::uint64_t, cache::kStaleReasons> stale_by_reason{};  // by cache::StaleReason
+  std::uint64_t unconfirmed = 0;  // answers from a copy that holds one back
+  std::uint64_t empty = 0;        // [] for an error (empty_reviews_on_error)
   std::uint64_t miss = 0;
   double oldest_served_age_s = 0;  // of the oldest copy served in the last minute
   WallTime next_refresh{};

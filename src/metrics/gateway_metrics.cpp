@@ -99,7 +99,7 @@ GatewayMetrics::GatewayMetrics(Registry& registry, ScrapeSources sources) {
 
   coalesced_waiters_ = &registry.counter(
       "wg_coalesced_waiters_total", "Requests that waited on another request's upstream fetch.");
-  for (std::size_t r = 0; r < kStaleReasons; ++r) {
+  for (std::size_t r = 1; r < cache::kStaleReasons; ++r) {
     stale_served_[r] =
         &registry.counter("wg_stale_served_total", "Stale responses served, by reason.",
                           {{"reason", label(static_cast<StaleReason>(r))}});
@@ -323,23 +323,16 @@ void GatewayMetrics::coalesced_waiter() noexcept {
 }
 
 void GatewayMetrics::stale_served(StaleReason reason) noexcept {
+  if (reason == StaleReason::none) return;
   stale_served_[static_cast<std::size_t>(reason)]->inc();
 }
 
-namespace {
-
-std::int64_t unix_seconds(WallTime t) {
-  return std::chrono::floor<std::chrono::seconds>(t.time_since_epoch()).count();
-}
-
-}  // namespace
-
 void GatewayMetrics::served_copy(WallTime stored_at, WallTime now) noexcept {
-  oldest_served_.observe(unix_seconds(stored_at), unix_seconds(now));
+  oldest_served_.observe(unix_whole_seconds(stored_at), unix_whole_seconds(now));
 }
 
 double GatewayMetrics::oldest_served_age(WallTime now) const noexcept {
-  const std::int64_t now_s = unix_seconds(now);
+  const std::int64_t now_s = unix_whole_seconds(now);
   const auto oldest = oldest_served_.oldest(now_s);
   return oldest ? static_cast<double>(std::max<std::int64_t>(0, now_s - *oldest)) : 0.0;
 }
@@ -352,9 +345,10 @@ void GatewayMetrics::upstream_unconfirmed(UpstreamEndpoint endpoint) noexcept {
   unconfirmed_[static_cast<std::size_t>(endpoint)]->inc();
 }
 
-std::array<std::uint64_t, 5> GatewayMetrics::stale_answers_by_reason() const noexcept {
-  std::array<std::uint64_t, 5> counts{};
-  for (std::size_t r = 0; r < kStaleReasons; ++r) counts[r] = stale_served_[r]->value();
+std::array<std::uint64_t, cache::kStaleReasons> GatewayMetrics::stale_answers_by_reason()
+    const noexcept {
+  std::array<std::uint64_t, cache::kStaleReasons> counts{};
+  for (std::size_t r = 1; r < cache::kStaleReasons; ++r) counts[r] = stale_served_[r]->value();
   return counts;
 }
 

@@ -130,22 +130,6 @@ std::string_view to_string(Tier tier) {
   return tier == Tier::l1 ? "l1" : "l2";
 }
 
-std::string_view to_string(StaleReason reason) {
-  switch (reason) {
-    case StaleReason::stale_while_revalidate:
-      return "stale-while-revalidate";
-    case StaleReason::stale_if_error:
-      return "stale-if-error";
-    case StaleReason::quota_exhausted:
-      return "quota-exhausted";
-    case StaleReason::quota_economy:
-      return "quota-economy";
-    case StaleReason::widget_paced:
-      return "widget-paced";
-  }
-  return "other";
-}
-
 std::string_view to_string(RefreshKind kind) {
   return kind == RefreshKind::early ? "early" : "stale";
 }
@@ -176,16 +160,6 @@ std::string_view to_string(RefreshResult result) {
       return "failed";
   }
   return "failed";
-}
-
-UpstreamFailure upstream_failure_from(std::string_view text) {
-  for (auto f :
-       {UpstreamFailure::none, UpstreamFailure::connect, UpstreamFailure::timeout,
-        UpstreamFailure::closed, UpstreamFailure::bad_status, UpstreamFailure::invalid_body,
-        UpstreamFailure::tls, UpstreamFailure::rate_limited}) {
-    if (text == to_string(f)) return f;
-  }
-  return text.empty() ? UpstreamFailure::none : UpstreamFailure::other;
 }
 
 UpstreamFailure upstream_failure_from(std::error_code ec) {

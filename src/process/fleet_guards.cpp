@@ -36,10 +36,6 @@ std::string instance_name(RandomSource& random) {
   return std::string(host) + "-" + suffix;
 }
 
-double unix_seconds(WallTime t) {
-  return std::chrono::duration<double>(t.time_since_epoch()).count();
-}
-
 }  // namespace
 
 FleetGuards::FleetGuards(FleetClock& clock, const config::Config& config, const KeySpace& keys,

@@ -4,14 +4,6 @@
 
 namespace wg::process {
 
-namespace {
-
-double unix_seconds(WallTime t) {
-  return std::chrono::duration<double>(t.time_since_epoch()).count();
-}
-
-}  // namespace
-
 void DegradedTime::set(bool degraded, SteadyTime now) {
   std::lock_guard lock(mutex_);
   if (degraded && !since_) since_ = now;

@@ -273,9 +273,7 @@ class Process final {
     sources.clock_skew = [this] {
       return std::chrono::duration<double>(fleet_clock_.offset()).count();
     };
-    sources.next_refresh = [this] {
-      return std::chrono::duration<double>(next_refresh().time_since_epoch()).count();
-    };
+    sources.next_refresh = [this] { return unix_seconds(next_refresh()); };
     return sources;
   }
 

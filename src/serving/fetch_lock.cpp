@@ -96,12 +96,13 @@ return {0, first, redis.call('PTTL', KEYS[1])}
 )lua";
 
 std::string millis(WallTime t) {
-  return std::to_string(
-      std::chrono::floor<std::chrono::milliseconds>(t.time_since_epoch()).count());
+  return std::to_string(unix_millis(t));
 }
 
+// A copy's times as the script read them from its header: one Redis cannot hold is as old as
+// can be.
 WallTime from_millis(long long ms) {
-  return WallTime{std::chrono::duration_cast<WallTime::duration>(std::chrono::milliseconds(ms))};
+  return wall_from_unix_millis(ms).value_or(WallTime{});
 }
 
 std::string random_token(RandomSource& random) {

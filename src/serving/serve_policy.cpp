@@ -79,24 +79,6 @@ Step after_failure(const RequestFacts& f) {
 
 }  // namespace
 
-std::string_view detail_of(StaleReason reason) {
-  switch (reason) {
-    case StaleReason::none:
-      return "";
-    case StaleReason::while_revalidate:
-      return "stale-while-revalidate";
-    case StaleReason::if_error:
-      return "stale-if-error";
-    case StaleReason::quota_exhausted:
-      return "quota-exhausted";
-    case StaleReason::quota_economy:
-      return "quota-economy";
-    case StaleReason::widget_paced:
-      return "widget-paced";
-  }
-  return "";
-}
-
 std::string_view detail_of(Outcome::Detail detail) {
   switch (detail) {
     case Outcome::Detail::none:
@@ -118,7 +100,7 @@ std::string_view detail_of(Outcome::Detail detail) {
   }
   Outcome outcome;
   outcome.detail = detail;
-  return detail_of(outcome.stale());
+  return to_string(outcome.stale());
 }
 
 StaleReason Outcome::stale() const {

@@ -52,21 +52,13 @@
 
 #include "widget_gateway/api/errors.hpp"
 #include "widget_gateway/cache/entry.hpp"
+#include "widget_gateway/cache/stale_reason.hpp"
 #include "widget_gateway/metrics/gateway_metrics.hpp"
 #include "widget_gateway/quota/mode.hpp"
 
 namespace wg::serving {
 
-// Why a stale copy was served; each maps to a Cache-Status detail value.
-enum class StaleReason {
-  none,
-  while_revalidate,
-  if_error,
-  quota_exhausted,
-  quota_economy,
-  widget_paced,  // the per-widget guard paces upstream requests for the widget
-};
-std::string_view detail_of(StaleReason reason);
+using cache::StaleReason;
 
 struct StaleWindows {
   std::chrono::milliseconds while_revalidate{0};

@@ -23,14 +23,10 @@ constexpr std::size_t kMaxBackgroundRefreshes = 256;
 // starve it.
 constexpr int kClaimRounds = 3;
 
-long long millis(WallTime t) {
-  return std::chrono::floor<std::chrono::milliseconds>(t.time_since_epoch()).count();
-}
-
 // "<stored_at ms> <fresh_until ms> <logical key>": what the stored channel carries.
 std::string announcement(const std::string& key, const cache::Entry& entry) {
-  return std::to_string(millis(entry.stored_at)) + " " + std::to_string(millis(entry.fresh_until)) +
-         " " + key;
+  return std::to_string(unix_millis(entry.stored_at)) + " " +
+         std::to_string(unix_millis(entry.fresh_until)) + " " + key;
 }
 
 bool provisional(const cache::Entry& entry) {
@@ -374,10 +370,10 @@ asio::awaitable<std::optional<FetchLock::Guard>> SharedFetch::guard_for(
   const auto parts = split_key(key);
   if (!parts) co_return std::nullopt;
   const cache::TtlPolicy::Period period = settings.fetch.ttl.period_of(parts_.clock.wall_now());
-  std::string suffix = std::to_string(millis(period.end) / 1000);
+  std::string suffix = std::to_string(unix_millis(period.end) / 1000);
   // A soft purge starts the widget's count again, as a purge does with its generation.
   if (const WallTime stamp = parts_.cache.shared().soft_stamp(key); stamp != WallTime{}) {
-    suffix += "." + std::to_string(millis(stamp));
+    suffix += "." + std::to_string(unix_millis(stamp));
   }
   const std::string head = logical_widget_prefix(parts->escaped_id);
   auto [counter_ec, counter] = co_await parts_.cache.shared().physical(head + "spent:" + suffix);
@@ -388,7 +384,7 @@ asio::awaitable<std::optional<FetchLock::Guard>> SharedFetch::guard_for(
   guard.counter = std::move(counter);
   guard.pace = std::move(pace);
   // Kept a minute past the period, so that a clock a little behind still finds it.
-  guard.expires_ms = millis(period.end + std::chrono::minutes(1));
+  guard.expires_ms = unix_millis(period.end + std::chrono::minutes(1));
   co_return guard;
 }
 

@@ -13,10 +13,12 @@ namespace wg::metrics {
 std::ostream& operator<<(std::ostream& os, UpstreamFailure f) {
   return os << to_string(f);
 }
+}  // namespace wg::metrics
+namespace wg::cache {
 std::ostream& operator<<(std::ostream& os, StaleReason r) {
   return os << to_string(r);
 }
-}  // namespace wg::metrics
+}  // namespace wg::cache
 
 namespace {
 
@@ -60,10 +62,10 @@ BOOST_AUTO_TEST_CASE(upstream_by_endpoint_status_and_failure) {
   Registry registry;
   GatewayMetrics metrics(registry);
   metrics.upstream(UpstreamEndpoint::widget, 200, UpstreamFailure::none, 0.1);
-  metrics.upstream(UpstreamEndpoint::widget, 0, "timeout", 10);
+  metrics.upstream(UpstreamEndpoint::widget, 0, UpstreamFailure::timeout, 10);
   metrics.upstream(UpstreamEndpoint::reviews, 503,
                    wg::make_error_code(wg::errc::upstream_bad_status), 0.2);
-  metrics.upstream(UpstreamEndpoint::reviews, 200, "something new", 0.2);
+  metrics.upstream(UpstreamEndpoint::reviews, 200, std::make_error_code(std::errc::io_error), 0.2);
   metrics.upstream(UpstreamEndpoint::reviews, 0,
                    wg::make_error_code(wg::errc::upstream_connect_failed), 0.01);
   const std::string text = registry.render();
@@ -84,11 +86,12 @@ BOOST_AUTO_TEST_CASE(upstream_by_endpoint_status_and_failure) {
 }
 
 BOOST_AUTO_TEST_CASE(failure_and_reason_mappings) {
-  BOOST_TEST(upstream_failure_from("") == UpstreamFailure::none);
-  BOOST_TEST(upstream_failure_from("tls") == UpstreamFailure::tls);
-  BOOST_TEST(upstream_failure_from("rate_limited") == UpstreamFailure::rate_limited);
-  BOOST_TEST(upstream_failure_from("none") == UpstreamFailure::none);
-  BOOST_TEST(upstream_failure_from("bogus") == UpstreamFailure::other);
+  BOOST_TEST(upstream_failure_from(wg::make_error_code(wg::errc::upstream_tls)) ==
+             UpstreamFailure::tls);
+  BOOST_TEST(upstream_failure_from(wg::make_error_code(wg::errc::upstream_rate_limited)) ==
+             UpstreamFailure::rate_limited);
+  BOOST_TEST(upstream_failure_from(std::make_error_code(std::errc::io_error)) ==
+             UpstreamFailure::other);
   BOOST_TEST(upstream_failure_from(std::error_code{}) == UpstreamFailure::none);
   BOOST_TEST(upstream_failure_from(wg::make_error_code(wg::errc::upstream_timeout)) ==
              UpstreamFailure::timeout);
@@ -104,8 +107,8 @@ BOOST_AUTO_TEST_CASE(each_stale_reason_has_its_own_series) {
   Registry registry;
   GatewayMetrics metrics(registry);
   const std::pair<StaleReason, std::string> reasons[] = {
-      {StaleReason::stale_while_revalidate, "stale-while-revalidate"},
-      {StaleReason::stale_if_error, "stale-if-error"},
+      {StaleReason::while_revalidate, "stale-while-revalidate"},
+      {StaleReason::if_error, "stale-if-error"},
       {StaleReason::quota_exhausted, "quota-exhausted"},
       {StaleReason::quota_economy, "quota-economy"},
       {StaleReason::widget_paced, "widget-paced"},
@@ -156,7 +159,7 @@ BOOST_AUTO_TEST_CASE(cache_and_state_metrics) {
   metrics.cache_lookup(Tier::l2, false);
   metrics.coalesced_waiter();
   metrics.coalesced_waiter();
-  metrics.stale_served(StaleReason::stale_if_error);
+  metrics.stale_served(StaleReason::if_error);
   metrics.stale_served(StaleReason::quota_exhausted);
   metrics.local_answer();
   metrics.derived_page();

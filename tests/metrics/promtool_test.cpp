@@ -68,13 +68,13 @@ void populate(GatewayMetrics& m) {
   }
   for (auto endpoint : {UpstreamEndpoint::widget, UpstreamEndpoint::reviews}) {
     m.upstream(endpoint, 200, UpstreamFailure::none, 0.2);
-    m.upstream(endpoint, 0, "timeout", 10);
-    m.upstream(endpoint, 503, "bad_status", 0.3);
+    m.upstream(endpoint, 0, UpstreamFailure::timeout, 10);
+    m.upstream(endpoint, 503, UpstreamFailure::bad_status, 0.3);
   }
   m.cache_lookup(Tier::l1, true);
   m.cache_lookup(Tier::l2, false);
   m.coalesced_waiter();
-  m.stale_served(StaleReason::stale_while_revalidate);
+  m.stale_served(StaleReason::while_revalidate);
   m.local_answer();
   m.derived_page();
   m.redis_error();

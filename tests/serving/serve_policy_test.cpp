@@ -586,7 +586,7 @@ BOOST_AUTO_TEST_CASE(outcome_detail_holds_one_value_and_stale_wins) {
     Outcome outcome;
     outcome.detail = Outcome::detail_for(Detail::local, reason);
     BOOST_TEST((outcome.stale() == reason));
-    if (reason != StaleReason::none) BOOST_TEST(detail_of(outcome.detail) == detail_of(reason));
+    if (reason != StaleReason::none) BOOST_TEST(detail_of(outcome.detail) == to_string(reason));
   }
   BOOST_TEST(detail_of(Detail::derived) == "derived");
   BOOST_TEST(detail_of(Detail::local) == "local");

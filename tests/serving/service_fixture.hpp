@@ -156,10 +156,13 @@ class ServiceFixture {
 // Printers, so that BOOST_TEST can show these values when a comparison fails.
 #include <ostream>
 
-namespace wg::serving {
+namespace wg::cache {
 inline std::ostream& operator<<(std::ostream& os, StaleReason reason) {
-  return os << "StaleReason(" << (reason == StaleReason::none ? "none" : detail_of(reason)) << ")";
+  return os << "StaleReason(" << (reason == StaleReason::none ? "none" : to_string(reason)) << ")";
 }
+}  // namespace wg::cache
+
+namespace wg::serving {
 inline std::ostream& operator<<(std::ostream& os, Outcome::Source source) {
   switch (source) {
     case Outcome::Source::cache:

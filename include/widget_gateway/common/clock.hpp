@@ -5,11 +5,33 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <optional>
 
 namespace wg {
 
 using WallTime = std::chrono::system_clock::time_point;
 using SteadyTime = std::chrono::steady_clock::time_point;
+
+// A wall time as Unix time: seconds with their fraction (what metrics and status pages show),
+// whole seconds and whole milliseconds (what Redis stores and its scripts compare), floored.
+inline double unix_seconds(WallTime t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+inline std::int64_t unix_whole_seconds(WallTime t) {
+  return std::chrono::floor<std::chrono::seconds>(t.time_since_epoch()).count();
+}
+inline std::int64_t unix_millis(WallTime t) {
+  return std::chrono::floor<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+// Unix milliseconds back as a WallTime; nullopt when WallTime cannot hold them (a corrupt or
+// hostile value read back from Redis would overflow its nanoseconds).
+inline std::optional<WallTime> wall_from_unix_millis(std::int64_t ms) {
+  constexpr auto kMax = std::chrono::floor<std::chrono::milliseconds>(WallTime::duration::max());
+  constexpr auto kMin = std::chrono::ceil<std::chrono::milliseconds>(WallTime::duration::min());
+  if (ms > kMax.count() || ms < kMin.count()) return std::nullopt;
+  return WallTime{std::chrono::duration_cast<WallTime::duration>(std::chrono::milliseconds(ms))};
+}
 
 class Clock {
  public:
@@ -37,7 +59,9 @@ class SystemClock final : public Clock {
 // driven by that Clock. Whatever only compares or measures times reads the injected Clock. The
 // HTTP sessions (src/http/session.cpp, h2_session.cpp) still read std::chrono::steady_clock
 // themselves until they are rebuilt on this seam.
-inline SteadyTime timer_now() { return std::chrono::steady_clock::now(); }
+inline SteadyTime timer_now() {
+  return std::chrono::steady_clock::now();
+}
 
 // A clock that only moves when told to. Thread-safe.
 class ManualClock final : public Clock {

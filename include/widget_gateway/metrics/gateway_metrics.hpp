@@ -10,6 +10,7 @@
 #include <string_view>
 #include <system_error>
 
+#include "widget_gateway/cache/stale_reason.hpp"
 #include "widget_gateway/common/clock.hpp"
 #include "widget_gateway/metrics/labels.hpp"
 #include "widget_gateway/metrics/registry.hpp"
@@ -17,6 +18,8 @@
 #include "widget_gateway/redis/error_kind.hpp"
 
 namespace wg::metrics {
+
+using cache::StaleReason;
 
 // State owned by other components, read at scrape time. A source left empty is not exported
 // (rather than exported as a misleading 0).
@@ -72,10 +75,6 @@ class GatewayMetrics {
   // arrived; `failure` is why the exchange failed, none when it did not.
   void upstream(UpstreamEndpoint endpoint, unsigned status, UpstreamFailure failure,
                 double seconds) noexcept;
-  void upstream(UpstreamEndpoint endpoint, unsigned status, std::string_view failure,
-                double seconds) noexcept {
-    upstream(endpoint, status, upstream_failure_from(failure), seconds);
-  }
   void upstream(UpstreamEndpoint endpoint, unsigned status, std::error_code failure,
                 double seconds) noexcept {
     upstream(endpoint, status, upstream_failure_from(failure), seconds);
@@ -83,7 +82,7 @@ class GatewayMetrics {
 
   void cache_lookup(Tier tier, bool hit) noexcept;
   void coalesced_waiter() noexcept;  // a request that waited on another's upstream fetch
-  void stale_served(StaleReason reason) noexcept;
+  void stale_served(StaleReason reason) noexcept;  // none counts nothing
   // A copy answered (any answer with a cached body, hits included): its stored_at, the time
   // upstream answered it. Feeds wg_oldest_served_age_seconds; on the hit path, so it only
   // compares and, rarely, stores into the calling worker's own shard.
@@ -116,8 +115,9 @@ class GatewayMetrics {
   // Requests on the API routes so far, by how they were answered (summed over the shards, for
   // the status page: any thread, off the request path). Indexed by CacheResult.
   std::array<std::uint64_t, kCacheResults> api_requests_by_cache_result() const noexcept;
-  // Stale answers so far, by reason (indexed by StaleReason); refreshes by kind and result.
-  std::array<std::uint64_t, 5> stale_answers_by_reason() const noexcept;
+  // Stale answers so far, by reason (indexed by StaleReason; none is 0); refreshes by kind and
+  // result.
+  std::array<std::uint64_t, cache::kStaleReasons> stale_answers_by_reason() const noexcept;
   std::array<std::array<std::uint64_t, kRefreshResults>, kRefreshKinds> refreshes() const noexcept;
   std::uint64_t unconfirmed_answers() const noexcept;
 
@@ -128,7 +128,6 @@ class GatewayMetrics {
   static constexpr std::size_t kEndpoints = 2;
   static constexpr std::size_t kFailures = 9;
   static constexpr std::size_t kTiers = 2;
-  static constexpr std::size_t kStaleReasons = 5;
   static constexpr std::size_t kRedisErrors = redis::kErrorKinds;
 
   std::array<std::array<std::array<Counter*, kCacheResults>, kStatusSlots>, kRoutes> requests_{};
@@ -137,7 +136,7 @@ class GatewayMetrics {
   std::array<std::array<Counter*, kFailures>, kEndpoints> upstream_failures_{};
   std::array<Histogram*, kEndpoints> upstream_duration_{};
   std::array<std::array<Counter*, 2>, kTiers> cache_lookups_{};  // [tier][hit]
-  std::array<Counter*, kStaleReasons> stale_served_{};
+  std::array<Counter*, cache::kStaleReasons> stale_served_{};    // none: nullptr
   Counter* coalesced_waiters_ = nullptr;
   Counter* local_answers_ = nullptr;
   Counter* derived_pages_ = nullptr;

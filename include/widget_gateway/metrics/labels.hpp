@@ -74,15 +74,6 @@ enum class RefusalReason : std::uint8_t {
   overloaded,             // the output budget: answers waiting for slow clients
 };
 inline constexpr std::size_t kRefusalReasons = 12;
-// Why a stale copy was served: serving's reasons, which the frontend maps here (metrics does
-// not depend on serving).
-enum class StaleReason : std::uint8_t {
-  stale_while_revalidate,
-  stale_if_error,
-  quota_exhausted,
-  quota_economy,
-  widget_paced,
-};
 // What became of a worker's read of cache entries from Redis: sent, answered by a read of the
 // same key already under way, or shed (too many reads ahead of it: serving/cache_tier.hpp).
 enum class RedisRead : std::uint8_t { sent, joined, shed };
@@ -95,14 +86,10 @@ std::string_view to_string(UpstreamFailure failure);
 std::string_view to_string(Tier tier);
 std::string_view to_string(Withheld reason);
 std::string_view to_string(RefusalReason reason);
-std::string_view to_string(StaleReason reason);  // the Cache-Status detail spelling
 std::string_view to_string(RefreshKind kind);
 std::string_view to_string(RedisRead read);
 std::string_view to_string(RefreshResult result);
 
-// "" -> none; "connect", "timeout", "closed", "bad_status", "invalid_body", "tls",
-// "rate_limited"; anything else -> other.
-UpstreamFailure upstream_failure_from(std::string_view text);
 // {} -> none; the upstream values of wg::errc -> their failure; anything else -> other.
 UpstreamFailure upstream_failure_from(std::error_code ec);
 
