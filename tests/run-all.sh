@@ -3,7 +3,7 @@
 #   pass 1, build/: GCC Release, the build that ships (the Dockerfile and bench/run.sh build the
 #     same configuration; bench/run.sh reuses this directory);
 #   pass 2, build-clang-asan/: Clang Debug with AddressSanitizer + UndefinedBehaviorSanitizer,
-#     the suite again, plus the libFuzzer targets of tests/fuzz and a 20-second smoke run of each.
+#     the suite again, plus the libFuzzer targets of tests/fuzz and a 10-second smoke run of each.
 #   tests/run-all.sh
 # WG_SKIP_SANITIZERS=1 skips the second pass (a quicker local run; CI always does both).
 #   tests/run-all.sh --quick
