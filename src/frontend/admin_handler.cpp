@@ -281,75 +281,69 @@ asio::awaitable<http::Response> AdminHandler::top_widgets(const http::Request& r
 }
 
 asio::awaitable<http::Response> AdminHandler::purge(const http::Request& request, bool everything) {
-  std::error_code ec;
-  std::string body;
-  std::string scope = "all";  // what the events name: "all", or the widget id
-  const auto soft = query_param(request.target, "soft");
-  if (soft && *soft != "0" && *soft != "1" && *soft != "true" && *soft != "false") {
+  const auto soft_param = query_param(request.target, "soft");
+  if (soft_param && *soft_param != "0" && *soft_param != "1" && *soft_param != "true" &&
+      *soft_param != "false") {
     co_return bad_request("soft is 1 (made stale and refreshed while served) or 0 (removed)");
   }
-  if (soft && (*soft == "1" || *soft == "true")) co_return co_await soft_purge(request, everything);
-  if (everything) {
-    ec = co_await deps_.store.purge_all();
-    co_await deps_.workers.erase_from_l1("");
-    body = "{\"purged\":\"all\"}";
-  } else {
-    auto widget = query_param(request.target, "widget");
+  // Soft: nothing is removed; the copies become stale fleet-wide (a stamp in Redis, announced)
+  // and each is refreshed once while it is served (docs/freshness.md). Without Redis there is
+  // no fleet to tell and no copy to keep serving stale, so nothing is done. Hard: the copies
+  // go (a generation in Redis, announced), this instance's L1 whatever Redis says.
+  const bool soft = soft_param && (*soft_param == "1" || *soft_param == "true");
+  std::optional<std::string> widget;
+  if (!everything) {
+    widget = query_param(request.target, "widget");
     if (!widget || widget->empty()) co_return bad_request("purge needs one widget parameter");
-    scope = *widget;
-    ec = co_await deps_.store.purge_widget(*widget);
-    co_await deps_.workers.erase_from_l1(api::widget_key_prefix(*widget));
-    body = "{\"purged\":";
-    json::append_string(body, *widget);
-    body += "}";
   }
-  if (ec) {
-    // L1 here is clean, but other instances and Redis were not reached.
+  const WallTime now = deps_.clock.wall_now();
+  std::error_code ec;
+  // An if-chain, not conditionals: GCC 12 miscompiles a conditional choosing which awaitable
+  // to co_await (docs/ci.md).
+  if (everything && soft) {
+    ec = co_await deps_.store.soft_purge_all(now);
+  } else if (everything) {
+    ec = co_await deps_.store.purge_all();
+  } else if (soft) {
+    ec = co_await deps_.store.soft_purge_widget(*widget, now);
+  } else {
+    ec = co_await deps_.store.purge_widget(*widget);
+  }
+  const std::string prefix = widget ? api::widget_key_prefix(*widget) : std::string();
+  if (!soft || !ec) co_await deps_.workers.erase_from_l1(prefix);
+
+  const std::string scope = widget ? *widget : "all";  // what the events name
+  // The events as they were before soft purges came: a hard purge's carry no "soft".
+  if (ec && soft) {
+    log::warn("purge_failed", {{"widget", scope},
+                               {"soft", true},
+                               {"error", ec.message()},
+                               {"effect", "nothing purged: every copy stays as it was"}});
+  } else if (ec) {
     log::warn("purge_failed", {{"widget", scope},
                                {"error", ec.message()},
                                {"effect",
                                 "this instance's L1 only; Redis and the other "
                                 "instances keep their copies until a purge succeeds"}});
-    co_return local_json(503,
-                         "{\"error\":{\"status\":503,\"code\":\"service_unavailable\","
-                         "\"message\":\"redis is unavailable: purged this instance only\"}}");
-  }
-  log::info("purged", {{"widget", scope}});
-  co_return local_json(200, std::move(body));
-}
-
-asio::awaitable<http::Response> AdminHandler::soft_purge(const http::Request& request,
-                                                         bool everything) {
-  // Nothing is removed: the copies become stale fleet-wide (a stamp in Redis, announced) and
-  // each is refreshed once while it is served (docs/freshness.md). Without Redis there is no
-  // fleet to tell and no copy to keep serving stale, so nothing is done.
-  std::error_code ec;
-  std::string scope = "all";
-  std::string body;
-  if (everything) {
-    ec = co_await deps_.store.soft_purge_all(deps_.clock.wall_now());
-    if (!ec) co_await deps_.workers.erase_from_l1("");
-    body = "{\"purged\":\"all\",\"soft\":true}";
-  } else {
-    auto widget = query_param(request.target, "widget");
-    if (!widget || widget->empty()) co_return bad_request("purge needs one widget parameter");
-    scope = *widget;
-    ec = co_await deps_.store.soft_purge_widget(*widget, deps_.clock.wall_now());
-    if (!ec) co_await deps_.workers.erase_from_l1(api::widget_key_prefix(*widget));
-    body = "{\"purged\":";
-    json::append_string(body, *widget);
-    body += ",\"soft\":true}";
   }
   if (ec) {
-    log::warn("purge_failed", {{"widget", scope},
-                               {"soft", true},
-                               {"error", ec.message()},
-                               {"effect", "nothing purged: every copy stays as it was"}});
     co_return local_json(503,
-                         "{\"error\":{\"status\":503,\"code\":\"service_unavailable\","
-                         "\"message\":\"redis is unavailable: nothing was purged\"}}");
+                         std::string("{\"error\":{\"status\":503,\"code\":\"service_unavailable\","
+                                     "\"message\":\"redis is unavailable: ") +
+                             (soft ? "nothing was purged" : "purged this instance only") + "\"}}");
   }
-  log::info("purged", {{"widget", scope}, {"soft", true}});
+  if (soft) {
+    log::info("purged", {{"widget", scope}, {"soft", true}});
+  } else {
+    log::info("purged", {{"widget", scope}});
+  }
+  std::string body = "{\"purged\":";
+  if (widget) {
+    json::append_string(body, *widget);
+  } else {
+    body += "\"all\"";
+  }
+  body += soft ? ",\"soft\":true}" : "}";
   co_return local_json(200, std::move(body));
 }
 

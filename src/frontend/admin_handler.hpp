@@ -114,7 +114,6 @@ class AdminHandler final : public http::RequestHandler {
   boost::asio::awaitable<http::Response> admin(const http::Request& request, std::string_view path);
   http::Response quota_status() const;
   boost::asio::awaitable<http::Response> purge(const http::Request& request, bool everything);
-  boost::asio::awaitable<http::Response> soft_purge(const http::Request& request, bool everything);
   boost::asio::awaitable<http::Response> warm(const http::Request& request);
   boost::asio::awaitable<http::Response> entry(const http::Request& request);
   // Fills `look`'s Redis part: where the key lives there and what it holds.
