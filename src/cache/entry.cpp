@@ -79,7 +79,28 @@ class Reader {
 void codings_on_demand(Entry& entry) {
   if (!entry.variants.empty()) return;
   entry.compress_on_demand = true;
-  entry.variants.reserve(kMaxVariants);
+}
+
+std::shared_ptr<const Entry> with_variant(const Entry& entry, std::string coding,
+                                          std::string encoded) {
+  auto copy = std::make_shared<Entry>(entry);
+  copy->variants.reserve(kMaxVariants);
+  copy->variants.emplace_back(std::move(coding), std::move(encoded));
+  return copy;
+}
+
+std::shared_ptr<const Entry> with_element_spans(
+    const Entry& entry, std::vector<std::pair<std::uint32_t, std::uint32_t>> spans) {
+  auto copy = std::make_shared<Entry>(entry);
+  copy->element_spans = std::move(spans);
+  return copy;
+}
+
+std::shared_ptr<const Entry> with_body_file(const Entry& entry,
+                                            std::shared_ptr<const BodyFile> file) {
+  auto copy = std::make_shared<Entry>(entry);
+  copy->body_file = std::move(file);
+  return copy;
 }
 
 std::string encode_entry(const Entry& entry) {

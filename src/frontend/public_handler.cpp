@@ -319,22 +319,25 @@ asio::awaitable<http::Response> PublicHandler::handle_api(const http::Request& r
   }
   // Only while the page still lacks a coding: its hits then skip parsing Accept-Encoding here
   // (the response builder parses it anyway).
-  const cache::Entry* entry = served.entry.get();
-  if (entry != nullptr && entry->compress_on_demand &&
-      entry->variants.size() < entry->variants.capacity()) {
+  // Either makes a copy of the entry with one thing more (entries do not change once shared):
+  // the answer is built from that copy.
+  if (served.entry != nullptr && cache::lacks_codings(*served.entry)) {
     const client_policy::Coding wanted =
         client_policy::choose_coding(view.accept_encoding, true, true);
     if (wanted != client_policy::Coding::identity) {
-      service_.add_coding(look.key, served.entry, client_policy::coding_token(wanted));
+      served.entry = service_.forms().with_coding(look.key, std::move(served.entry),
+                                                  client_policy::coding_token(wanted));
     }
   }
   // A big body about to go whole and uncompressed to a client the session sends files to.
-  if (entry != nullptr && request.sends_files && !request.is_head() && entry->status == 200 &&
-      entry->body.size() >= cache::kBodyFileMinBytes && !entry->body_file &&
+  if (served.entry != nullptr && request.sends_files && !request.is_head() &&
+      served.entry->status == 200 && served.entry->body.size() >= cache::kBodyFileMinBytes &&
+      !served.entry->body_file &&
       client_policy::choose_coding(view.accept_encoding, true, true) ==
           client_policy::Coding::identity) {
-    service_.add_body_file(look.key, served.entry);
+    served.entry = service_.forms().with_body_file(look.key, std::move(served.entry));
   }
+  const cache::Entry* entry = served.entry.get();
   observation.cache = cache_result_of(served);
   observation.upstream_ms = served.upstream_ms;
   if (entry != nullptr && metrics_ && observation.cache != metrics::CacheResult::empty) {

@@ -73,8 +73,7 @@ GatewayService::GatewayService(asio::any_io_executor background, ServiceDependen
       shared_fetch_(std::move(background),
                     {deps.cache, deps.fetcher, deps.lock, deps.clock, deps.metrics, deps.tracer}),
       pages_(deps.cache, deps.list_ends, deps.clock, deps.metrics),
-      on_demand_(compress::kOnDemandBytesPerSecond, compress::kOnDemandBurstBytes),
-      body_files_(cache::BodyFiles::for_process()) {
+      forms_(deps.cache, deps.clock) {
   update(config);
 }
 
@@ -98,32 +97,6 @@ FirstLook GatewayService::first_look(const api::ApiRequest& request,
   look.needs_proof = request.endpoint == api::Endpoint::reviews &&
                      (request.query.skip >= cache::kWindowSize || request.query.type.has_value());
   return look;
-}
-
-void GatewayService::add_coding(const std::string& key,
-                                const std::shared_ptr<const cache::Entry>& entry,
-                                std::string_view coding) {
-  if (!entry->compress_on_demand || entry->variants.size() >= entry->variants.capacity()) return;
-  for (const auto& [token, bytes] : entry->variants) {
-    if (token == coding) return;
-  }
-  if (entry->body.size() < compress::kMinCompressBytes) return;
-  if (!on_demand_.take(entry->body.size(), deps_.clock.steady_now())) return;
-  auto encoded = compress::encode(coding, entry->body);
-  if (!encoded) return;
-  entry->variants.emplace_back(std::string(coding), std::move(*encoded));
-  deps_.cache.store_local(key, entry);  // charged again, with the variant
-}
-
-void GatewayService::add_body_file(const std::string& key,
-                                   const std::shared_ptr<const cache::Entry>& entry) {
-  if (entry->body.size() < cache::kBodyFileMinBytes || entry->body_file) return;
-  if (entry->file_sends < 2) ++entry->file_sends;
-  if (entry->file_sends < 2) return;  // a body asked for once does not pay for a copy
-  // Only for the copy L1 holds: it is charged for the file, and no newer copy is replaced.
-  if (deps_.cache.l1().get(key) != entry) return;
-  entry->body_file = body_files_->make(entry->body);
-  if (entry->body_file) deps_.cache.store_local(key, entry);  // charged again, with the file
 }
 
 bool GatewayService::early_due(RequestFacts::Shape shape, const cache::Entry* own, WallTime now) {

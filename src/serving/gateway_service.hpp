@@ -14,6 +14,7 @@
 #include <string>
 
 #include "cache_tier.hpp"
+#include "entry_forms.hpp"
 #include "fetch_lock.hpp"
 #include "known_widgets.hpp"
 #include "list_ends.hpp"
@@ -24,7 +25,6 @@
 #include "shared_fetch.hpp"
 #include "upstream_fetcher.hpp"
 #include "widget_gateway/api/request.hpp"
-#include "widget_gateway/compress/compress.hpp"
 #include "widget_gateway/config/config.hpp"
 #include "widget_gateway/tracing/tracer.hpp"
 #include "widget_proof.hpp"
@@ -91,16 +91,8 @@ class GatewayService {
   boost::asio::awaitable<Served> serve(const api::ApiRequest& request,
                                        Admission* admission = nullptr);
 
-  // For an entry compressed on demand (see cache::codings_on_demand): adds the `coding`
-  // ("br" or "gzip") variant the client asked for, within this worker's compression budget;
-  // otherwise nothing (the answer then goes out in a coding the entry has, or identity).
-  void add_coding(const std::string& key, const std::shared_ptr<const cache::Entry>& entry,
-                  std::string_view coding);
-
-  // For an entry whose identity body is about to go whole to a client that can take it from a
-  // file (http::Request::sends_files): the second time, makes its body file (see
-  // cache::BodyFile) and charges L1 for it; nothing for small bodies, or once it has one.
-  void add_body_file(const std::string& key, const std::shared_ptr<const cache::Entry>& entry);
+  // Codings and body files made for answers (entry_forms.hpp).
+  EntryForms& forms() { return forms_; }
 
   // Applies reloadable settings (TTL policy, stale windows, derivation). On the service's own
   // thread (requests in flight keep the settings they started with).
@@ -151,8 +143,7 @@ class GatewayService {
   SharedFetch shared_fetch_;
   PageDeriver pages_;
   SettingsPtr settings_;  // replaced by update() on the service's thread only
-  compress::CompressionBudget on_demand_;
-  std::shared_ptr<cache::BodyFiles> body_files_;  // the process's
+  EntryForms forms_;
 };
 
 }  // namespace wg::serving

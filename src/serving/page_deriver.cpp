@@ -13,27 +13,29 @@ namespace asio = boost::asio;
 namespace {
 
 // A window's elements: from the offsets recorded when it was fetched or first parsed here,
-// else parsed (a window read from Redis, or stored by another instance), and the offsets kept
-// on the entry (this worker's own) for the next page cut from it. `parsed` says whether it was.
-std::optional<std::vector<std::string_view>> window_elements(const cache::Entry& window,
-                                                             bool& parsed) {
+// else parsed (a window read from Redis, or stored by another instance). Parsed, `window`
+// becomes a copy that carries the offsets (entries do not change once shared), for the caller
+// to keep in L1 for the next page cut from it, and the elements lie in that copy's body.
+// `parsed` says whether it was.
+std::optional<std::vector<std::string_view>> window_elements(
+    std::shared_ptr<const cache::Entry>& window, bool& parsed) {
   parsed = false;
-  if (window.element_spans) {
-    if (auto elements = cache::elements_from_spans(window.body, *window.element_spans)) {
+  if (window->element_spans) {
+    if (auto elements = cache::elements_from_spans(window->body, *window->element_spans)) {
       return elements;
     }
   }
-  auto summary = upstream::inspect_reviews_body(window.body);
+  auto summary = upstream::inspect_reviews_body(window->body);
   if (!summary) return std::nullopt;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> spans;
   spans.reserve(summary->elements.size());
   for (std::string_view element : summary->elements) {
-    spans.emplace_back(static_cast<std::uint32_t>(element.data() - window.body.data()),
+    spans.emplace_back(static_cast<std::uint32_t>(element.data() - window->body.data()),
                        static_cast<std::uint32_t>(element.size()));
   }
-  window.element_spans = std::move(spans);
+  window = cache::with_element_spans(*window, std::move(spans));
   parsed = true;
-  return std::move(summary->elements);
+  return cache::elements_from_spans(window->body, *window->element_spans);
 }
 
 Served invalid_window(WallTime now) {
@@ -66,7 +68,7 @@ asio::awaitable<std::optional<Served>> PageDeriver::walk(const api::ApiRequest& 
     if (!part.ok() || part.entry->status != 200) co_return part;
     if (part.proven) co_return std::nullopt;  // past the end already
     bool parsed = false;
-    std::optional<std::vector<std::string_view>> elements = window_elements(*part.entry, parsed);
+    std::optional<std::vector<std::string_view>> elements = window_elements(part.entry, parsed);
     if (parsed) cache_.store_local(window.key, part.entry);  // charged with its offsets
     if (!elements) co_return invalid_window(part.now);
     if (list_ends_ != nullptr) {
@@ -114,7 +116,7 @@ asio::awaitable<Served> PageDeriver::derive(const api::ApiRequest& page,
       break;
     }
     bool parsed = false;
-    std::optional<std::vector<std::string_view>> elements = window_elements(*part.entry, parsed);
+    std::optional<std::vector<std::string_view>> elements = window_elements(part.entry, parsed);
     if (parsed) cache_.store_local(window.key, part.entry);  // charged with its offsets
     if (!elements) co_return invalid_window(part.now);
     if (list_ends_ != nullptr) {

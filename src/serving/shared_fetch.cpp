@@ -373,7 +373,7 @@ asio::awaitable<std::optional<FetchLock::Guard>> SharedFetch::guard_for(
   std::string suffix = std::to_string(unix_millis(period.end) / 1000);
   // A soft purge starts the widget's count again, as a purge does with its generation.
   if (const WallTime stamp = parts_.cache.shared().soft_stamp(key); stamp != WallTime{}) {
-    suffix += "." + std::to_string(unix_millis(stamp));
+    suffix.append(".").append(std::to_string(unix_millis(stamp)));
   }
   const std::string head = logical_widget_prefix(parts->escaped_id);
   auto [counter_ec, counter] = co_await parts_.cache.shared().physical(head + "spent:" + suffix);

@@ -496,40 +496,48 @@ BOOST_AUTO_TEST_CASE(entries_are_compressed_on_demand_once_per_coding) {
   const std::string key = api::cache_key(request);
   const std::size_t charged = f.main().l1.bytes();
 
-  auto add = [&](std::string_view coding) {
-    f.run<bool>([&]() -> boost::asio::awaitable<bool> {
-      f.service().add_coding(key, page.entry, coding);
-      co_return true;
-    });
+  // Each coding is made into a copy that replaces the page in L1; the copy an answer in
+  // flight holds does not change.
+  auto add = [&](std::shared_ptr<const cache::Entry> entry, std::string_view coding) {
+    return f.run<std::shared_ptr<const cache::Entry>>(
+        [&]() -> boost::asio::awaitable<std::shared_ptr<const cache::Entry>> {
+          co_return f.service().forms().with_coding(key, entry, coding);
+        });
   };
-  add("br");
-  BOOST_REQUIRE_EQUAL(page.entry->variants.size(), 1u);
-  BOOST_TEST(page.entry->variants[0].first == "br");
-  BOOST_TEST(compress::brotli_decompress(page.entry->variants[0].second).value_or("") ==
-             page.entry->body);
-  const char* br_bytes = page.entry->variants[0].second.data();
-  add("br");  // once per coding
-  BOOST_TEST(page.entry->variants.size() == 1u);
-  add("gzip");
-  BOOST_REQUIRE_EQUAL(page.entry->variants.size(), 2u);
-  BOOST_TEST(page.entry->variants[1].first == "gzip");
-  // The br bytes an answer in flight may be sending did not move.
-  BOOST_TEST(page.entry->variants[0].second.data() == br_bytes);
+  const auto in_flight = page.entry;
+  const auto br = add(page.entry, "br");
+  BOOST_TEST(in_flight->variants.empty());
+  BOOST_REQUIRE_EQUAL(br->variants.size(), 1u);
+  BOOST_TEST(br->variants[0].first == "br");
+  BOOST_TEST(compress::brotli_decompress(br->variants[0].second).value_or("") == br->body);
+  BOOST_TEST(br->body == in_flight->body);
+  BOOST_TEST(f.main().l1.get(key) == br);
+  BOOST_TEST(add(br, "br") == br);  // once per coding
+  const auto both = add(br, "gzip");
+  BOOST_REQUIRE_EQUAL(both->variants.size(), 2u);
+  BOOST_TEST(both->variants[1].first == "gzip");
+  BOOST_TEST(br->variants.size() == 1u);
+  BOOST_TEST(add(both, "gzip") == both);  // every coding made: nothing more
+  BOOST_TEST(f.main().l1.get(key) == both);
   // L1 charges the page again with what it now holds.
   BOOST_TEST(f.main().l1.bytes() > charged);
+  // A copy L1 no longer holds (a newer one is there) is coded for its answer, not stored.
+  const auto answer_only = add(in_flight, "gzip");
+  BOOST_TEST(answer_only->variants.size() == 1u);
+  BOOST_TEST(f.main().l1.get(key) == both);
 
   // Entries fetched from upstream are compressed on demand too, and stored without codings.
   Served widget = f.serve(f.widget(0));
   BOOST_REQUIRE(widget.ok());
   BOOST_TEST(widget.entry->compress_on_demand);
   BOOST_TEST(widget.entry->variants.empty());
-  f.run<bool>([&]() -> boost::asio::awaitable<bool> {
-    f.service().add_coding(api::cache_key(f.widget(0)), widget.entry, "gzip");
-    co_return true;
-  });
-  BOOST_REQUIRE_EQUAL(widget.entry->variants.size(), 1u);
-  BOOST_TEST(compress::gzip_decompress(widget.entry->variants[0].second).value_or("") ==
-             widget.entry->body);
+  const auto gzipped = f.run<std::shared_ptr<const cache::Entry>>(
+      [&]() -> boost::asio::awaitable<std::shared_ptr<const cache::Entry>> {
+        co_return f.service().forms().with_coding(api::cache_key(f.widget(0)), widget.entry,
+                                                  "gzip");
+      });
+  BOOST_REQUIRE_EQUAL(gzipped->variants.size(), 1u);
+  BOOST_TEST(compress::gzip_decompress(gzipped->variants[0].second).value_or("") == gzipped->body);
 
   // So is a copy read from Redis (by another instance): its holder makes its own codings.
   Instance& other = f.add_instance();

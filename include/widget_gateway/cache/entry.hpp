@@ -50,6 +50,10 @@ struct Hold {
   friend bool operator==(const Hold&, const Hold&) = default;
 };
 
+// An entry is immutable once shared (held by L1, or by an answer under way): what a worker
+// derives from one later (a coding made on demand, the elements' offsets, a body file) goes
+// into a copy that replaces it in that worker's L1 (with_* below), while answers under way keep
+// sending the bytes of the one they hold.
 struct Entry {
   std::uint16_t status = 200;  // 200, or 404/400 for a cached unknown widget (negative entry)
   WallTime stored_at{};        // millisecond precision once encoded
@@ -57,12 +61,10 @@ struct Entry {
   WallTime stale_until{};
   std::string etag;  // strong, with quotes
   std::string body;  // upstream bytes, unchanged
-  // content-coding -> encoded body. Mutable because codings are made on demand (see
-  // codings_on_demand), by the one io worker that holds the entry (entries are never shared
-  // between workers), at most once per coding, into capacity reserved up front, so a variant
-  // is added without moving the ones answers in flight are sending.
-  mutable std::vector<std::pair<std::string, std::string>> variants;
-  bool compress_on_demand = false;  // variants are added on demand (see above)
+  // content-coding -> encoded body: stored ones (an earlier version's), or made on demand
+  // (compress_on_demand; see codings_on_demand), each into a copy (with_variant).
+  std::vector<std::pair<std::string, std::string>> variants;
+  bool compress_on_demand = false;
   // An answer proven by the widget data or by windows (an empty page, an unknown widget's
   // reviews), kept in L1 only: served again as what it is (detail=local).
   bool proven = false;
@@ -77,16 +79,14 @@ struct Entry {
   // when it is read, never stored.
   bool soft_purged = false;
   // Where each element of a reviews array body lies in `body` (offset, length), when known:
-  // set when the body is validated at fetch time, or by the worker that owns the entry the
-  // first time it parses a window read from Redis, so pages derived from this window do not
-  // parse 150 KB again. Derived data: not stored in Redis (an entry read from there has none)
-  // and not part of equality.
-  mutable std::optional<std::vector<std::pair<std::uint32_t, std::uint32_t>>> element_spans;
-  // `body` in a file, for sendfile (see body_file.hpp): made by the worker that holds the entry
-  // when a plain HTTP/1.x client is about to be sent the body whole a second time, so that a
-  // body asked for once never pays for the copy. Derived data, like element_spans.
-  mutable std::shared_ptr<const BodyFile> body_file;
-  mutable std::uint8_t file_sends = 0;  // whole identity sends that asked for the file, up to 2
+  // set when the body is validated at fetch time, or in a copy made by the worker that first
+  // parses a window read from Redis (with_element_spans), so pages derived from this window do
+  // not parse 150 KB again. Derived data: not stored in Redis (an entry read from there has
+  // none) and not part of equality.
+  std::optional<std::vector<std::pair<std::uint32_t, std::uint32_t>>> element_spans;
+  // `body` in a file, for sendfile (see body_file.hpp), in a copy made by the worker that
+  // holds the entry (with_body_file). Derived data, like element_spans.
+  std::shared_ptr<const BodyFile> body_file;
 
   friend bool operator==(const Entry& a, const Entry& b) {
     return a.status == b.status && a.stored_at == b.stored_at && a.fresh_until == b.fresh_until &&
@@ -98,6 +98,21 @@ struct Entry {
 
 // The codings a body can have (br, gzip).
 inline constexpr std::size_t kMaxVariants = 2;
+
+// Copies of `entry` with one thing more. The body is copied with the rest: cheaper by far than
+// the compression, parse or file that made the copy worth having, and each happens at most a
+// few times per copy a worker holds.
+std::shared_ptr<const Entry> with_variant(const Entry& entry, std::string coding,
+                                          std::string encoded);
+std::shared_ptr<const Entry> with_element_spans(
+    const Entry& entry, std::vector<std::pair<std::uint32_t, std::uint32_t>> spans);
+std::shared_ptr<const Entry> with_body_file(const Entry& entry,
+                                            std::shared_ptr<const BodyFile> file);
+
+// Whether a coding can still be made on demand for `entry`.
+inline bool lacks_codings(const Entry& entry) {
+  return entry.compress_on_demand && entry.variants.size() < kMaxVariants;
+}
 
 // Marks `entry` to be compressed when a client first accepts a coding for it, not before:
 // most entries fetched or cut on a miss of a long-tail site are asked for a few times, often by
