@@ -313,20 +313,20 @@ asio::awaitable<http::Response> AdminHandler::purge(const http::Request& request
   if (!soft || !ec) co_await deps_.workers.erase_from_l1(prefix);
 
   const std::string scope = widget ? *widget : "all";  // what the events name
-  // The events as they were before soft purges came: a hard purge's carry no "soft".
-  if (ec && soft) {
-    log::warn("purge_failed", {{"widget", scope},
-                               {"soft", true},
-                               {"error", ec.message()},
-                               {"effect", "nothing purged: every copy stays as it was"}});
-  } else if (ec) {
-    log::warn("purge_failed", {{"widget", scope},
-                               {"error", ec.message()},
-                               {"effect",
-                                "this instance's L1 only; Redis and the other "
-                                "instances keep their copies until a purge succeeds"}});
-  }
   if (ec) {
+    // The events as they were before soft purges came: a hard purge's carry no "soft".
+    if (soft) {
+      log::warn("purge_failed", {{"widget", scope},
+                                 {"soft", true},
+                                 {"error", ec.message()},
+                                 {"effect", "nothing purged: every copy stays as it was"}});
+    } else {
+      log::warn("purge_failed", {{"widget", scope},
+                                 {"error", ec.message()},
+                                 {"effect",
+                                  "this instance's L1 only; Redis and the other "
+                                  "instances keep their copies until a purge succeeds"}});
+    }
     co_return local_json(503,
                          std::string("{\"error\":{\"status\":503,\"code\":\"service_unavailable\","
                                      "\"message\":\"redis is unavailable: ") +
