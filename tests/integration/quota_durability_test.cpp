@@ -4,6 +4,7 @@
 // refused connect) never counts. docs/quota.md lists the guarantees these show.
 #include <boost/test/unit_test.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <thread>
 
@@ -62,6 +63,20 @@ boost::test_tools::assertion_result runs_under_libfaketime(boost::unit_test::tes
   if (kAddressSanitized)
     result.message() << "a process built with AddressSanitizer hangs under libfaketime";
   return result;
+}
+
+// Freshness capped by `max_ttl` alone: the daily refresh put half a day away from now, so no
+// refresh falls within the hour whatever time of day the test runs.
+std::string one_hour_fresh() {
+  const auto now = std::chrono::system_clock::now() + 12h;
+  const auto minutes =
+      std::chrono::duration_cast<std::chrono::minutes>(now.time_since_epoch()).count() % (24 * 60);
+  const std::string refresh_at = {static_cast<char>('0' + minutes / 600),
+                                  static_cast<char>('0' + minutes / 60 % 10), ':',
+                                  static_cast<char>('0' + minutes % 60 / 10),
+                                  static_cast<char>('0' + minutes % 10)};
+  return std::string("[cache]\nmax_ttl = \"1h\"\nutc_offset = \"+00:00\"\nrefresh_at = \"") +
+         refresh_at + "\"\n";
 }
 
 }  // namespace
@@ -235,13 +250,13 @@ BOOST_AUTO_TEST_CASE(an_instance_forty_days_ahead_times_redis_by_redis,
   Stub stub({}, 20);
   const auto widgets = stub.widgets(20);
   std::size_t next = 0;
-  auto a = gateway_for(stub, redis, "[cache]\nmax_ttl = \"1h\"\n");
+  auto a = gateway_for(stub, redis, one_hour_fresh());
   BOOST_REQUIRE_EQUAL(fetch_widgets(*a, widgets, next, 5), 5);
   const std::string counter = current_quota_key();
   BOOST_REQUIRE(eventually([&] { return redis.integer({"GET", counter}) >= 5; }));
 
   Gateway b(stub.base_url(), redis.url(), {"--admin-token", "s3cret"},
-            "[access]\nunknown_per_ip_rate = 0\n[cache]\nmax_ttl = \"1h\"\n",
+            "[access]\nunknown_per_ip_rate = 0\n" + one_hour_fresh(),
             {{"LD_PRELOAD", "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"},
              {"FAKETIME", "+40d"},
              {"FAKETIME_DONT_FAKE_MONOTONIC", "1"}});
