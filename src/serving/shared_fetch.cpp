@@ -209,12 +209,17 @@ asio::awaitable<FetchOutcome> SharedFetch::fetch_once(api::ApiRequest request, s
     }
   }
   const std::string token = acquired ? claim.token : std::string();
-  const FetchLock::Guard* give_back = reserved ? counted : nullptr;
+  // The count reserved goes with the fetch: kept or given back by what ends it.
+  std::optional<GuardReservation> reservation;
+  if (reserved) {
+    const asio::any_io_executor executor = co_await asio::this_coro::executor;
+    reservation.emplace(parts_.lock, lock_key, *guard, executor);
+  }
 
   // The guard: a widget that has spent its bound (plus the slack) in this period gets one call
   // (for all its keys) per widget_pace. The bound is worked out only when the count could
   // exceed it (every bound is at least 1).
-  if (reserved && spent >= 1 + settings->widget_slack) {
+  if (reservation && spent >= 1 + settings->widget_slack) {
     const std::uint64_t bound = co_await widget_bound(request);
     if (widget_paced(spent, bound, settings->widget_slack)) {
       const FetchLock::Pace pace = co_await parts_.lock.take_pace(*guard, settings->widget_pace);
@@ -226,7 +231,7 @@ asio::awaitable<FetchOutcome> SharedFetch::fetch_once(api::ApiRequest request, s
       }
       if (pace.shared && !pace.taken) {
         if (parts_.metrics) parts_.metrics->withheld(metrics::Withheld::widget_paced);
-        co_await parts_.lock.release(lock_key, token, give_back);
+        co_await reservation->give_back(token);
         FetchOutcome paced;
         paced.error = make_error_code(errc::widget_paced);
         paced.retry_after =
@@ -243,12 +248,12 @@ asio::awaitable<FetchOutcome> SharedFetch::fetch_once(api::ApiRequest request, s
     heartbeat.emplace(parts_.lock, co_await asio::this_coro::executor, lock_key, token,
                       settings->lock_ttl);
   }
-  FetchOutcome outcome =
-      co_await parts_.fetcher.fetch(request, settings->fetch, widget_known, &trace);
+  // A failure never locks a widget out: the fetcher gives the guard's count back.
+  FetchOutcome outcome = co_await parts_.fetcher.fetch(request, settings->fetch, widget_known,
+                                                       &trace, std::move(reservation));
   if (heartbeat) heartbeat->stop();
   if (!outcome.entry) {
-    // Failed: a failure never locks a widget out, so its count goes back.
-    if (shared) co_await parts_.lock.release(lock_key, token, give_back);
+    if (acquired) co_await parts_.lock.release(lock_key, token);
     co_return outcome;
   }
 
@@ -272,14 +277,8 @@ asio::awaitable<FetchOutcome> SharedFetch::fetch_once(api::ApiRequest request, s
   } else if (outcome.stored && shared) {
     co_await parts_.lock.announce(keys.stored_channel(), announcement(key, *stored));
   }
-  // A success counts against the guard, and so does an answer held back; an unknown id has a
-  // budget of its own.
-  const bool keep_count = stored->status == 200 || outcome.held_back;
-  const std::string unlock = acquired && !outcome.stored ? token : std::string();
-  const FetchLock::Guard* back = keep_count ? nullptr : give_back;
-  if (shared && (!unlock.empty() || back != nullptr)) {
-    co_await parts_.lock.release(lock_key, unlock, back);
-  }
+  // Not stored: the lock goes, so that waiters fetch themselves.
+  if (acquired && !outcome.stored) co_await parts_.lock.release(lock_key, token);
   // The keys pending confirmation, for /admin/status.
   const bool hold_started = outcome.held_back && !(known && known->hold);
   if (outcome.stored && hold_started) {

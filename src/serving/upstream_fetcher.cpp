@@ -73,7 +73,8 @@ std::error_code UpstreamFetcher::refusal(std::chrono::seconds* retry_after) cons
 asio::awaitable<FetchOutcome> UpstreamFetcher::fetch(const api::ApiRequest& request,
                                                      const FetchSettings& settings,
                                                      bool widget_known,
-                                                     const tracing::SpanContext* trace) {
+                                                     const tracing::SpanContext* trace,
+                                                     std::optional<GuardReservation> guard) {
   // The span has an id whether or not it is recorded: upstream gets it as the parent of what
   // it does for this request.
   tracing::Span span;
@@ -85,7 +86,8 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch(const api::ApiRequest& requ
       headers.tracestate = trace->trace_state;
     }
   }
-  FetchOutcome outcome = co_await fetch_in(request, settings, widget_known, span, headers);
+  FetchOutcome outcome =
+      co_await fetch_in(request, settings, widget_known, span, headers, std::move(guard));
   if (outcome.upstream_ms >= 0) {
     outcome.fetch_trace = span.trace_id();
     outcome.fetch_span = span.id();
@@ -106,7 +108,8 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch(const api::ApiRequest& requ
 asio::awaitable<FetchOutcome> UpstreamFetcher::fetch_in(const api::ApiRequest& request,
                                                         const FetchSettings& settings,
                                                         bool widget_known, tracing::Span& span,
-                                                        const upstream::TraceHeaders& headers) {
+                                                        const upstream::TraceHeaders& headers,
+                                                        std::optional<GuardReservation> guard) {
   FetchOutcome outcome;
   auto refuse = [&](std::error_code error, std::chrono::seconds retry_after,
                     std::optional<metrics::Withheld> withheld) {
@@ -115,19 +118,21 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch_in(const api::ApiRequest& r
     outcome.retry_after = retry_after;
   };
   std::chrono::seconds refused_for{0};
-  if (auto refused = refusal(&refused_for); refused == errc::quota_exhausted) {
-    refuse(refused, refused_for, std::nullopt);
-    co_return outcome;
-  } else if (refused && refused != errc::circuit_open) {
-    refuse(refused, refused_for, metrics::Withheld::upstream_hold);
-    co_return outcome;
-  }
+  const std::error_code refused = refusal(&refused_for);
   // The breaker itself decides (refusal() only looked): this caller may become the probe.
   // (A probe permit not reported expires.)
   const SteadyTime asked_at = parts_.clock.steady_now();
-  if (parts_.breaker.try_acquire(asked_at) == upstream::CircuitBreaker::Permit::rejected) {
+  if (refused == errc::quota_exhausted) {
+    refuse(refused, refused_for, std::nullopt);
+  } else if (refused && refused != errc::circuit_open) {
+    refuse(refused, refused_for, metrics::Withheld::upstream_hold);
+  } else if (parts_.breaker.try_acquire(asked_at) == upstream::CircuitBreaker::Permit::rejected) {
     refuse(make_error_code(errc::circuit_open), circuit_wait(parts_.breaker, asked_at),
            std::nullopt);
+  }
+  if (outcome.error) {
+    // Nothing was sent: the guard's count goes back.
+    if (guard) co_await guard->give_back();
     co_return outcome;
   }
   // Built first: GCC 12 rejects a braced list inside a co_await expression (docs/ci.md).
@@ -135,7 +140,7 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch_in(const api::ApiRequest& r
   const UpstreamPermit::Sources sources{parts_.slots, parts_.quota, parts_.redis, parts_.clock,
                                         executor};
   UpstreamPermit::Taken taken =
-      co_await UpstreamPermit::take(sources, settings.queue_wait, widget_known);
+      co_await UpstreamPermit::take(sources, settings.queue_wait, widget_known, std::move(guard));
   if (const auto* refusal = std::get_if<PermitRefusal>(&taken)) {
     if (span.recording() && refusal->grant_refused) {
       span.set("wg.quota.grant",
@@ -162,7 +167,9 @@ asio::awaitable<FetchOutcome> UpstreamFetcher::fetch_in(const api::ApiRequest& r
   const UpstreamVerdict verdict =
       classify({request.endpoint, result.ec, status, body_valid, result.response.retry_after}, now,
                settings.rate_limit_backoff);
-  co_await permit.settle_unknown(verdict.unknown_widget);
+  const UpstreamPermit::Kept kept{.unknown_id = verdict.unknown_widget,
+                                  .guard_count = verdict.action == UpstreamVerdict::Action::store};
+  co_await permit.settle(kept);
   apply(verdict, request, result, steady_now);
   if (verdict.action == UpstreamVerdict::Action::hold) {
     outcome.error = verdict.error;

@@ -69,10 +69,13 @@ class UpstreamFetcher {
   // `widget_known`: upstream has answered 200 for this widget before (or it is allowlisted);
   // otherwise the trip draws on the unknown-id budget, refunded unless upstream answers that
   // it does not know the id. `trace` (null: none): the span the fetch's own span ("upstream
-  // fetch") hangs under; upstream gets its id in `traceparent`.
+  // fetch") hangs under; upstream gets its id in `traceparent`. `guard`: the count reserved
+  // for this fetch on the widget's guard (none when the guard sets the fetch aside or Redis
+  // did not answer), kept when upstream answers with data, given back otherwise.
   boost::asio::awaitable<FetchOutcome> fetch(const api::ApiRequest& request,
                                              const FetchSettings& settings, bool widget_known,
-                                             const tracing::SpanContext* trace = nullptr);
+                                             const tracing::SpanContext* trace = nullptr,
+                                             std::optional<GuardReservation> guard = {});
 
   // The error fetch() would fail with at once, sending nothing, in this order of precedence:
   // quota_exhausted (no lease left, the fleet's month spent), upstream_rate_limited or
@@ -85,7 +88,8 @@ class UpstreamFetcher {
   boost::asio::awaitable<FetchOutcome> fetch_in(const api::ApiRequest& request,
                                                 const FetchSettings& settings, bool widget_known,
                                                 tracing::Span& span,
-                                                const upstream::TraceHeaders& headers);
+                                                const upstream::TraceHeaders& headers,
+                                                std::optional<GuardReservation> guard);
   using ElementSpans = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
   void apply(const UpstreamVerdict& verdict, const api::ApiRequest& request,
              const upstream::Result& result, SteadyTime now);

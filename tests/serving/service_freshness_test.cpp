@@ -291,6 +291,33 @@ BOOST_AUTO_TEST_CASE(a_failed_fetch_gives_its_count_back) {
   BOOST_TEST((!paced.ok() && paced.failure == RequestFacts::Failure::paced));
 }
 
+BOOST_AUTO_TEST_CASE(fetches_refused_during_upstreams_hold_count_nothing) {
+  ServiceFixture f([](config::Config& c) {
+    c.cache.derive_pages = false;
+    c.quota.widget_slack = 0;
+  });
+  BOOST_REQUIRE(f.serve(f.widget(2)).ok());  // counted: 1 of 3
+  // Upstream's 429 holds every fetch for its Retry-After (1 s): the one answered 429 fails,
+  // and those asked meanwhile are refused without being sent. None of them counts.
+  f.faults().set(stub::FaultMode::status429, 1, stub::FaultEndpoint::reviews);
+  BOOST_TEST(!f.serve(f.reviews(2, 1, 0)).ok());
+  for (std::uint32_t limit = 2; limit <= 5; ++limit) {
+    Served refused = f.serve(f.reviews(2, limit, 0));
+    BOOST_TEST(!refused.ok());
+    BOOST_TEST(refused.upstream_error == errc::upstream_rate_limited,
+               refused.upstream_error.message());
+  }
+  BOOST_TEST(f.upstream_calls() == 2u);
+  // Once the hold is over, the widget still has two fetches within its bound, then its one
+  // paced call.
+  f.clock.advance(2s);
+  BOOST_TEST(f.serve(f.reviews(2, 11, 0)).ok());
+  BOOST_TEST(f.serve(f.reviews(2, 12, 0)).ok());
+  BOOST_TEST(f.serve(f.reviews(2, 13, 0)).ok());
+  Served paced = f.serve(f.reviews(2, 14, 0));
+  BOOST_TEST((!paced.ok() && paced.failure == RequestFacts::Failure::paced));
+}
+
 BOOST_AUTO_TEST_CASE(confirming_held_back_answers_never_paces_the_widget) {
   ServiceFixture f([](config::Config& c) { c.quota.widget_slack = 0; });
   // Widget 2: 12 reviews, all googleMap. Its keys: the widget data, the all-platform window and
