@@ -3,7 +3,10 @@
 #   pass 1, build/: GCC Release, the build that ships (the Dockerfile and bench/run.sh build the
 #     same configuration; bench/run.sh reuses this directory);
 #   pass 2, build-clang-asan/: Clang Debug with AddressSanitizer + UndefinedBehaviorSanitizer,
-#     the suite again, plus the libFuzzer targets of tests/fuzz and a 10-second smoke run of each.
+#     the suite again (the tests of the test tools and deploy files aside), plus the libFuzzer
+#     targets of tests/fuzz and a 10-second smoke run of each. It builds the libraries, the
+#     executables, the in-process test programs and the fuzz targets; pass 1's driver programs
+#     (integration, hostile, bench) drive its sanitized executables (docs/ci.md, "Two passes").
 #   tests/run-all.sh
 # WG_SKIP_SANITIZERS=1 skips the second pass (a quicker local run; CI always does both).
 #   tests/run-all.sh --quick
@@ -49,9 +52,12 @@ fi
 # Each pass is one compiler: a new tree is configured with it (CXX), and an existing one must
 # have been (CMake keeps a tree's compiler; naming it again would make CMake start the tree over
 # whenever it was spelt differently, e.g. c++ for g++).
+# pass NAME DIR CXX COMPILER_ID "CTEST ARGUMENTS" CMAKE_ARGUMENTS...
 pass() {
   local name=$1 dir=$2 cxx=$3 compiler_id=$4
-  shift 4
+  local -a ctest_args
+  read -r -a ctest_args <<<"$5"
+  shift 5
   local started=$SECONDS
   CXX=$cxx cmake -S "$root" -B "$dir" -G Ninja "$@" >/dev/null
   local configured
@@ -63,11 +69,11 @@ pass() {
   fi
   cmake --build "$dir" -j "$jobs"
   local built=$SECONDS
-  ctest --test-dir "$dir" --output-on-failure -j "$jobs"
+  ctest --test-dir "$dir" --output-on-failure -j "$jobs" "${ctest_args[@]}"
   echo "run-all: $name: build $((built - started)) s, tests $((SECONDS - built)) s"
 }
 
-pass "pass 1 (GCC Release)" "$root/build" g++ GNU -DCMAKE_BUILD_TYPE=Release
+pass "pass 1 (GCC Release)" "$root/build" g++ GNU "" -DCMAKE_BUILD_TYPE=Release
 
 if [[ $skip_sanitizers == 1 ]]; then exit 0; fi
 
@@ -78,5 +84,6 @@ if [[ $skip_sanitizers == 1 ]]; then exit 0; fi
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 pass "pass 2 (Clang Debug, ASan+UBSan, fuzz smoke)" "$root/build-clang-asan" clang++ Clang \
-  -DCMAKE_BUILD_TYPE=Debug -DWG_SANITIZE=ON -DWG_FUZZ=ON
+  "-LE tools" -DCMAKE_BUILD_TYPE=Debug -DWG_SANITIZE=ON -DWG_FUZZ=ON \
+  -DWG_TEST_DRIVERS_FROM="$root/build"
 echo "run-all: both passes in $SECONDS s"

@@ -234,7 +234,7 @@ BOOST_AUTO_TEST_CASE(writes_one_folder_and_leaves_tracked_files_alone) {
 
   TempDir dir;
   const std::string out = dir.file("run");  // does not exist yet: run.sh creates it
-  const std::string build_dir = fs::path(WG_BIN_DIR).parent_path().string();
+  const std::string build_dir = fs::path(binary_dir()).parent_path().string();
   const Result r = run_script(
       {"hot-hits", "--systems", "gateway,constant", "--duration", "1s", "--warmup", "200ms",
        "--reps", "1", "--no-build", "--no-install", "--build-dir", build_dir, "--out", out},
@@ -305,7 +305,7 @@ BOOST_AUTO_TEST_CASE(two_minutes_under_every_fault_pass_and_leave_figures) {
   }
   TempDir dir;
   const std::string out = dir.file("soak");
-  const std::string build_dir = fs::path(WG_BIN_DIR).parent_path().string();
+  const std::string build_dir = fs::path(binary_dir()).parent_path().string();
   // A sanitizer build's quarantine would count as growth: keep it small for this run.
   std::map<std::string, std::string> env;
   if (const char* asan = std::getenv("ASAN_OPTIONS")) {

@@ -10,7 +10,7 @@ using wg::client_policy::Coding;
 
 namespace {
 
-struct Case {
+struct CodingCase {
   std::string accept_encoding;
   bool have_gzip;
   bool have_br;
@@ -26,7 +26,7 @@ constexpr Coding B = Coding::br;
 BOOST_AUTO_TEST_SUITE(coding_test)
 
 BOOST_AUTO_TEST_CASE(negotiation_table) {
-  const std::vector<Case> cases = {
+  const std::vector<CodingCase> cases = {
       // Absent or empty header: identity.
       {"", true, true, I},
       {"   ", true, true, I},
@@ -71,7 +71,7 @@ BOOST_AUTO_TEST_CASE(negotiation_table) {
       {"identity;q=0, gzip", true, true, G},
       {"identity;q=0, deflate", true, true, I},
       {"identity;q=0, *;q=0", true, true, I},
-      // Case-insensitivity and whitespace.
+      // CodingCase-insensitivity and whitespace.
       {"GZIP", true, true, G},
       {"Br", true, true, B},
       {"gzip ; Q=0.5 , br ; q=0.4", true, true, G},

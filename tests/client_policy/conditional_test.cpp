@@ -13,7 +13,7 @@ namespace {
 
 const std::string kTag = "\"0123456789abcdef\"";
 
-struct Case {
+struct ConditionalCase {
   std::string if_none_match;
   bool expected;
 };
@@ -34,7 +34,7 @@ BOOST_AUTO_TEST_CASE(etag_per_coding) {
 }
 
 BOOST_AUTO_TEST_CASE(if_none_match_table) {
-  const std::vector<Case> cases = {
+  const std::vector<ConditionalCase> cases = {
       // Star.
       {"*", true},
       {" * ", true},

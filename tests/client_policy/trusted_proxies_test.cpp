@@ -11,7 +11,7 @@ namespace ip = boost::asio::ip;
 
 namespace {
 
-ip::address addr(const char* text) {
+ip::address ip_of(const char* text) {
   return ip::make_address(text);
 }
 
@@ -28,34 +28,34 @@ const TrustedProxies kProxies({"10.0.0.0/8", "192.168.1.1", "2001:db8:1::/48", "
 BOOST_AUTO_TEST_SUITE(trusted_proxies_test)
 
 BOOST_AUTO_TEST_CASE(contains) {
-  BOOST_TEST(kProxies.contains(addr("10.0.0.1")));
-  BOOST_TEST(kProxies.contains(addr("10.255.255.255")));
-  BOOST_TEST(!kProxies.contains(addr("11.0.0.1")));
-  BOOST_TEST(kProxies.contains(addr("192.168.1.1")));
-  BOOST_TEST(!kProxies.contains(addr("192.168.1.2")));
-  BOOST_TEST(kProxies.contains(addr("2001:db8:1:ffff::1")));
-  BOOST_TEST(!kProxies.contains(addr("2001:db8:2::1")));
-  BOOST_TEST(kProxies.contains(addr("::1")));
-  BOOST_TEST(!kProxies.contains(addr("::2")));
+  BOOST_TEST(kProxies.contains(ip_of("10.0.0.1")));
+  BOOST_TEST(kProxies.contains(ip_of("10.255.255.255")));
+  BOOST_TEST(!kProxies.contains(ip_of("11.0.0.1")));
+  BOOST_TEST(kProxies.contains(ip_of("192.168.1.1")));
+  BOOST_TEST(!kProxies.contains(ip_of("192.168.1.2")));
+  BOOST_TEST(kProxies.contains(ip_of("2001:db8:1:ffff::1")));
+  BOOST_TEST(!kProxies.contains(ip_of("2001:db8:2::1")));
+  BOOST_TEST(kProxies.contains(ip_of("::1")));
+  BOOST_TEST(!kProxies.contains(ip_of("::2")));
   // IPv4-mapped IPv6 is the IPv4 address.
-  BOOST_TEST(kProxies.contains(addr("::ffff:10.1.2.3")));
-  BOOST_TEST(!kProxies.contains(addr("::ffff:11.1.2.3")));
+  BOOST_TEST(kProxies.contains(ip_of("::ffff:10.1.2.3")));
+  BOOST_TEST(!kProxies.contains(ip_of("::ffff:11.1.2.3")));
   // An IPv4 network never matches IPv6 addresses and the reverse.
-  BOOST_TEST(!TrustedProxies({"0.0.0.0/0"}).contains(addr("2001:db8::1")));
-  BOOST_TEST(!TrustedProxies({"::/0"}).contains(addr("1.2.3.4")));
-  BOOST_TEST(TrustedProxies({"0.0.0.0/0"}).contains(addr("1.2.3.4")));
+  BOOST_TEST(!TrustedProxies({"0.0.0.0/0"}).contains(ip_of("2001:db8::1")));
+  BOOST_TEST(!TrustedProxies({"::/0"}).contains(ip_of("1.2.3.4")));
+  BOOST_TEST(TrustedProxies({"0.0.0.0/0"}).contains(ip_of("1.2.3.4")));
   // Odd prefix lengths.
   TrustedProxies odd({"172.16.0.0/12", "2001:db8::/33"});
-  BOOST_TEST(odd.contains(addr("172.31.255.255")));
-  BOOST_TEST(!odd.contains(addr("172.32.0.0")));
-  BOOST_TEST(odd.contains(addr("2001:db8:7fff::1")));
-  BOOST_TEST(!odd.contains(addr("2001:db8:8000::1")));
+  BOOST_TEST(odd.contains(ip_of("172.31.255.255")));
+  BOOST_TEST(!odd.contains(ip_of("172.32.0.0")));
+  BOOST_TEST(odd.contains(ip_of("2001:db8:7fff::1")));
+  BOOST_TEST(!odd.contains(ip_of("2001:db8:8000::1")));
 }
 
 BOOST_AUTO_TEST_CASE(empty_and_malformed_lists) {
   TrustedProxies none({});
   BOOST_TEST(none.empty());
-  BOOST_TEST(!none.contains(addr("127.0.0.1")));
+  BOOST_TEST(!none.contains(ip_of("127.0.0.1")));
   BOOST_CHECK_THROW(TrustedProxies({"10.0.0.0/33"}), std::invalid_argument);
   BOOST_CHECK_THROW(TrustedProxies({"proxy.example"}), std::invalid_argument);
 }
@@ -108,22 +108,22 @@ BOOST_AUTO_TEST_CASE(walks) {
       {"10.0.0.2", "2001:db8:9::1, ::1", "2001:db8:9::1"},
   };
   for (const auto& w : walks) {
-    ip::address got = kProxies.client_address(addr(w.peer.c_str()), w.xff);
-    BOOST_TEST(got == addr(w.client.c_str()), "peer " << w.peer << " XFF [" << w.xff << "]: got "
+    ip::address got = kProxies.client_address(ip_of(w.peer.c_str()), w.xff);
+    BOOST_TEST(got == ip_of(w.client.c_str()), "peer " << w.peer << " XFF [" << w.xff << "]: got "
                                                       << got << ", expected " << w.client);
   }
 }
 
 BOOST_AUTO_TEST_CASE(no_trusted_proxies_means_the_peer) {
   TrustedProxies none({});
-  BOOST_TEST(none.client_address(addr("10.0.0.2"), "1.2.3.4") == addr("10.0.0.2"));
-  BOOST_TEST(none.client_address(addr("::ffff:1.2.3.4"), "") == addr("1.2.3.4"));
+  BOOST_TEST(none.client_address(ip_of("10.0.0.2"), "1.2.3.4") == ip_of("10.0.0.2"));
+  BOOST_TEST(none.client_address(ip_of("::ffff:1.2.3.4"), "") == ip_of("1.2.3.4"));
 }
 
 BOOST_AUTO_TEST_CASE(long_lists_are_walked_linearly) {
   std::string xff = "198.51.100.7";
   for (int i = 0; i < 2000; ++i) xff += ", 10.0.0." + std::to_string(i % 250 + 1);
-  BOOST_TEST(kProxies.client_address(addr("10.0.0.2"), xff) == addr("198.51.100.7"));
+  BOOST_TEST(kProxies.client_address(ip_of("10.0.0.2"), xff) == ip_of("198.51.100.7"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()  // trusted_proxies_test

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "integration/stack.hpp"
-#include "support/sanitizer.hpp"
+#include "support/binaries.hpp"
 
 using namespace wg::test;
 using namespace std::chrono_literals;
@@ -40,10 +40,10 @@ namespace {
 
 constexpr std::size_t kMiB = 1024 * 1024;
 
-// Under AddressSanitizer (the gateway is built like this test) freed memory sits in quarantine
-// and resident memory follows allocation churn, not live memory: there only the gateway's own
-// count of what answers hold (wg_output_pending_bytes) is checked against the budget.
-constexpr bool kRssMeansLiveMemory = !kAddressSanitized;
+// Under AddressSanitizer freed memory sits in quarantine and resident memory follows allocation
+// churn, not live memory: for a sanitized gateway only its own count of what answers hold
+// (wg_output_pending_bytes) is checked against the budget.
+bool rss_means_live_memory() { return !binaries_sanitized(); }
 
 // Resident memory of a process, in bytes (VmRSS).
 std::size_t rss_bytes(pid_t pid) {
@@ -299,11 +299,11 @@ std::size_t total(const std::vector<std::unique_ptr<TrickleClient>>& clients, F 
 
 // The widget with 700 reviews (the stub's widget 0), its windows cached, so that every page
 // asked for below is cut from them: distinct pages, no upstream request each.
-struct World {
+struct SlowWorld {
   RedisServer redis;
   Stub stub;
   std::string widget;
-  World() {
+  SlowWorld() {
     auto widgets = stub.widgets(1);
     if (widgets.empty() || widgets[0].total_review_amount != 700) {
       throw std::runtime_error("the stub's widget 0 should have 700 reviews");
@@ -348,7 +348,7 @@ BOOST_AUTO_TEST_CASE(http2_zero_window_trickle_is_bounded_and_closed) {
   // each), 40 HTTP/2 sessions with their buffers, and what the allocator keeps of two worker
   // threads' churn.
   constexpr std::size_t kAllowance = 32 * kMiB;
-  World world;
+  SlowWorld world;
   Gateway gateway(world.stub.base_url(), world.redis.url(), {},
                   "[server]\n"
                   "max_pending_output_bytes = \"64MiB\"\n"
@@ -383,7 +383,7 @@ BOOST_AUTO_TEST_CASE(http2_zero_window_trickle_is_bounded_and_closed) {
                                  << pending / kMiB << " MiB");
   BOOST_TEST(answered >= kConnections);  // the attack did pin answers
   BOOST_TEST(total(clients, [](auto& c) { return c.other_statuses; }) == 0u);
-  if (kRssMeansLiveMemory) BOOST_TEST(held < before + kBudget + kAllowance);
+  if (rss_means_live_memory()) BOOST_TEST(held < before + kBudget + kAllowance);
   BOOST_TEST(pending <= static_cast<double>(kBudget));
 
   // A normal client is served meanwhile, over both protocols.
@@ -418,7 +418,7 @@ BOOST_AUTO_TEST_CASE(http1_clients_that_never_read_are_bounded_and_closed) {
   // Beyond the budget: 400 connections' buffers, parsers and coroutine frames (a few KiB
   // each), and what the allocator keeps of two worker threads' churn.
   constexpr std::size_t kAllowance = 16 * kMiB;
-  World world;
+  SlowWorld world;
   Gateway gateway(world.stub.base_url(), world.redis.url(), {},
                   "[server]\n"
                   "max_pending_output_bytes = \"8MiB\"\n"
@@ -451,7 +451,7 @@ BOOST_AUTO_TEST_CASE(http1_clients_that_never_read_are_bounded_and_closed) {
                                             << " MiB; connections paused " << paused
                                             << ", answers refused " << refused);
   BOOST_TEST(pending > 0);
-  if (kRssMeansLiveMemory) BOOST_TEST(held < before + kBudget + kAllowance);
+  if (rss_means_live_memory()) BOOST_TEST(held < before + kBudget + kAllowance);
   BOOST_TEST(pending <= static_cast<double>(kBudget));
 
   BOOST_TEST(eventually(
@@ -502,7 +502,7 @@ std::size_t body_files_open(pid_t pid) {
 // upstream's on every answer, clients that stop reading such an answer are closed as slow
 // readers as the in-memory path closes them, and clients that hang up mid-answer cost nothing.
 BOOST_AUTO_TEST_CASE(big_pages_sent_from_a_file_are_upstreams_bytes_and_slow_readers_end) {
-  World world;
+  SlowWorld world;
   Gateway gateway(world.stub.base_url(), world.redis.url(), {},
                   "[server]\n"
                   "send_rate_interval = \"2s\"\n");

@@ -15,19 +15,8 @@ using namespace wg::test;
 
 namespace {
 
-const std::map<std::string, std::string> kAuth{{"Authorization", "Bearer s3cret"}};
-
 bool is_hit(const HttpResponse& r) {
   return r.header("cache-status").find("; hit") != std::string::npos;
-}
-
-bool contains(const std::string& text, std::string_view part) {
-  return text.find(part) != std::string::npos;
-}
-
-// /readyz says Redis is up (the first commands have been answered).
-bool redis_up(std::uint16_t admin_port) {
-  return eventually([&] { return contains(http_get(admin_port, "/readyz").body, "\"up\""); });
 }
 
 struct QuotaFigures {
@@ -36,7 +25,7 @@ struct QuotaFigures {
 };
 
 QuotaFigures quota_figures(std::uint16_t admin_port) {
-  auto answer = http_get(admin_port, "/admin/quota", kAuth);
+  auto answer = http_get(admin_port, "/admin/quota", kAdminAuth);
   BOOST_REQUIRE_EQUAL(answer.status, 200);
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
@@ -79,7 +68,7 @@ BOOST_AUTO_TEST_CASE(purge_reaches_every_instance_sharing_the_redis) {
   const auto before = stub.stats().total;
   BOOST_TEST(before == 3u);
 
-  auto purge = http_request(a.admin_port(), "POST", "/admin/purge?widget=" + ids[0].id, kAuth);
+  auto purge = http_request(a.admin_port(), "POST", "/admin/purge?widget=" + ids[0].id, kAdminAuth);
   BOOST_TEST(purge.status == 200);
   // Both instances miss the purged widget (once: the first miss refills the shared cache)...
   BOOST_TEST(eventually([&] { return !is_hit(b.get(widget_path(ids[0].id))); }));
@@ -90,7 +79,7 @@ BOOST_AUTO_TEST_CASE(purge_reaches_every_instance_sharing_the_redis) {
   BOOST_TEST(stub.stats().total == before + 1);
 
   // Purge-all from the other instance drops everything everywhere.
-  BOOST_TEST(http_request(b.admin_port(), "POST", "/admin/purge-all", kAuth).status == 200);
+  BOOST_TEST(http_request(b.admin_port(), "POST", "/admin/purge-all", kAdminAuth).status == 200);
   BOOST_TEST(eventually([&] { return !is_hit(a.get(widget_path(ids[1].id))); }));
   BOOST_TEST(is_hit(b.get(widget_path(ids[1].id))));
 }
@@ -103,7 +92,7 @@ BOOST_AUTO_TEST_CASE(warm_fetches_widget_data_and_the_first_window) {
   stub.reset();
 
   std::string body = "[\"" + ids[0].id + "\",\"" + ids[1].id + "\",\"bad id\"]";
-  auto headers = kAuth;
+  auto headers = kAdminAuth;
   headers["Content-Type"] = "application/json";
   // http_request sends no body: use raw bytes.
   std::string raw =
@@ -145,13 +134,13 @@ BOOST_AUTO_TEST_CASE(entry_inspection_reports_both_tiers) {
   auto ids = stub.widgets(1);
   Gateway gateway(stub.base_url(), redis.url(), {"--admin-token", "s3cret"});
   auto missing =
-      http_request(gateway.admin_port(), "GET", "/admin/entry?widget=" + ids[0].id, kAuth);
+      http_request(gateway.admin_port(), "GET", "/admin/entry?widget=" + ids[0].id, kAdminAuth);
   BOOST_TEST(missing.status == 200);
   BOOST_TEST(missing.body.find("\"l1\":{\"cached\":false}") != std::string::npos, missing.body);
 
   gateway.get(reviews_path(ids[0].id, "limit=300&skip=0"));
   auto found = http_request(gateway.admin_port(), "GET",
-                            "/admin/entry?widget=" + ids[0].id + "&limit=300", kAuth);
+                            "/admin/entry?widget=" + ids[0].id + "&limit=300", kAdminAuth);
   BOOST_TEST(found.status == 200);
   BOOST_TEST(found.body.find("\"key\":\"wg:{" + ids[0].id + "}:r:*:300:0\"") != std::string::npos,
              found.body);
@@ -160,7 +149,7 @@ BOOST_AUTO_TEST_CASE(entry_inspection_reports_both_tiers) {
   BOOST_TEST(found.body.find("\"fresh_until\"") != std::string::npos);
 
   auto bad = http_request(gateway.admin_port(), "GET",
-                          "/admin/entry?widget=" + ids[0].id + "&limit=0", kAuth);
+                          "/admin/entry?widget=" + ids[0].id + "&limit=0", kAdminAuth);
   BOOST_TEST(bad.status == 400);
   auto no_token = http_request(gateway.admin_port(), "GET", "/admin/entry?widget=x");
   BOOST_TEST(no_token.status == 401);
@@ -202,11 +191,11 @@ BOOST_AUTO_TEST_CASE(two_key_prefixes_on_one_redis_share_no_entry_purge_or_quota
 
     // Purges: once a second gateway of the purging fleet has heard it, the other fleet (which
     // would have heard it by then on a shared channel) still hits.
-    BOOST_TEST(http_request(b->admin_port(), "POST", "/admin/purge-all", kAuth).status == 200);
+    BOOST_TEST(http_request(b->admin_port(), "POST", "/admin/purge-all", kAdminAuth).status == 200);
     BOOST_TEST(eventually([&] { return !is_hit(b2->get(widget_path(ids[0].id))); }));
     BOOST_TEST(is_hit(a->get(widget_path(ids[0].id))));
     BOOST_TEST(is_hit(a2->get(widget_path(ids[0].id))));
-    auto purge = http_request(a->admin_port(), "POST", "/admin/purge?widget=" + ids[0].id, kAuth);
+    auto purge = http_request(a->admin_port(), "POST", "/admin/purge?widget=" + ids[0].id, kAdminAuth);
     BOOST_TEST(purge.status == 200);
     BOOST_TEST(eventually([&] { return !is_hit(a2->get(widget_path(ids[0].id))); }));
     BOOST_TEST(is_hit(b2->get(widget_path(ids[0].id))));
@@ -241,7 +230,7 @@ BOOST_AUTO_TEST_CASE(quota_remaining_is_the_limit_less_used_and_leased) {
   auto ids = stub.widgets(8);
   Gateway gateway(stub.base_url(), redis.url(),
                   {"--admin-token", "s3cret", "--quota-limit", "1000"});
-  BOOST_REQUIRE(redis_up(gateway.admin_port()));
+  BOOST_REQUIRE(redis_up_soon(gateway.admin_port()));
   for (const auto& widget : ids) BOOST_TEST(gateway.get(widget_path(widget.id)).status == 200);
 
   // The lease the spending took is reserved until it is spent or given back (idle for minutes).
@@ -271,14 +260,14 @@ BOOST_AUTO_TEST_CASE(entry_of_a_derived_page_shows_the_window_it_was_cut_from) {
   BOOST_REQUIRE(widget.total_review_amount >= 60u);
   const std::string& id = widget.id;
   Gateway gateway(stub.base_url(), redis.url(), {"--admin-token", "s3cret"});
-  BOOST_REQUIRE(redis_up(gateway.admin_port()));
+  BOOST_REQUIRE(redis_up_soon(gateway.admin_port()));
   auto page = gateway.get(reviews_path(id, "limit=20&skip=40"));
   BOOST_REQUIRE_EQUAL(page.status, 200);
   BOOST_TEST(contains(page.header("cache-status"), "detail=derived"), page.header("cache-status"));
 
   // Page 2 of 20 is skip 40: the page just served, not the first one.
   auto answer =
-      http_get(gateway.admin_port(), "/admin/entry?widget=" + id + "&limit=20&page=2", kAuth);
+      http_get(gateway.admin_port(), "/admin/entry?widget=" + id + "&limit=20&page=2", kAdminAuth);
   BOOST_REQUIRE_EQUAL(answer.status, 200);
   const std::string& body = answer.body;
   const std::string prefix = "wg:{" + id + "}:";
@@ -327,7 +316,7 @@ BOOST_AUTO_TEST_CASE(entry_of_a_derived_page_shows_the_window_it_was_cut_from) {
 
   // skip and page together are ambiguous.
   auto both = http_get(gateway.admin_port(),
-                       "/admin/entry?widget=" + id + "&limit=20&page=2&skip=40", kAuth);
+                       "/admin/entry?widget=" + id + "&limit=20&page=2&skip=40", kAdminAuth);
   BOOST_TEST(both.status == 400);
 }
 
@@ -339,7 +328,7 @@ BOOST_AUTO_TEST_CASE(public_readyz_may_answer_the_status_alone) {
   TempDir dir;
   const std::string path = dir.write("gateway.toml", "[server]\npublic_readyz_detail = false\n");
   Gateway gateway(stub.base_url(), redis.url(), {"--config", path});
-  BOOST_REQUIRE(redis_up(gateway.admin_port()));
+  BOOST_REQUIRE(redis_up_soon(gateway.admin_port()));
 
   auto bare = gateway.get("/readyz");
   BOOST_TEST(bare.status == 200);

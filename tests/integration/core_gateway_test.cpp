@@ -9,12 +9,12 @@ using namespace wg::test;
 
 namespace {
 
-struct Stack {
+struct CoreStack {
   RedisServer redis;
   Stub stub;
   Gateway gateway{stub.base_url(), redis.url()};
   std::string id0, id1, id2;
-  Stack() {
+  CoreStack() {
     auto widgets = stub.widgets(3);
     BOOST_REQUIRE_EQUAL(widgets.size(), 3u);
     id0 = widgets[0].id;
@@ -29,7 +29,7 @@ struct Stack {
 BOOST_AUTO_TEST_SUITE(core_gateway_test)
 
 BOOST_AUTO_TEST_CASE(second_request_is_a_hit_and_never_reaches_upstream) {
-  Stack s;
+  CoreStack s;
   auto first = s.gateway.get(widget_path(s.id0));
   BOOST_TEST(first.status == 200);
   BOOST_TEST(first.header("cache-status").find("fwd=uri-miss") != std::string::npos);
@@ -51,7 +51,7 @@ BOOST_AUTO_TEST_CASE(second_request_is_a_hit_and_never_reaches_upstream) {
 }
 
 BOOST_AUTO_TEST_CASE(bodies_are_byte_identical_to_upstream) {
-  Stack s;
+  CoreStack s;
   for (const std::string& target :
        {widget_path(s.id0), reviews_path(s.id0, "limit=300"), reviews_path(s.id0, "limit=7&skip=3"),
         reviews_path(s.id2, "limit=5&type=googleMap"), reviews_path(s.id1, "limit=10")}) {
@@ -71,7 +71,7 @@ BOOST_AUTO_TEST_CASE(bodies_are_byte_identical_to_upstream) {
 }
 
 BOOST_AUTO_TEST_CASE(invalid_requests_get_contract_errors_and_never_reach_upstream) {
-  Stack s;
+  CoreStack s;
   const std::string r = "/api/v1/widgets/widget/" + s.id0 + "/reviews/remote";
   struct Case {
     std::string method, target;
@@ -132,7 +132,7 @@ BOOST_AUTO_TEST_CASE(invalid_requests_get_contract_errors_and_never_reach_upstre
 }
 
 BOOST_AUTO_TEST_CASE(unknown_widgets_are_answered_as_upstream_does) {
-  Stack s;
+  CoreStack s;
   const std::string unknown = "0123456789abcdef01234567";
   auto widget = s.gateway.get(widget_path(unknown));
   BOOST_TEST(widget.status == 404);
@@ -291,7 +291,7 @@ BOOST_AUTO_TEST_CASE(serves_without_redis_and_uses_it_once_it_appears) {
 }
 
 BOOST_AUTO_TEST_CASE(head_answers_like_get_without_a_body_and_fills_the_cache) {
-  Stack s;
+  CoreStack s;
   auto head = http_request(s.gateway.port(), "HEAD", widget_path(s.id0));
   BOOST_TEST(head.status == 200);
   BOOST_TEST(head.body.empty());
@@ -302,7 +302,7 @@ BOOST_AUTO_TEST_CASE(head_answers_like_get_without_a_body_and_fills_the_cache) {
 }
 
 BOOST_AUTO_TEST_CASE(health_endpoints) {
-  Stack s;
+  CoreStack s;
   auto health = s.gateway.get("/healthz");
   BOOST_TEST(health.status == 200);
   // Degraded until every Redis connection is up, a few milliseconds after the listeners (more

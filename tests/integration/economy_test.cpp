@@ -19,7 +19,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::map<std::string, std::string> kAdmin{{"Authorization", "Bearer s3cret"}};
 const std::vector<std::string> kPlatforms{"doubleGis", "yaSprav",   "avito",
                                           "zoon",      "vkontakte", "prodoctorov",
                                           "otzovik",   "googleMap", "yaBusiness"};
@@ -93,12 +92,6 @@ std::vector<HttpResponse> get_all(
   }
   for (auto& w : workers) w.join();
   return answers;
-}
-
-std::size_t count_of(const std::string& text, const std::string& needle) {
-  std::size_t n = 0;
-  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
 }
 
 struct Walk {
@@ -207,7 +200,7 @@ BOOST_AUTO_TEST_CASE(a_purge_in_the_middle_starts_the_count_again) {
   const std::vector<std::string> first(w.targets.begin(), w.targets.begin() + half);
   get_all(gateway.port(), first, 4);
   BOOST_TEST(w.stub.stats().total <= w.bound);
-  auto purge = http_request(gateway.admin_port(), "POST", "/admin/purge?widget=" + w.id, kAdmin);
+  auto purge = http_request(gateway.admin_port(), "POST", "/admin/purge?widget=" + w.id, kAdminAuth);
   BOOST_REQUIRE(purge.status == 200);
   // The purge reaches the instance's L1 through Redis pub/sub within a second.
   BOOST_REQUIRE(eventually([&] {

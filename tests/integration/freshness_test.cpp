@@ -50,12 +50,8 @@ std::size_t reviews_of(const std::string& body) {
   return reviews.size();
 }
 
-HttpResponse admin(std::uint16_t port, std::string_view method, const std::string& target) {
+HttpResponse admin_call(std::uint16_t port, std::string_view method, const std::string& target) {
   return http_request(port, method, target, {{"Authorization", std::string("Bearer ") + kToken}});
-}
-
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 struct Answer {
@@ -192,10 +188,10 @@ BOOST_AUTO_TEST_CASE(a_glitch_is_held_back_and_visitors_keep_their_reviews) {
              1);
   BOOST_TEST(gw.process().output().find("\"event\":\"upstream_unconfirmed\"") != std::string::npos);
   // Listed as pending, with its time, on /admin/status and /admin/entry.
-  const std::string status = admin(gw.admin_port(), "GET", "/admin/status").body;
+  const std::string status = admin_call(gw.admin_port(), "GET", "/admin/status").body;
   BOOST_TEST(status.find("\"unconfirmed\":{\"total\":1,\"keys\":[{\"key\":\"wg:{" + id + "}:w\"") !=
              std::string::npos);
-  const std::string entry = admin(gw.admin_port(), "GET", "/admin/entry?widget=" + id).body;
+  const std::string entry = admin_call(gw.admin_port(), "GET", "/admin/entry?widget=" + id).body;
   BOOST_TEST(entry.find("\"unconfirmed\":{\"since\":") != std::string::npos);
 
   // The change is real: after confirm_after it is adopted, and the pages follow.
@@ -231,7 +227,7 @@ BOOST_AUTO_TEST_CASE(a_soft_purge_keeps_serving_while_one_call_per_key_refreshes
   }
   stub.reset();
   stub.latency(2000);  // slow: a visitor waiting for it would be answered fwd=uri-miss
-  HttpResponse purged = admin(a.admin_port(), "POST", "/admin/purge?widget=" + id + "&soft=1");
+  HttpResponse purged = admin_call(a.admin_port(), "POST", "/admin/purge?widget=" + id + "&soft=1");
   BOOST_REQUIRE_EQUAL(purged.status, 200);
   BOOST_TEST(purged.body == "{\"purged\":\"" + id + "\",\"soft\":true}");
   std::size_t stale_answers = 0;
@@ -320,7 +316,7 @@ BOOST_AUTO_TEST_CASE(freshness_is_visible_to_an_operator) {
   const auto now = static_cast<long long>(unix_now());
   const double next = metric_sum(gw.admin_port(), "wg_next_refresh_timestamp_seconds");
   BOOST_TEST(static_cast<long long>(next) == (now / 86400 + 1) * 86400);
-  const std::string status = admin(gw.admin_port(), "GET", "/admin/status").body;
+  const std::string status = admin_call(gw.admin_port(), "GET", "/admin/status").body;
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   BOOST_REQUIRE(!parser.parse(status).get(doc));

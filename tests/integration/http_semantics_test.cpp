@@ -26,13 +26,13 @@ using Headers = std::map<std::string, std::string>;
 
 // A redis-server, the stub and one gateway started with `config_toml`, whose text may name
 // widget ids: "{id0}".."{id9}" are replaced by the stub's first widgets before it starts.
-struct Stack {
+struct SemanticsStack {
   RedisServer redis;
   Stub stub;
   std::vector<std::string> ids;
   std::unique_ptr<Gateway> gateway;
 
-  explicit Stack(std::string config_toml = "") {
+  explicit SemanticsStack(std::string config_toml = "") {
     for (const auto& w : stub.widgets(10)) ids.push_back(w.id);
     BOOST_REQUIRE_EQUAL(ids.size(), 10u);
     for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -93,10 +93,6 @@ RawResponse raw_request(std::uint16_t port, const std::string& method, const std
   }
   out.body = bytes.substr(end + 4);
   return out;
-}
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
 }
 
 bool all_digits(const std::string& s) {
@@ -309,7 +305,7 @@ long long intended_freshness(const HttpResponse& r, long long cap) {
 BOOST_AUTO_TEST_SUITE(http_semantics_test)
 
 BOOST_AUTO_TEST_CASE(etag_per_coding_and_if_none_match_give_304_without_upstream_calls) {
-  Stack s;
+  SemanticsStack s;
   const std::string target = reviews_path(s.ids[0], "limit=50");
   auto identity = s.get(target);
   auto gzip = s.get(target, {{"Accept-Encoding", "gzip"}});
@@ -403,7 +399,7 @@ BOOST_AUTO_TEST_CASE(etag_per_coding_and_if_none_match_give_304_without_upstream
 }
 
 BOOST_AUTO_TEST_CASE(codings_follow_accept_encoding_and_decode_to_the_upstream_bytes) {
-  Stack s;
+  SemanticsStack s;
   const std::string target = reviews_path(s.ids[0], "limit=100");
   const std::string upstream = stub_get(s.stub, target).body;
   BOOST_REQUIRE_GT(upstream.size(), 1024u);
@@ -503,7 +499,7 @@ BOOST_AUTO_TEST_CASE(codings_follow_accept_encoding_and_decode_to_the_upstream_b
 BOOST_AUTO_TEST_CASE(a_client_side_cache_library_stores_hits_for_the_intended_time) {
   // The cap binds here (entries live until upstream's next daily refresh, hours away, or at
   // least min_ttl); stale-* are advertised.
-  Stack s(
+  SemanticsStack s(
       "[cache]\nmax_age_cap = \"10m\"\nstale_while_revalidate = \"30s\"\n"
       "stale_if_error = \"1h\"\n[upstream]\ntimeout = \"2s\"\n");
   const long long cap = 600;
@@ -639,7 +635,7 @@ BOOST_AUTO_TEST_CASE(a_client_side_cache_library_stores_hits_for_the_intended_ti
 BOOST_AUTO_TEST_CASE(freshness_shorter_than_the_cap_ends_with_the_gateways_own) {
   // max_ttl (2m) is below the cap (1h): downstream freshness is what the gateway has left, and
   // with no stale-* configured the Cache-Control line is bare.
-  Stack s(
+  SemanticsStack s(
       "[cache]\nmax_ttl = \"2m\"\nmin_ttl = \"1m\"\nmax_age_cap = \"1h\"\n"
       "stale_while_revalidate = \"0s\"\nstale_if_error = \"0s\"\n");
   const std::string target = reviews_path(s.ids[1], "limit=100");
@@ -680,7 +676,7 @@ BOOST_AUTO_TEST_CASE(unknown_widgets_are_no_store_unless_negative_max_age_is_set
   const std::string unknown = widget_path("0123456789abcdef01234567");  // the stub: 404
   const std::string invalid = widget_path("not*valid");                 // refused locally
   {
-    Stack s;
+    SemanticsStack s;
     for (const std::string& target : {unknown, invalid}) {
       auto r = s.get(target);
       BOOST_TEST(r.status == 404);
@@ -690,7 +686,7 @@ BOOST_AUTO_TEST_CASE(unknown_widgets_are_no_store_unless_negative_max_age_is_set
   }
   {
     // Capped like every answer: 2m asked, 1m cap.
-    Stack s("[cache]\nnegative_max_age = \"2m\"\nmax_age_cap = \"1m\"\n");
+    SemanticsStack s("[cache]\nnegative_max_age = \"2m\"\nmax_age_cap = \"1m\"\n");
     for (const std::string& target : {unknown, unknown, invalid}) {
       auto r = s.get(target);
       BOOST_TEST(r.status == 404);
@@ -705,7 +701,7 @@ BOOST_AUTO_TEST_CASE(unknown_widgets_are_no_store_unless_negative_max_age_is_set
 }
 
 BOOST_AUTO_TEST_CASE(success_answers_refuse_ranges_and_ignore_range_requests) {
-  Stack s;
+  SemanticsStack s;
   auto full = s.get(widget_path(s.ids[0]));
   auto ranged = s.get(widget_path(s.ids[0]), {{"Range", "bytes=0-9"}});
   BOOST_TEST(ranged.status == 200);
@@ -718,7 +714,7 @@ BOOST_AUTO_TEST_CASE(success_answers_refuse_ranges_and_ignore_range_requests) {
 }
 
 BOOST_AUTO_TEST_CASE(cors_allowlist_echoes_allowed_origins_and_varies_on_origin) {
-  Stack s("[cors]\nallowed_origins = [\"https://shop.example\", \"http://localhost:3000\"]\n");
+  SemanticsStack s("[cors]\nallowed_origins = [\"https://shop.example\", \"http://localhost:3000\"]\n");
   const std::string target = widget_path(s.ids[0]);
   const std::string allowed = "https://shop.example";
   const std::string disallowed = "https://evil.example";
@@ -812,7 +808,7 @@ BOOST_AUTO_TEST_CASE(cors_allowlist_echoes_allowed_origins_and_varies_on_origin)
 }
 
 BOOST_AUTO_TEST_CASE(cors_star_allows_every_origin_without_varying_on_it) {
-  Stack s("[cors]\nallowed_origins = [\"*\"]\n");
+  SemanticsStack s("[cors]\nallowed_origins = [\"*\"]\n");
   const std::string target = widget_path(s.ids[0]);
   for (const std::string origin : {"https://shop.example", "https://other.example", ""}) {
     BOOST_TEST_CONTEXT("Origin: " << origin) {
@@ -842,7 +838,7 @@ BOOST_AUTO_TEST_CASE(cors_star_allows_every_origin_without_varying_on_it) {
 }
 
 BOOST_AUTO_TEST_CASE(no_cors_config_sends_no_cors_headers) {
-  Stack s;
+  SemanticsStack s;
   auto r = s.get(widget_path(s.ids[0]), {{"Origin", "https://shop.example"}});
   BOOST_TEST(r.status == 200);
   BOOST_TEST(r.header("access-control-allow-origin").empty());
@@ -856,7 +852,7 @@ BOOST_AUTO_TEST_CASE(no_cors_config_sends_no_cors_headers) {
 }
 
 BOOST_AUTO_TEST_CASE(widget_allowlist_answers_other_ids_as_unknown_without_upstream_calls) {
-  Stack s("[access]\nwidgets = [\"{id0}\", \"{id1}\"]\n");
+  SemanticsStack s("[access]\nwidgets = [\"{id0}\", \"{id1}\"]\n");
   for (const std::string& id : {s.ids[2], s.ids[3], std::string("0123456789abcdef01234567")}) {
     BOOST_TEST_CONTEXT(id) {
       auto widget = s.get(widget_path(id));
@@ -880,7 +876,7 @@ BOOST_AUTO_TEST_CASE(widget_allowlist_answers_other_ids_as_unknown_without_upstr
 BOOST_AUTO_TEST_CASE(per_ip_limit_refuses_misses_after_the_burst_but_never_hits) {
   // A slow refill (one token per 100 s) so that no token comes back while the test runs,
   // however slow the machine: the outcome never depends on timing.
-  Stack s("[access]\nper_ip_rate = 0.01\nper_ip_burst = 2\n");
+  SemanticsStack s("[access]\nper_ip_rate = 0.01\nper_ip_burst = 2\n");
   BOOST_TEST(s.get(widget_path(s.ids[0])).status == 200);
   BOOST_TEST(s.get(widget_path(s.ids[1])).status == 200);
   BOOST_TEST(s.stub.stats().total == 2u);
@@ -918,7 +914,7 @@ BOOST_AUTO_TEST_CASE(per_ip_limit_refuses_misses_after_the_burst_but_never_hits)
 }
 
 BOOST_AUTO_TEST_CASE(per_ip_limit_buckets_forwarded_clients_behind_trusted_proxies) {
-  Stack s("[access]\nper_ip_rate = 0.01\nper_ip_burst = 2\ntrusted_proxies = [\"127.0.0.1/32\"]\n");
+  SemanticsStack s("[access]\nper_ip_rate = 0.01\nper_ip_burst = 2\ntrusted_proxies = [\"127.0.0.1/32\"]\n");
   auto as = [&](const std::string& client, int i) {
     return s.get(widget_path(s.ids[i]), {{"X-Forwarded-For", client}}).status;
   };

@@ -19,12 +19,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::map<std::string, std::string> kAdmin{{"Authorization", "Bearer s3cret"}};
-
-long long number(const std::string& text) {
-  return text.empty() || text == "(nil)" ? 0 : std::stoll(text);
-}
-
 // A JSON member of a flat object, as text ("" when absent).
 std::string json_field(const std::string& body, const std::string& name) {
   const std::string needle = "\"" + name + "\":";
@@ -53,7 +47,7 @@ std::vector<std::string> random_unknown_ids(Stub& stub, int count, unsigned seed
 
 // GETs of `targets` over `threads` client threads; `headers_for(i)` gives request i's headers.
 // Returns the statuses in order.
-std::vector<int> get_all(
+std::vector<int> statuses_of_all(
     std::uint16_t port, const std::vector<std::string>& targets, int threads,
     const std::function<std::map<std::string, std::string>(std::size_t)>& headers_for = {}) {
   std::vector<int> statuses(targets.size(), 0);
@@ -72,7 +66,7 @@ std::vector<int> get_all(
   return statuses;
 }
 
-int count_of(const std::vector<int>& statuses, int status) {
+int count_status(const std::vector<int>& statuses, int status) {
   return static_cast<int>(std::count(statuses.begin(), statuses.end(), status));
 }
 
@@ -97,21 +91,21 @@ BOOST_AUTO_TEST_CASE(a_flood_of_random_ids_spends_only_the_unknown_budget) {
   const auto ids = random_unknown_ids(stub, 10000, 7);
   std::vector<std::string> first(ids.begin(), ids.begin() + 5000);
   for (auto& id : first) id = widget_path(id);
-  auto statuses = get_all(gateway.port(), first, 8);
+  auto statuses = statuses_of_all(gateway.port(), first, 8);
   const auto after_one_client = stub.stats().total;
-  BOOST_TEST(count_of(statuses, 404) + count_of(statuses, 429) == 5000);
+  BOOST_TEST(count_status(statuses, 404) + count_status(statuses, 429) == 5000);
   BOOST_TEST(after_one_client <= 20u);  // 10 at once, then 0.2/s for the test's few seconds
-  BOOST_TEST(count_of(statuses, 429) >= 4980);
+  BOOST_TEST(count_status(statuses, 429) >= 4980);
   auto refused = gateway.get(first.back());
   BOOST_TEST(refused.status == 429);
   BOOST_TEST(refused.body.find("\"code\":\"rate_limited\"") != std::string::npos);
-  BOOST_TEST(number(refused.header("retry-after")) >= 1);
+  BOOST_TEST(counter_value(refused.header("retry-after")) >= 1);
 
   // 5,000 more, each from another address behind the trusted proxy: the per-client limit no
   // longer binds, the month's budget for unknown ids (500) does.
   std::vector<std::string> second(ids.begin() + 5000, ids.end());
   for (auto& id : second) id = widget_path(id);
-  statuses = get_all(gateway.port(), second, 8, [](std::size_t i) {
+  statuses = statuses_of_all(gateway.port(), second, 8, [](std::size_t i) {
     return std::map<std::string, std::string>{
         {"X-Forwarded-For", "10." + std::to_string(i / 65536 % 256) + "." +
                                 std::to_string(i / 256 % 256) + "." + std::to_string(i % 256)}};
@@ -120,15 +114,15 @@ BOOST_AUTO_TEST_CASE(a_flood_of_random_ids_spends_only_the_unknown_budget) {
   BOOST_TEST_MESSAGE("upstream calls: " << after_one_client << " from one client, "
                                         << upstream_calls << " in all");
   BOOST_TEST(upstream_calls <= 500u);
-  BOOST_TEST(count_of(statuses, 404) + after_one_client == upstream_calls);
-  BOOST_TEST(count_of(statuses, 429) ==
+  BOOST_TEST(count_status(statuses, 404) + after_one_client == upstream_calls);
+  BOOST_TEST(count_status(statuses, 429) ==
              static_cast<int>(5000 - (upstream_calls - after_one_client)));
 
   // What /admin/quota and the metrics say.
-  auto quota = http_get(gateway.admin_port(), "/admin/quota", kAdmin).body;
+  auto quota = http_get(gateway.admin_port(), "/admin/quota", kAdminAuth).body;
   BOOST_TEST_MESSAGE(quota);
   BOOST_TEST(json_field(quota, "unknown_limit") == "500");
-  BOOST_TEST(number(json_field(quota, "unknown_used")) == static_cast<long long>(upstream_calls));
+  BOOST_TEST(counter_value(json_field(quota, "unknown_used")) == static_cast<long long>(upstream_calls));
   BOOST_TEST(metric_sum(gateway.admin_port(), "wg_upstream_withheld_total",
                         "reason=\"unknown_client\"") >= 4980);
   BOOST_TEST(metric_sum(gateway.admin_port(), "wg_upstream_withheld_total",
@@ -136,7 +130,7 @@ BOOST_AUTO_TEST_CASE(a_flood_of_random_ids_spends_only_the_unknown_budget) {
 
   // The known widget keeps its budget: purged, it is fetched again, and so is a page of it.
   BOOST_REQUIRE_EQUAL(
-      http_request(gateway.admin_port(), "POST", "/admin/purge?widget=" + known, kAdmin).status,
+      http_request(gateway.admin_port(), "POST", "/admin/purge?widget=" + known, kAdminAuth).status,
       200);
   BOOST_TEST(gateway.get(widget_path(known)).status == 200);
   BOOST_TEST(
@@ -289,11 +283,11 @@ BOOST_AUTO_TEST_CASE(upstream_retry_after_is_honoured_by_every_worker) {
   auto first = gateway.get(widget_path(widgets[1].id));
   BOOST_TEST(first.status == 429);
   BOOST_TEST(first.body.find("\"code\":\"rate_limited\"") != std::string::npos);
-  BOOST_TEST(number(first.header("retry-after")) >= 29);
+  BOOST_TEST(counter_value(first.header("retry-after")) >= 29);
   std::vector<std::string> cold;
   for (std::size_t i = 2; i < 12; ++i) cold.push_back(widget_path(widgets[i].id));
-  auto statuses = get_all(gateway.port(), cold, 4);  // new connections: both workers
-  BOOST_TEST(count_of(statuses, 429) == 10);
+  auto statuses = statuses_of_all(gateway.port(), cold, 4);  // new connections: both workers
+  BOOST_TEST(count_status(statuses, 429) == 10);
   auto stale = gateway.get(widget_path(widgets[0].id));
   BOOST_TEST(stale.status == 200);
   BOOST_TEST(stale.header("cache-status").find("detail=stale-if-error") != std::string::npos);
@@ -309,7 +303,7 @@ BOOST_AUTO_TEST_CASE(upstream_503_with_an_http_date_holds_until_then) {
   auto first = gateway.get(widget_path(widgets[1].id));
   BOOST_TEST(first.status == 503);
   BOOST_TEST(first.body.find("\"code\":\"service_unavailable\"") != std::string::npos);
-  const auto retry_after = number(first.header("retry-after"));
+  const auto retry_after = counter_value(first.header("retry-after"));
   BOOST_TEST(retry_after >= 1);
   BOOST_TEST(retry_after <= 4);
   BOOST_TEST(gateway.get(widget_path(widgets[2].id)).status == 503);
@@ -328,10 +322,10 @@ BOOST_AUTO_TEST_CASE(max_in_flight_and_a_full_queue_answer_503_at_once) {
   stub.latency(1500);
   std::vector<std::string> targets;
   for (std::size_t i = 0; i < 6; ++i) targets.push_back(widget_path(widgets[i].id));
-  auto statuses = get_all(gateway.port(), targets, 6);
+  auto statuses = statuses_of_all(gateway.port(), targets, 6);
   // Two in flight, one waiting for them; three refused without being sent.
-  BOOST_TEST(count_of(statuses, 200) == 3);
-  BOOST_TEST(count_of(statuses, 503) == 3);
+  BOOST_TEST(count_status(statuses, 200) == 3);
+  BOOST_TEST(count_status(statuses, 503) == 3);
   BOOST_TEST(stub.stats().total == 3u);
   BOOST_TEST(metric_sum(gateway.admin_port(), "wg_upstream_withheld_total", "reason=\"busy\"") ==
              3);

@@ -9,22 +9,15 @@
 #include <thread>
 
 #include "stack.hpp"
-#include "support/sanitizer.hpp"
 
 using namespace wg::test;
 using namespace std::chrono_literals;
 
 namespace {
 
-const std::map<std::string, std::string> kAdmin{{"Authorization", "Bearer s3cret"}};
-
-long long number(const std::string& text) {
-  return text.empty() || text == "(nil)" ? 0 : std::stoll(text);
-}
-
 // `used` in /admin/quota; -1 when it cannot be read.
 long long used_of(Gateway& gateway) {
-  const std::string body = http_get(gateway.admin_port(), "/admin/quota", kAdmin).body;
+  const std::string body = http_get(gateway.admin_port(), "/admin/quota", kAdminAuth).body;
   const std::string needle = "\"used\":";
   const auto at = body.find(needle);
   if (at == std::string::npos) return -1;
@@ -56,12 +49,11 @@ int fetch_widgets(Gateway& gateway, const std::vector<StubWidget>& widgets, std:
 }
 
 // libfaketime and AddressSanitizer both take clock_gettime over while a process starts: a
-// sanitized process under libfaketime hangs before main. Cases that need a skewed clock run in
+// sanitized gateway under libfaketime hangs before main. Cases that need a skewed clock run in
 // the Release pass.
 boost::test_tools::assertion_result runs_under_libfaketime(boost::unit_test::test_unit_id) {
-  boost::test_tools::assertion_result result(!kAddressSanitized);
-  if (kAddressSanitized)
-    result.message() << "a process built with AddressSanitizer hangs under libfaketime";
+  boost::test_tools::assertion_result result(!binaries_sanitized());
+  if (!result) result.message() << "a gateway built with AddressSanitizer hangs under libfaketime";
   return result;
 }
 
@@ -109,7 +101,7 @@ BOOST_AUTO_TEST_CASE(redis_restarted_empty_gets_the_month_back_from_a_live_insta
       [&] { return c->get("/readyz").body.find("\"redis\":\"up\"") != std::string::npos; }));
   // c reconnects and reports: the month comes back at least as high as what it saw.
   BOOST_TEST(eventually([&] {
-    return number(redis.command({"GET", current_quota_key()})) >= before &&
+    return counter_value(redis.command({"GET", current_quota_key()})) >= before &&
            c->process().output().find("quota_counter_restored") != std::string::npos;
   }));
   BOOST_TEST(used_of(*c) >= before);
@@ -128,7 +120,7 @@ BOOST_AUTO_TEST_CASE(redis_restarted_empty_gets_the_month_back_from_a_live_insta
   // Counting goes on; after the last stop the count is exact.
   BOOST_TEST(fetch_widgets(*c, widgets, next, 5) == 5);
   BOOST_TEST(c->process().stop() == 0);
-  BOOST_TEST(number(redis.command({"GET", current_quota_key()})) ==
+  BOOST_TEST(counter_value(redis.command({"GET", current_quota_key()})) ==
              static_cast<long long>(stub.stats().total));
   BOOST_TEST(redis.integer({"HGET", current_quota_key() + ":leases", "leased"}) == 0);
 }
@@ -157,11 +149,11 @@ BOOST_AUTO_TEST_CASE(a_deleted_counter_never_takes_used_down) {
   });
   BOOST_TEST(back);
   BOOST_TEST(lowest == 15);
-  BOOST_TEST(number(redis.command({"GET", current_quota_key()})) >= 15);
+  BOOST_TEST(counter_value(redis.command({"GET", current_quota_key()})) >= 15);
 
   BOOST_TEST(fetch_widgets(*gateway, widgets, next, 5) == 5);
   BOOST_TEST(gateway->process().stop() == 0);
-  BOOST_TEST(number(redis.command({"GET", current_quota_key()})) ==
+  BOOST_TEST(counter_value(redis.command({"GET", current_quota_key()})) ==
              static_cast<long long>(stub.stats().total));
 }
 
@@ -197,7 +189,7 @@ BOOST_AUTO_TEST_CASE(a_cache_redis_full_to_its_maxmemory_evicts_entries_never_th
   // Counting goes on in the full Redis, and the count stays exact.
   BOOST_TEST(fetch_widgets(*gateway, widgets, next, 10) == 10);
   BOOST_TEST(gateway->process().stop() == 0);
-  BOOST_TEST(number(redis.command({"GET", current_quota_key()})) ==
+  BOOST_TEST(counter_value(redis.command({"GET", current_quota_key()})) ==
              static_cast<long long>(stub.stats().total));
   BOOST_TEST(redis.integer({"HGET", current_quota_key() + ":leases", "leased"}) == 0);
   BOOST_TEST(redis.command({"EXISTS", "wg:known-widgets"}) == "1");
@@ -235,7 +227,7 @@ BOOST_AUTO_TEST_CASE(a_request_never_sent_upstream_never_counts) {
   BOOST_TEST(refused.body.find("quota_exhausted") != std::string::npos, refused.body);
   BOOST_TEST(gateway.process().stop() == 0);
   BOOST_TEST(stub->stats().total == 4u);
-  BOOST_TEST(number(redis.command({"GET", current_quota_key()})) == 4);
+  BOOST_TEST(counter_value(redis.command({"GET", current_quota_key()})) == 4);
   BOOST_TEST(redis.integer({"HGET", current_quota_key() + ":leases", "leased"}) == 0);
 }
 
@@ -272,7 +264,7 @@ BOOST_AUTO_TEST_CASE(an_instance_forty_days_ahead_times_redis_by_redis,
   std::this_thread::sleep_for(2500ms);  // two more reports (and month sweeps) of b's
   BOOST_TEST(redis.integer({"EXISTS", counter}) == 1);
   BOOST_TEST(b.process().output().find("quota_months_deleted") == std::string::npos);
-  BOOST_TEST(http_get(b.admin_port(), "/admin/quota", kAdmin)
+  BOOST_TEST(http_get(b.admin_port(), "/admin/quota", kAdminAuth)
                  .body.find("\"month\":\"" + counter.substr(counter.find('{') + 1, 7) + "\"") !=
              std::string::npos);
   // A copy it stored, as the fleet reads it: fresh for at most the hour any copy gets.

@@ -15,10 +15,6 @@ using RedisPki = wg::redis::test::TestPki;
 
 namespace {
 
-bool redis_up(Gateway& gateway) {
-  return gateway.get("/readyz").body.find("\"redis\":\"up\"") != std::string::npos;
-}
-
 // GETs of `targets` round-robin from one client thread until stopped; counts what failed.
 class Traffic {
  public:
@@ -69,7 +65,7 @@ BOOST_AUTO_TEST_CASE(an_acl_user_with_its_password_works_and_a_wrong_password_is
   const std::string secret = dir.write("redis-password", "app-secret\n");
   Gateway good(stub.base_url(), "redis://app@127.0.0.1:" + port + "/0", {},
                "[redis]\npassword_file = \"" + secret + "\"\n");
-  BOOST_TEST(eventually([&] { return redis_up(good); }));
+  BOOST_TEST(eventually([&] { return redis_up(good.port()); }));
   BOOST_TEST(good.get(widget_path(widgets[0].id)).status == 200);
   BOOST_TEST(eventually([&] {
     return good.get(widget_path(widgets[0].id)).header("cache-status").find("hit") !=
@@ -79,7 +75,7 @@ BOOST_AUTO_TEST_CASE(an_acl_user_with_its_password_works_and_a_wrong_password_is
   // A wrong password: never "up", and the log says why.
   Gateway wrong(stub.base_url(), "redis://app:nope@127.0.0.1:" + port + "/0");
   BOOST_TEST(wrong.process().wait_for_line("WRONGPASS").has_value());
-  BOOST_TEST(!redis_up(wrong));
+  BOOST_TEST(!redis_up(wrong.port()));
   BOOST_TEST(wrong.get("/readyz").body.find("\"redis\":\"down\"") != std::string::npos);
   BOOST_TEST(wrong.get(widget_path(widgets[1].id)).status == 200);  // it serves: L1 + upstream
 }
@@ -95,14 +91,14 @@ BOOST_AUTO_TEST_CASE(tls_with_the_ca_of_the_server_and_only_with_it) {
   Gateway trusting(stub.base_url(), redis.url(), {},
                    "[redis]\ntls_ca_file = \"" + pki.ca_cert + "\"\n");
   BOOST_TEST(redis.url().rfind("rediss://", 0) == 0);
-  BOOST_TEST(eventually([&] { return redis_up(trusting); }));
+  BOOST_TEST(eventually([&] { return redis_up(trusting.port()); }));
   BOOST_TEST(trusting.get(widget_path(widgets[0].id)).status == 200);
   BOOST_TEST(eventually([&] { return redis.command({"DBSIZE"}) != "0"; }));  // stored in Redis
 
   Gateway doubting(stub.base_url(), redis.url(), {},
                    "[redis]\ntls_ca_file = \"" + pki.other_ca_cert + "\"\n");
   BOOST_TEST(doubting.process().wait_for_line("redis_down").has_value());
-  BOOST_TEST(!redis_up(doubting));
+  BOOST_TEST(!redis_up(doubting.port()));
 }
 
 BOOST_AUTO_TEST_CASE(a_sentinel_failover_under_traffic_fails_no_cached_request) {
@@ -119,7 +115,7 @@ BOOST_AUTO_TEST_CASE(a_sentinel_failover_under_traffic_fails_no_cached_request) 
   auto gateway =
       std::make_unique<Gateway>(stub.base_url(), "redis://127.0.0.1:1/0",
                                 std::vector<std::string>{"--admin-token", "s3cret"}, config);
-  BOOST_REQUIRE(eventually([&] { return redis_up(*gateway); }));
+  BOOST_REQUIRE(eventually([&] { return redis_up(gateway->port()); }));
   std::vector<std::string> cached;
   for (std::size_t i = 0; i < 10; ++i) {
     cached.push_back(widget_path(widgets[i].id));
@@ -132,7 +128,7 @@ BOOST_AUTO_TEST_CASE(a_sentinel_failover_under_traffic_fails_no_cached_request) 
     const auto new_primary = topology.failover();
     BOOST_TEST(new_primary != old_primary);
     // The gateway follows: new misses are stored in the new primary.
-    BOOST_TEST(eventually([&] { return redis_up(*gateway); }));
+    BOOST_TEST(eventually([&] { return redis_up(gateway->port()); }));
     for (std::size_t i = 10; i < 20; ++i) {
       BOOST_TEST(gateway->get(widget_path(widgets[i].id)).status == 200);
     }
@@ -167,7 +163,7 @@ BOOST_AUTO_TEST_CASE(a_switch_master_moves_every_connection_while_the_old_primar
   auto gateway =
       std::make_unique<Gateway>(stub.base_url(), "redis://127.0.0.1:1/0",
                                 std::vector<std::string>{"--admin-token", "s3cret"}, config);
-  BOOST_REQUIRE(eventually([&] { return redis_up(*gateway); }));
+  BOOST_REQUIRE(eventually([&] { return redis_up(gateway->port()); }));
   const auto old_primary = topology.primary_port();
   RedisNode& old_node = topology.node_on(old_primary);
   // Two workers' connections, the control thread's and the purge subscriber's.
@@ -242,7 +238,7 @@ BOOST_AUTO_TEST_CASE(two_gateways_on_a_redis_cluster_share_cache_quota_and_purge
   const std::vector<std::string> flags{"--admin-token", "s3cret"};
   Gateway a(stub.base_url(), "redis://127.0.0.1:1/0", flags, config);
   Gateway b(stub.base_url(), "redis://127.0.0.1:1/0", flags, config);
-  BOOST_REQUIRE(eventually([&] { return redis_up(a) && redis_up(b); }));
+  BOOST_REQUIRE(eventually([&] { return redis_up(a.port()) && redis_up(b.port()); }));
 
   auto is_hit = [](const HttpResponse& r) {
     return r.status == 200 && r.header("cache-status").find("hit") != std::string::npos;

@@ -23,8 +23,6 @@ using namespace wg::test;
 
 namespace {
 
-const std::map<std::string, std::string> kAuth{{"Authorization", "Bearer s3cret"}};
-
 std::vector<std::string> lines_with(const std::string& text, std::string_view needle) {
   std::vector<std::string> found;
   std::istringstream in(text);
@@ -32,10 +30,6 @@ std::vector<std::string> lines_with(const std::string& text, std::string_view ne
     if (line.find(needle) != std::string::npos) found.push_back(line);
   }
   return found;
-}
-
-std::string event_needle(std::string_view name) {
-  return "\"event\":\"" + std::string(name) + "\"";
 }
 
 // The `count`-th line (1-based) of event `name`, once printed; "" when it never is.
@@ -48,10 +42,6 @@ std::string wait_for_event(ChildProcess& process, std::string_view name, std::si
     return true;
   });
   return line;
-}
-
-bool contains(const std::string& text, std::string_view part) {
-  return text.find(part) != std::string::npos;
 }
 
 // A number after `name` ("ttl=", "max-age=") in a header value; -1 when absent.
@@ -75,7 +65,7 @@ std::string utc_time_of_day(std::chrono::minutes ahead) {
   return buf;
 }
 
-HttpResponse admin(Gateway& gw, const std::string& target,
+HttpResponse admin_get(Gateway& gw, const std::string& target,
                    const std::map<std::string, std::string>& headers = {}) {
   return http_get(gw.admin_port(), target, headers);
 }
@@ -90,11 +80,6 @@ std::vector<std::string> array_items(const std::string& line, const std::string&
   std::istringstream in(line.substr(at + open.size(), end - at - open.size()));
   for (std::string item; std::getline(in, item, ',');) items.push_back(item);
   return items;
-}
-
-bool redis_up(std::uint16_t admin_port) {
-  return eventually(
-      [&] { return contains(http_get(admin_port, "/readyz").body, "\"redis\":\"up\""); });
 }
 
 std::string one_widget(Stub& stub) {
@@ -121,7 +106,7 @@ BOOST_AUTO_TEST_CASE(a_smaller_max_ttl_or_another_refresh_at_holds_what_is_cache
   TempDir dir;
   const std::string path = dir.write("gateway.toml", config("2h", far));
   Gateway gw(stub.base_url(), redis.url(), {"--config", path});
-  BOOST_REQUIRE(redis_up(gw.admin_port()));
+  BOOST_REQUIRE(redis_up_soon(gw.admin_port()));
 
   auto first = gw.get(widget_path(id));
   BOOST_REQUIRE_EQUAL(first.status, 200);
@@ -146,7 +131,7 @@ BOOST_AUTO_TEST_CASE(a_smaller_max_ttl_or_another_refresh_at_holds_what_is_cache
 
   // The copy in Redis too: an instance started with the new file reads it held.
   Gateway second(stub.base_url(), redis.url(), {"--config", path});
-  BOOST_REQUIRE(redis_up(second.admin_port()));
+  BOOST_REQUIRE(redis_up_soon(second.admin_port()));
   auto from_redis = second.get(widget_path(id));
   BOOST_REQUIRE_EQUAL(from_redis.status, 200);
   BOOST_TEST(contains(from_redis.header("cache-status"), "; hit"));
@@ -195,7 +180,7 @@ BOOST_AUTO_TEST_CASE(reloaded_names_the_keys_changed_and_those_a_flag_or_variabl
              line);
   const std::string restart = wait_for_event(gw.process(), "reload_needs_restart");
   BOOST_TEST(contains(restart, "\"keys\":[\"server.drain_timeout\"]"), restart);
-  auto quota = admin(gw, "/admin/quota", kAuth);
+  auto quota = admin_get(gw, "/admin/quota", kAdminAuth);
   BOOST_TEST(contains(quota.body, "\"limit\":1000"), quota.body);
 
   // Nothing edited: nothing changed, and the overrides are still worth a warning.
@@ -228,11 +213,11 @@ BOOST_AUTO_TEST_CASE(admin_config_shows_the_running_configuration_without_secret
   for (const std::map<std::string, std::string>& wrong :
        {std::map<std::string, std::string>{},
         std::map<std::string, std::string>{{"Authorization", "Bearer s3cre"}}}) {
-    auto refused = admin(gw, "/admin/config", wrong);
+    auto refused = admin_get(gw, "/admin/config", wrong);
     BOOST_TEST(refused.status == 401);
     BOOST_TEST(refused.header("www-authenticate").find("Bearer") == 0u);
   }
-  auto shown = admin(gw, "/admin/config", kAuth);
+  auto shown = admin_get(gw, "/admin/config", kAdminAuth);
   BOOST_REQUIRE_EQUAL(shown.status, 200);
   BOOST_TEST(shown.header("content-type") == "application/toml; charset=utf-8");
   BOOST_TEST(shown.header("cache-control") == "no-store");
@@ -240,19 +225,19 @@ BOOST_AUTO_TEST_CASE(admin_config_shows_the_running_configuration_without_secret
   BOOST_TEST(contains(shown.body, "\nmax_ttl = \"2h\"\n"), shown.body);
   BOOST_TEST(contains(shown.body, "# token = (set, redacted)"), shown.body);
   BOOST_TEST(!contains(shown.body, "s3cret"), shown.body);
-  BOOST_TEST(http_request(gw.admin_port(), "POST", "/admin/config", kAuth).status == 405);
+  BOOST_TEST(http_request(gw.admin_port(), "POST", "/admin/config", kAdminAuth).status == 405);
 
   // After a reload: the reloaded value, and the start-up one of a key waiting for a restart.
   dir.write("gateway.toml", config("30m", "5s"));
   gw.process().signal(SIGHUP);
   BOOST_REQUIRE(!wait_for_event(gw.process(), "reloaded").empty());
-  shown = admin(gw, "/admin/config", kAuth);
+  shown = admin_get(gw, "/admin/config", kAdminAuth);
   BOOST_TEST(contains(shown.body, "\nmax_ttl = \"30m\"\n"), shown.body);
   BOOST_TEST(contains(shown.body, "\ndrain_timeout = \"10s\"\n"), shown.body);
 
   // Without a token the admin API, this part included, does not exist.
   Gateway open(stub.base_url(), redis.url());
-  BOOST_TEST(admin(open, "/admin/config", kAuth).status == 404);
+  BOOST_TEST(admin_get(open, "/admin/config", kAdminAuth).status == 404);
 }
 
 BOOST_AUTO_TEST_CASE(a_jitter_longer_than_max_ttl_is_refused_at_start_and_on_reload) {
@@ -331,7 +316,7 @@ BOOST_AUTO_TEST_CASE(a_reloaded_quota_utc_offset_loses_no_count) {
     const std::time_t t = std::time(nullptr) + offset_hours * 3600;
     std::tm tm{};
     gmtime_r(&t, &tm);
-    char key[32];
+    char key[64];
     std::snprintf(key, sizeof key, "wg:quota:{%04d-%02d}", tm.tm_year + 1900, tm.tm_mon + 1);
     return std::string(key);
   };

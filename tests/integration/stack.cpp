@@ -223,6 +223,26 @@ bool eventually(const std::function<bool()>& done, std::chrono::milliseconds lim
   return true;
 }
 
+bool redis_up(std::uint16_t port) {
+  return contains(http_get(port, "/readyz").body, "\"redis\":\"up\"");
+}
+
+bool redis_up_soon(std::uint16_t port) {
+  return eventually([port] { return redis_up(port); });
+}
+
+std::string event_needle(std::string_view name) {
+  return "\"event\":\"" + std::string(name) + "\"";
+}
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+long long counter_value(const std::string& reply) {
+  return reply.empty() || reply == "(nil)" ? 0 : std::stoll(reply);
+}
+
 TestPki::TestPki() {
   auto run = [](const std::string& command) {
     if (std::system((command + " >/dev/null 2>&1").c_str()) != 0) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "support/process.hpp"
+#include "support/text.hpp"
 
 namespace wg::test {
 
@@ -87,6 +88,23 @@ std::string current_quota_key(const std::string& prefix = "wg:");
 
 // Polls `done` every 20 ms until it holds or `limit` passes; returns done().
 bool eventually(const std::function<bool()>& done, std::chrono::milliseconds limit = 20s);
+
+// The admin token the tests start gateways with (`--admin-token s3cret`), as a header.
+inline const std::map<std::string, std::string> kAdminAuth{{"Authorization", "Bearer s3cret"}};
+
+// Whether /readyz on `port` (the public or the admin listener) says Redis is up: one probe.
+bool redis_up(std::uint16_t port);
+// The same, polled until it holds (eventually's limit): the first commands have been answered.
+bool redis_up_soon(std::uint16_t port);
+
+// What a JSON log line of event `name` contains.
+std::string event_needle(std::string_view name);
+
+// Now, as Unix seconds with fractions.
+double unix_now();
+
+// Redis's answer to a GET of a counter as a number (0 for a key that does not exist).
+long long counter_value(const std::string& reply);
 
 // widget-gateway's command line with ephemeral listeners, the given upstream and Redis, and
 // two io threads.

@@ -13,10 +13,9 @@ using namespace wg::test;
 
 namespace {
 
-const std::map<std::string, std::string> kAuth{{"Authorization", "Bearer s3cret"}};
 const std::map<std::string, std::string> kWrong{{"Authorization", "Bearer s3creT"}};
 
-std::uint64_t number(simdjson::simdjson_result<simdjson::dom::element> value) {
+std::uint64_t json_number(simdjson::simdjson_result<simdjson::dom::element> value) {
   std::uint64_t n = 0;
   if (value.get(n) != simdjson::SUCCESS) return UINT64_MAX;
   return n;
@@ -30,38 +29,33 @@ std::string text(simdjson::simdjson_result<simdjson::dom::element> value) {
 
 // The calls /admin/top-widgets lists per widget id.
 std::map<std::string, std::uint64_t> top_calls(std::uint16_t admin_port, const std::string& n) {
-  const auto answer = http_get(admin_port, "/admin/top-widgets?n=" + n, kAuth);
+  const auto answer = http_get(admin_port, "/admin/top-widgets?n=" + n, kAdminAuth);
   BOOST_REQUIRE_EQUAL(answer.status, 200);
   simdjson::dom::parser parser;
   simdjson::dom::element doc = parser.parse(answer.body);
   std::map<std::string, std::uint64_t> calls;
   for (simdjson::dom::element w : doc["widgets"].get_array()) {
-    BOOST_TEST(number(w["error"]) == 0u);  // few widgets: every count is exact
-    calls[text(w["id"])] = number(w["upstream_calls"]);
+    BOOST_TEST(json_number(w["error"]) == 0u);  // few widgets: every count is exact
+    calls[text(w["id"])] = json_number(w["upstream_calls"]);
   }
   return calls;
 }
 
-struct Result {
+struct CurlAnswer {
   int exit_code = -1;
   std::string output;
 };
 
-Result curl(std::vector<std::string> flags, const std::string& url) {
+CurlAnswer curl_get(std::vector<std::string> flags, const std::string& url) {
   std::vector<std::string> argv{"curl", "-sS", "--max-time", "20", "-w", "\n%{http_code}"};
   for (auto& f : flags) argv.push_back(std::move(f));
   argv.push_back(url);
   ChildProcess process(std::move(argv));
   const int status = process.wait_exit(std::chrono::seconds(30));
-  Result result;
+  CurlAnswer result;
   result.exit_code = status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   result.output = process.output();
   return result;
-}
-
-bool ends_with(const std::string& text, const std::string& tail) {
-  return text.size() >= tail.size() &&
-         text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
 }
 
 }  // namespace
@@ -102,14 +96,14 @@ BOOST_AUTO_TEST_CASE(the_page_needs_no_token_and_is_locked_down_the_data_needs_o
       BOOST_TEST(none.status == 401);
       BOOST_TEST(none.header("www-authenticate") == "Bearer");
       BOOST_TEST(http_get(gateway.admin_port(), target, kWrong).status == 401);
-      const auto with = http_get(gateway.admin_port(), target, kAuth);
+      const auto with = http_get(gateway.admin_port(), target, kAdminAuth);
       BOOST_TEST(with.status == 200);
       BOOST_TEST(with.header("cache-control") == "no-store");
       BOOST_TEST(with.body.find("s3cret") == std::string::npos);
     }
   }
-  BOOST_TEST(http_get(gateway.admin_port(), "/admin/top-widgets?n=0", kAuth).status == 400);
-  BOOST_TEST(http_get(gateway.admin_port(), "/admin/top-widgets?n=x", kAuth).status == 400);
+  BOOST_TEST(http_get(gateway.admin_port(), "/admin/top-widgets?n=0", kAdminAuth).status == 400);
+  BOOST_TEST(http_get(gateway.admin_port(), "/admin/top-widgets?n=x", kAdminAuth).status == 400);
 }
 
 BOOST_AUTO_TEST_CASE(no_token_configured_no_page) {
@@ -177,26 +171,26 @@ BOOST_AUTO_TEST_CASE(status_shows_traffic_quota_redis_circuit_and_workers) {
   // The quota reaches the figures within a report or two; the rates need two samples.
   const bool settled = eventually(
       [&] {
-        const auto answer = http_get(gateway.admin_port(), "/admin/status", kAuth);
+        const auto answer = http_get(gateway.admin_port(), "/admin/status", kAdminAuth);
         if (answer.status != 200) return false;
         body = answer.body;
         doc = parser.parse(body);
         double rate = -1;
-        return number(doc["quota"]["used"]) == sent &&
-               number(doc["upstream_today"]["calls"]) == sent &&
+        return json_number(doc["quota"]["used"]) == sent &&
+               json_number(doc["upstream_today"]["calls"]) == sent &&
                doc["traffic"]["requests_per_second"].get(rate) == simdjson::SUCCESS &&
                text(doc["redis"]["state"]) == "up";
       },
       std::chrono::seconds(30));
   BOOST_TEST_MESSAGE(body);
   BOOST_REQUIRE(settled);
-  BOOST_TEST(number(doc["traffic"]["requests_total"]) == std::uint64_t{kRequests});
+  BOOST_TEST(json_number(doc["traffic"]["requests_total"]) == std::uint64_t{kRequests});
   double hit_ratio = -1;
   BOOST_REQUIRE(doc["traffic"]["hit_ratio_since_start"].get(hit_ratio) == simdjson::SUCCESS);
   // Every request that did not go upstream was answered from a cache.
   BOOST_TEST(hit_ratio == double(kRequests - sent) / kRequests, boost::test_tools::tolerance(1e-3));
-  BOOST_TEST(number(doc["upstream_today"]["bound"]) >= 3000u / 31u);
-  BOOST_TEST(number(doc["quota"]["limit"]) == 3000u);
+  BOOST_TEST(json_number(doc["upstream_today"]["bound"]) >= 3000u / 31u);
+  BOOST_TEST(json_number(doc["quota"]["limit"]) == 3000u);
   BOOST_TEST(text(doc["quota"]["mode"]) == "normal");
   BOOST_TEST(doc["quota"]["history"].get_array().size() >= 1u);
   BOOST_TEST(text(doc["redis"]["mode"]) == "standalone");
@@ -205,7 +199,7 @@ BOOST_AUTO_TEST_CASE(status_shows_traffic_quota_redis_circuit_and_workers) {
   std::uint64_t worker_requests = 0;
   std::size_t workers = 0;
   for (simdjson::dom::element w : doc["workers"].get_array()) {
-    worker_requests += number(w["requests"]);
+    worker_requests += json_number(w["requests"]);
     BOOST_TEST(text(w["redis"]) == "up");
     ++workers;
   }
@@ -215,7 +209,7 @@ BOOST_AUTO_TEST_CASE(status_shows_traffic_quota_redis_circuit_and_workers) {
   // Redis gone: the page says so.
   redis.stop();
   BOOST_TEST(eventually([&] {
-    const auto answer = http_get(gateway.admin_port(), "/admin/status", kAuth);
+    const auto answer = http_get(gateway.admin_port(), "/admin/status", kAdminAuth);
     return answer.status == 200 && text(parser.parse(answer.body)["redis"]["state"]) == "down";
   }));
 }
@@ -229,21 +223,21 @@ BOOST_AUTO_TEST_CASE(the_admin_listener_serves_the_page_over_tls_when_configured
                       pki.server_key + "\"\n");
   const std::string base = "https://127.0.0.1:" + std::to_string(gateway.admin_port());
 
-  const Result page = curl({"--cacert", pki.ca_cert, "-D", "-"}, base + "/admin/ui");
+  const CurlAnswer page = curl_get({"--cacert", pki.ca_cert, "-D", "-"}, base + "/admin/ui");
   BOOST_TEST(page.exit_code == 0, page.output);
   BOOST_TEST(ends_with(page.output, "\n200"), page.output);
   BOOST_TEST(page.output.find("frame-ancestors 'none'") != std::string::npos);
   BOOST_TEST(page.output.find("<!doctype html>") != std::string::npos);
 
-  const Result data =
-      curl({"--cacert", pki.ca_cert, "-H", "Authorization: Bearer s3cret"}, base + "/admin/status");
+  const CurlAnswer data =
+      curl_get({"--cacert", pki.ca_cert, "-H", "Authorization: Bearer s3cret"}, base + "/admin/status");
   BOOST_TEST(ends_with(data.output, "\n200"), data.output);
   BOOST_TEST(data.output.find("\"quota\"") != std::string::npos);
-  BOOST_TEST(ends_with(curl({"--cacert", pki.ca_cert}, base + "/admin/status").output, "\n401"));
+  BOOST_TEST(ends_with(curl_get({"--cacert", pki.ca_cert}, base + "/admin/status").output, "\n401"));
   // An unknown CA is refused, and plain HTTP gets no page.
-  BOOST_TEST(curl({"--cacert", pki.other_ca_cert}, base + "/admin/ui").exit_code != 0);
-  const Result plain =
-      curl({}, "http://127.0.0.1:" + std::to_string(gateway.admin_port()) + "/admin/ui");
+  BOOST_TEST(curl_get({"--cacert", pki.other_ca_cert}, base + "/admin/ui").exit_code != 0);
+  const CurlAnswer plain =
+      curl_get({}, "http://127.0.0.1:" + std::to_string(gateway.admin_port()) + "/admin/ui");
   BOOST_TEST(plain.output.find("<!doctype html>") == std::string::npos);
 }
 

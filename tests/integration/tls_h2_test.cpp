@@ -18,33 +18,28 @@ using Pki = wg::redis::test::TestPki;
 
 namespace {
 
-struct Result {
+struct CurlOutcome {
   int exit_code = -1;
   std::string output;
 };
 
 // Runs a client to its end (bounded) and returns what it printed.
-Result run(std::vector<std::string> argv) {
+CurlOutcome run(std::vector<std::string> argv) {
   ChildProcess process(std::move(argv));
   const int status = process.wait_exit(std::chrono::seconds(30));
-  Result result;
+  CurlOutcome result;
   result.exit_code = status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   result.output = process.output();
   return result;
 }
 
 // curl's view of one GET: "<status> <http version>" then the body.
-Result curl(std::vector<std::string> flags, const std::string& url) {
+CurlOutcome curl_h2(std::vector<std::string> flags, const std::string& url) {
   std::vector<std::string> argv{"curl", "-sS", "--max-time",
                                 "20",   "-w",  "\n%{http_code} %{http_version}"};
   for (auto& f : flags) argv.push_back(std::move(f));
   argv.push_back(url);
   return run(std::move(argv));
-}
-
-bool ends_with(const std::string& text, const std::string& tail) {
-  return text.size() >= tail.size() &&
-         text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
 }
 
 std::string config_with_tls(const Pki& pki) {
@@ -54,7 +49,7 @@ std::string config_with_tls(const Pki& pki) {
 
 // The serial number of the certificate the server presents, as openssl prints it.
 std::string presented_serial(std::uint16_t port) {
-  Result shown = run({"sh", "-c",
+  CurlOutcome shown = run({"sh", "-c",
                       "openssl s_client -connect 127.0.0.1:" + std::to_string(port) +
                           " </dev/null 2>/dev/null | openssl x509 -noout -serial"});
   return shown.output;
@@ -73,10 +68,10 @@ BOOST_AUTO_TEST_CASE(https_serves_http2_and_http1_by_alpn_with_the_same_answers)
   const std::string base = "https://127.0.0.1:" + std::to_string(gateway.port());
   const std::string widget = base + widget_path(ids[0].id);
 
-  Result h2 = curl({"--cacert", pki.ca_cert, "--http2"}, widget);
+  CurlOutcome h2 = curl_h2({"--cacert", pki.ca_cert, "--http2"}, widget);
   BOOST_TEST(h2.exit_code == 0, h2.output);
   BOOST_TEST(ends_with(h2.output, "\n200 2"), h2.output);
-  Result h1 = curl({"--cacert", pki.ca_cert, "--http1.1"}, widget);
+  CurlOutcome h1 = curl_h2({"--cacert", pki.ca_cert, "--http1.1"}, widget);
   BOOST_TEST(h1.exit_code == 0, h1.output);
   BOOST_TEST(ends_with(h1.output, "\n200 1.1"), h1.output);
   // The same bytes either way (the second one a hit), and one upstream call.
@@ -86,13 +81,13 @@ BOOST_AUTO_TEST_CASE(https_serves_http2_and_http1_by_alpn_with_the_same_answers)
 
   // Errors are the same JSON over h2, and two requests share one h2 connection.
   const std::string bad = base + reviews_path(ids[0].id, "limit=0");
-  Result errors = curl({"--cacert", pki.ca_cert, "--http2", bad}, bad);
+  CurlOutcome errors = curl_h2({"--cacert", pki.ca_cert, "--http2", bad}, bad);
   BOOST_TEST(ends_with(errors.output, "\n400 2"), errors.output);
   BOOST_TEST(errors.output.find("\"code\":\"limit_invalid\"") != std::string::npos, errors.output);
 
   // Without the CA the certificate is refused; TLS below 1.2 is refused by the server.
-  BOOST_TEST(curl({"--http2"}, widget).exit_code != 0);
-  Result old = curl({"--cacert", pki.ca_cert, "--tlsv1.1", "--tls-max", "1.1"}, widget);
+  BOOST_TEST(curl_h2({"--http2"}, widget).exit_code != 0);
+  CurlOutcome old = curl_h2({"--cacert", pki.ca_cert, "--tlsv1.1", "--tls-max", "1.1"}, widget);
   BOOST_TEST(old.exit_code != 0, old.output);
 }
 
@@ -104,12 +99,12 @@ BOOST_AUTO_TEST_CASE(nghttp_speaks_h2_over_tls_and_h2c_with_prior_knowledge) {
   {
     Gateway plain(stub.base_url(), redis.url());
     const std::string url = "http://127.0.0.1:" + std::to_string(plain.port());
-    Result h2c = curl({"--http2-prior-knowledge"}, url + widget_path(ids[1].id));
+    CurlOutcome h2c = curl_h2({"--http2-prior-knowledge"}, url + widget_path(ids[1].id));
     BOOST_TEST(ends_with(h2c.output, "\n200 2"), h2c.output);
     // HTTP/1.1 on the same listener still works.
-    BOOST_TEST(ends_with(curl({}, url + "/healthz").output, "\n200 1.1"));
+    BOOST_TEST(ends_with(curl_h2({}, url + "/healthz").output, "\n200 1.1"));
     // nghttp: prior knowledge for http:// URLs; -n discards the body, -s prints statistics.
-    Result ng = run({"nghttp", "-ns", url + widget_path(ids[1].id), url + "/healthz"});
+    CurlOutcome ng = run({"nghttp", "-ns", url + widget_path(ids[1].id), url + "/healthz"});
     BOOST_TEST(ng.exit_code == 0, ng.output);
     // HTTP/2 requests count in the per-worker request totals like HTTP/1.1 ones: 4 so far.
     const std::string metrics = http_get(plain.admin_port(), "/metrics").body;
@@ -122,7 +117,7 @@ BOOST_AUTO_TEST_CASE(nghttp_speaks_h2_over_tls_and_h2c_with_prior_knowledge) {
     BOOST_TEST(counted >= 4.0, metrics);
   }
   Gateway tls(stub.base_url(), redis.url(), {}, config_with_tls(pki));
-  Result ng = run({"nghttp", "-nv",
+  CurlOutcome ng = run({"nghttp", "-nv",
                    "https://127.0.0.1:" + std::to_string(tls.port()) + widget_path(ids[2].id)});
   // nghttp does not verify certificates; the point is the protocol and the answer.
   BOOST_TEST(ng.exit_code == 0, ng.output);
@@ -156,14 +151,14 @@ BOOST_AUTO_TEST_CASE(a_renewed_certificate_is_served_after_sighup) {
     return now.find("serial=") != std::string::npos && now != before;
   }));
   const std::string url = "https://127.0.0.1:" + std::to_string(gateway.port()) + "/healthz";
-  BOOST_TEST(ends_with(curl({"--cacert", second.ca_cert}, url).output, "\n200 2"));
-  BOOST_TEST(curl({"--cacert", first.ca_cert}, url).exit_code != 0);
+  BOOST_TEST(ends_with(curl_h2({"--cacert", second.ca_cert}, url).output, "\n200 2"));
+  BOOST_TEST(curl_h2({"--cacert", first.ca_cert}, url).exit_code != 0);
 
   // A broken file on reload keeps the working certificate.
   std::ofstream(key) << "not a key";
   gateway.process().signal(SIGHUP);
   BOOST_TEST(gateway.process().wait_for_line("tls_reload_rejected").has_value());
-  BOOST_TEST(ends_with(curl({"--cacert", second.ca_cert}, url).output, "\n200 2"));
+  BOOST_TEST(ends_with(curl_h2({"--cacert", second.ca_cert}, url).output, "\n200 2"));
 }
 
 // A returning client resumes its TLS session instead of a full handshake (TLS 1.2 session ids
@@ -177,7 +172,7 @@ BOOST_AUTO_TEST_CASE(a_connection_the_gateway_ends_closes_with_close_notify_and_
   Stub stub;
   Gateway gateway(stub.base_url(), redis.url(), {}, config_with_tls(pki));
   const std::string port = std::to_string(gateway.port());
-  Result read = run({"sh", "-c",
+  CurlOutcome read = run({"sh", "-c",
                      "printf 'GET /healthz HTTP/1.0\\r\\n\\r\\n' | openssl s_client -connect "
                      "127.0.0.1:" +
                          port + " -CAfile " + pki.ca_cert + " -ign_eof 2>&1"});
@@ -187,7 +182,7 @@ BOOST_AUTO_TEST_CASE(a_connection_the_gateway_ends_closes_with_close_notify_and_
 
   // A new connection per request, resuming the first one's session: s_time marks each
   // resumed connection 'r' and each full handshake '*'.
-  Result timed = run({"openssl", "s_time", "-connect", "127.0.0.1:" + port, "-CAfile", pki.ca_cert,
+  CurlOutcome timed = run({"openssl", "s_time", "-connect", "127.0.0.1:" + port, "-CAfile", pki.ca_cert,
                       "-reuse", "-time", "1", "-www", "/healthz"});
   const std::size_t start = timed.output.find("starting\n");
   BOOST_TEST_REQUIRE(start != std::string::npos, timed.output);
@@ -211,11 +206,11 @@ BOOST_AUTO_TEST_CASE(tls_sessions_are_resumed) {
     BOOST_TEST_CONTEXT(version) {
       // -ign_eof with a short pause keeps the first connection open until the TLS 1.3 ticket
       // has arrived.
-      Result first = run(
+      CurlOutcome first = run(
           {"sh", "-c",
            "sleep 1 | " + connect + " " + version + " -ign_eof -sess_out " + session + " 2>&1"});
       BOOST_TEST(first.output.find("New, TLSv1.") != std::string::npos, first.output);
-      Result again =
+      CurlOutcome again =
           run({"sh", "-c", connect + " " + version + " -sess_in " + session + " </dev/null 2>&1"});
       BOOST_TEST(again.output.find("Reused, TLSv1.") != std::string::npos, again.output);
     }

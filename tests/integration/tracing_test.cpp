@@ -193,15 +193,6 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) lines.push_back(line);
-  }
-  return lines;
-}
-
 // The access log's trace_id of each line, in order ("null" when a line has none).
 std::vector<std::string> logged_trace_ids(const std::string& path) {
   std::vector<std::string> ids;
@@ -213,12 +204,6 @@ std::vector<std::string> logged_trace_ids(const std::string& path) {
     ids.emplace_back(doc["trace_id"].get(id) == simdjson::SUCCESS ? std::string(id) : "null");
   }
   return ids;
-}
-
-bool redis_up(const Gateway& gw) {
-  return eventually([&] {
-    return http_get(gw.admin_port(), "/readyz").body.find("\"redis\":\"up\"") != std::string::npos;
-  });
 }
 
 std::string config_with(const std::string& access_log, const std::string& tracing) {
@@ -239,7 +224,7 @@ BOOST_AUTO_TEST_CASE(an_incoming_trace_reaches_upstream_the_access_log_and_the_c
   Gateway gw(stub.base_url(), redis.url(), {"--threads", "1"},
              config_with(log_path, "[tracing]\notlp_endpoint = \"" + collector.endpoint() +
                                        "\"\nsample = 0.0\nservice_name = \"gw-under-test\"\n"));
-  BOOST_REQUIRE(redis_up(gw));
+  BOOST_REQUIRE(redis_up_soon(gw.admin_port()));
   stub.reset();
 
   // A miss carrying a sampled traceparent and a tracestate.
@@ -312,7 +297,7 @@ BOOST_AUTO_TEST_CASE(without_an_endpoint_a_new_trace_still_reaches_upstream_and_
   const std::string log_path = dir.file("access.log");
   const std::string id = stub.widgets(1)[0].id;
   Gateway gw(stub.base_url(), redis.url(), {}, config_with(log_path, ""));
-  BOOST_REQUIRE(redis_up(gw));
+  BOOST_REQUIRE(redis_up_soon(gw.admin_port()));
   stub.reset();
 
   // No traceparent, and an invalid one (uppercase): each starts a trace of its own.
@@ -349,7 +334,7 @@ BOOST_AUTO_TEST_CASE(coalesced_waiters_link_to_the_leaders_fetch) {
              config_with(dir.file("access.log"),
                          "[tracing]\notlp_endpoint = \"" + collector.endpoint() +
                              "\"\nsample = 1.0\nservice_name = \"gw-under-test\"\n"));
-  BOOST_REQUIRE(redis_up(gw));
+  BOOST_REQUIRE(redis_up_soon(gw.admin_port()));
   stub.reset();
   stub.latency(800);
 
@@ -413,7 +398,7 @@ BOOST_AUTO_TEST_CASE(a_background_refresh_is_a_trace_of_its_own) {
                          "\"1h\"\n[tracing]\notlp_endpoint = \"" +
                              collector.endpoint() +
                              "\"\nsample = 1.0\nservice_name = \"gw-under-test\"\n"));
-  BOOST_REQUIRE(redis_up(gw));
+  BOOST_REQUIRE(redis_up_soon(gw.admin_port()));
   stub.reset();
 
   // Every client request carries the same caller's trace; reads near or past the copy's expiry

@@ -12,9 +12,9 @@ using wg::quota::quota_period;
 
 namespace {
 
-constexpr minutes kUtc{0};
+constexpr minutes kNoOffset{0};
 
-WallTime at(year_month_day day, seconds s = seconds(0)) {
+WallTime on_day(year_month_day day, seconds s = seconds(0)) {
   return WallTime{sys_days{day}} + s;
 }
 
@@ -24,9 +24,9 @@ BOOST_AUTO_TEST_SUITE(burn_history_test)
 
 BOOST_AUTO_TEST_CASE(keeps_one_sample_per_interval_and_the_latest_reading) {
   BurnHistory history(16, seconds(60));
-  const WallTime start = at(2026y / April / 10);
-  const auto april = quota_period(start, kUtc);
-  for (int s = 0; s <= 150; ++s) history.record(start + seconds(s), april, kUtc, s, 0);
+  const WallTime start = on_day(2026y / April / 10);
+  const auto april = quota_period(start, kNoOffset);
+  for (int s = 0; s <= 150; ++s) history.record(start + seconds(s), april, kNoOffset, s, 0);
   const auto samples = history.samples();
   // Kept at 0, 60 and 120 s, plus the latest reading at 150 s.
   BOOST_REQUIRE_EQUAL(samples.size(), 4u);
@@ -38,11 +38,11 @@ BOOST_AUTO_TEST_CASE(keeps_one_sample_per_interval_and_the_latest_reading) {
 
 BOOST_AUTO_TEST_CASE(a_month_of_seconds_stays_bounded_and_spans_the_month) {
   BurnHistory history(64, seconds(60));
-  const WallTime start = at(2026y / April / 1);
-  const auto april = quota_period(start, kUtc);
+  const WallTime start = on_day(2026y / April / 1);
+  const auto april = quota_period(start, kNoOffset);
   std::size_t most = 0;
   for (seconds s{0}; s < days(30); s += seconds(1)) {
-    history.record(start + s, april, kUtc, static_cast<std::uint64_t>(s.count() / 60), 0);
+    history.record(start + s, april, kNoOffset, static_cast<std::uint64_t>(s.count() / 60), 0);
     if (s.count() % 3600 == 0) most = std::max(most, history.samples().size());
   }
   const auto samples = history.samples();
@@ -60,10 +60,10 @@ BOOST_AUTO_TEST_CASE(a_month_of_seconds_stays_bounded_and_spans_the_month) {
 
 BOOST_AUTO_TEST_CASE(a_new_month_starts_over) {
   BurnHistory history(16, seconds(60));
-  const WallTime late = at(2026y / April / 30, hours(23) + minutes(58));
-  history.record(late, quota_period(late, kUtc), kUtc, 900, 1000);
-  const WallTime next = at(2026y / May / 1, seconds(30));
-  history.record(next, quota_period(next, kUtc), kUtc, 3, 1000);
+  const WallTime late = on_day(2026y / April / 30, hours(23) + minutes(58));
+  history.record(late, quota_period(late, kNoOffset), kNoOffset, 900, 1000);
+  const WallTime next = on_day(2026y / May / 1, seconds(30));
+  history.record(next, quota_period(next, kNoOffset), kNoOffset, 3, 1000);
   const auto samples = history.samples();
   BOOST_REQUIRE_EQUAL(samples.size(), 1u);
   BOOST_TEST(samples[0].used == 3u);
@@ -73,7 +73,7 @@ BOOST_AUTO_TEST_CASE(today_counts_from_the_start_of_the_day_in_the_offset) {
   BurnHistory history;
   const minutes plus3{180};
   // 19:00 UTC on April 9 is 22:00 at +03:00; 21:00 UTC is midnight, April 10, there.
-  const WallTime evening = at(2026y / April / 9, hours(19));
+  const WallTime evening = on_day(2026y / April / 9, hours(19));
   const auto april = quota_period(evening, plus3);
   history.record(evening, april, plus3, 100, 3000);
   history.record(evening + hours(1), april, plus3, 140, 3000);
@@ -89,11 +89,11 @@ BOOST_AUTO_TEST_CASE(today_counts_from_the_start_of_the_day_in_the_offset) {
 }
 
 BOOST_AUTO_TEST_CASE(the_daily_bound_spreads_what_is_left) {
-  const WallTime day = at(2026y / April / 1);
-  const auto april = quota_period(day, kUtc);
+  const WallTime day = on_day(2026y / April / 1);
+  const auto april = quota_period(day, kNoOffset);
   BOOST_TEST(daily_bound(0, 3000, day, april).value() == 100u);
   BOOST_TEST(daily_bound(0, 3001, day, april).value() == 101u);
-  BOOST_TEST(daily_bound(2990, 3000, at(2026y / April / 30), april).value() == 10u);
+  BOOST_TEST(daily_bound(2990, 3000, on_day(2026y / April / 30), april).value() == 10u);
   BOOST_TEST(daily_bound(3000, 3000, day, april).value() == 0u);
   BOOST_TEST(!daily_bound(5, 0, day, april).has_value());
 }

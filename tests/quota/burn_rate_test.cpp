@@ -18,7 +18,7 @@ using wg::quota::QuotaPeriod;
 
 namespace {
 
-WallTime at(year_month_day day, hours h = hours(0)) {
+WallTime at_hour(year_month_day day, hours h = hours(0)) {
   return WallTime{sys_days{day}} + h;
 }
 
@@ -35,8 +35,8 @@ BOOST_AUTO_TEST_SUITE(burn_rate_test)
 // The case: 14 requests in the two minutes after a start late in the month. The
 // month-to-date average projects about 17; the recent rate projects thousands.
 BOOST_AUTO_TEST_CASE(a_burst_after_a_start_late_in_the_month_projects_from_its_rate) {
-  const QuotaPeriod april = quota_period(at(2026y / April / 25), minutes(0));
-  const WallTime wall = at(2026y / April / 25);
+  const QuotaPeriod april = quota_period(at_hour(2026y / April / 25), minutes(0));
+  const WallTime wall = at_hour(2026y / April / 25);
   BurnRate burn;
   // The fleet had spent nothing this month; one request every 8 to 9 seconds for two minutes.
   for (int s = 0; s <= 120; ++s)
@@ -87,7 +87,7 @@ BOOST_AUTO_TEST_CASE(the_rate_is_that_of_the_last_hour) {
 }
 
 BOOST_AUTO_TEST_CASE(the_rate_carries_on_across_the_reset) {
-  const QuotaPeriod may = quota_period(at(2026y / May / 1), minutes(0));
+  const QuotaPeriod may = quota_period(at_hour(2026y / May / 1), minutes(0));
   BurnRate burn;
   // One request a second until the reset, and after it: the new month counts from 0.
   std::uint64_t april_used = 400'000;
@@ -125,7 +125,7 @@ BOOST_AUTO_TEST_CASE(without_news_for_an_hour_the_rate_is_unknown) {
 }
 
 BOOST_AUTO_TEST_CASE(the_projection_is_never_below_used_and_saturates) {
-  const QuotaPeriod period = quota_period(at(2026y / January / 20), minutes(180));
+  const QuotaPeriod period = quota_period(at_hour(2026y / January / 20), minutes(180));
   const auto max = std::numeric_limits<std::uint64_t>::max();
   const WallTime now = period.starts_at + days(3);
   BOOST_TEST(projected_month_end(17, 0.0, now, period) == 17u);

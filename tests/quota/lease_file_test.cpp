@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const LeaseState kState{"host-1a2b", {{"2026-11", {40, 13, 2}}, {"2026-12", {5, 0, 0}}}};
+const LeaseState kState{"host-1a2b", {{"2026-11", {40, 13, 2}}, {"2026-12", {5, 0, 0}}}, {}};
 
 mode_t permissions_of(const std::string& path) {
   struct stat st {};
@@ -65,7 +65,7 @@ BOOST_AUTO_TEST_CASE(unsent_charges_and_high_water_marks_round_trip_and_old_file
 }
 
 BOOST_AUTO_TEST_CASE(every_count_the_writer_writes_reads_back) {
-  const LeaseState largest{"host-1a2b", {{"2026-11", {UINT64_MAX, UINT64_MAX, 0}}}};
+  const LeaseState largest{"host-1a2b", {{"2026-11", {UINT64_MAX, UINT64_MAX, 0}}}, {}};
   BOOST_TEST((parse_lease_state(format_lease_state(largest)) == largest));
   BOOST_TEST(
       !parse_lease_state("instance=x\n2026-11 granted=18446744073709551616 spent=0 "
@@ -137,7 +137,7 @@ BOOST_AUTO_TEST_CASE(a_file_or_hard_link_at_the_temporary_name_is_not_written_th
 
   // A leftover of an interrupted save is replaced the same way.
   dir.write("quota.state.tmp", "half a ledger");
-  const LeaseState next{"host-1a2b", {{"2026-12", {6, 1, 0}}}};
+  const LeaseState next{"host-1a2b", {{"2026-12", {6, 1, 0}}}, {}};
   BOOST_REQUIRE(save_lease_state(path, next));
   BOOST_TEST((take_lease_state(path) == next));
 }

@@ -20,7 +20,7 @@ using wg::test::RedisServer;
 
 namespace {
 
-Settings settings_for(const RedisServer& server) {
+Settings secure_settings(const RedisServer& server) {
   Settings s;
   s.endpoint = {"127.0.0.1", server.port()};
   s.endpoint.tls = server.url().rfind("rediss", 0) == 0;
@@ -109,22 +109,22 @@ BOOST_AUTO_TEST_CASE(password_right_wrong_and_none) {
   RedisServer server(options);
   asio::io_context ioc;
 
-  Observed right(ioc, with_password(settings_for(server), "", "s3cret:/@"));
+  Observed right(ioc, with_password(secure_settings(server), "", "s3cret:/@"));
   BOOST_REQUIRE(right.up());
   BOOST_TEST(right({"SET", "k", "v"}).second.str == "OK");
   BOOST_TEST(right({"GET", "k"}).second.str == "v");
   BOOST_TEST(right.client.healthy());
 
-  Observed wrong(ioc, with_password(settings_for(server), "", "nope"));
+  Observed wrong(ioc, with_password(secure_settings(server), "", "nope"));
   BOOST_TEST(refused_repeatedly(wrong, ErrorKind::auth));
   BOOST_TEST((wrong({"PING"}).first == wg::errc::redis_down));
 
   // No password: the PING probe meets NOAUTH, so the connection never counts as up.
-  Observed none(ioc, settings_for(server));
+  Observed none(ioc, secure_settings(server));
   BOOST_TEST(refused_repeatedly(none, ErrorKind::auth));
 
   // The authenticated client still works, and a database is selected after AUTH.
-  Settings db2 = with_password(settings_for(server), "", "s3cret:/@");
+  Settings db2 = with_password(secure_settings(server), "", "s3cret:/@");
   db2.endpoint.db = 2;
   Observed second(ioc, db2);
   BOOST_REQUIRE(second.up());
@@ -138,7 +138,7 @@ BOOST_AUTO_TEST_CASE(acl_user_with_and_without_permission) {
   RedisServer server(options);
   asio::io_context ioc;
 
-  Settings s = with_password(settings_for(server), "app", "app-pw");
+  Settings s = with_password(secure_settings(server), "app", "app-pw");
   s.unhealthy_hold = 0ms;
   Observed app(ioc, s);
   BOOST_REQUIRE(app.up());
@@ -182,9 +182,9 @@ BOOST_AUTO_TEST_CASE(acl_user_with_and_without_permission) {
   BOOST_TEST(app.client.healthy());
 
   // An unknown user or a wrong password: WRONGPASS, never up.
-  Observed stranger(ioc, with_password(settings_for(server), "nobody", "app-pw"));
+  Observed stranger(ioc, with_password(secure_settings(server), "nobody", "app-pw"));
   BOOST_TEST(refused_repeatedly(stranger, ErrorKind::auth));
-  Observed mistyped(ioc, with_password(settings_for(server), "app", "wrong"));
+  Observed mistyped(ioc, with_password(secure_settings(server), "app", "wrong"));
   BOOST_TEST(refused_repeatedly(mistyped, ErrorKind::auth));
 }
 
@@ -193,7 +193,7 @@ BOOST_AUTO_TEST_CASE(tls_with_the_test_ca_pipelines_and_reconnects) {
   options.requirepass = "tls-pw";
   RedisServer server(options);
   asio::io_context ioc;
-  Settings s = with_password(settings_for(server), "", "tls-pw");
+  Settings s = with_password(secure_settings(server), "", "tls-pw");
   BOOST_REQUIRE(s.endpoint.tls);
   s.tls.ca_file = pki().ca_cert;
   s.endpoint.db = 1;
@@ -230,19 +230,19 @@ BOOST_AUTO_TEST_CASE(tls_with_the_test_ca_pipelines_and_reconnects) {
 BOOST_AUTO_TEST_CASE(tls_with_another_ca_is_never_up) {
   RedisServer server(tls_options(pki()));
   asio::io_context ioc;
-  Settings s = settings_for(server);
+  Settings s = secure_settings(server);
   s.tls.ca_file = pki().other_ca_cert;
   Observed c(ioc, s);
   BOOST_TEST(stays_down(c));
   // No CA at all: the system store does not know the test CA either.
-  Observed system_only(ioc, settings_for(server));
+  Observed system_only(ioc, secure_settings(server));
   BOOST_TEST(stays_down(system_only));
 }
 
 BOOST_AUTO_TEST_CASE(tls_server_name_is_verified) {
   RedisServer server(tls_options(pki()));
   asio::io_context ioc;
-  Settings s = settings_for(server);
+  Settings s = secure_settings(server);
   s.tls.ca_file = pki().ca_cert;
   s.tls.server_name = "localhost";  // in the certificate, though the address is 127.0.0.1
   Observed named(ioc, s);
@@ -257,7 +257,7 @@ BOOST_AUTO_TEST_CASE(tls_server_name_is_verified) {
 BOOST_AUTO_TEST_CASE(tls_client_certificate_required) {
   RedisServer server(tls_options(pki(), "yes"));
   asio::io_context ioc;
-  Settings s = settings_for(server);
+  Settings s = secure_settings(server);
   s.tls.ca_file = pki().ca_cert;
   Observed anonymous(ioc, s);
   BOOST_TEST(stays_down(anonymous));
@@ -290,7 +290,7 @@ BOOST_AUTO_TEST_CASE(subscriber_over_tls_with_an_acl_user) {
   options.users = {{"sub", "on", ">sub-pw", "~*", "&*", "+@all"}};
   RedisServer server(options);
   asio::io_context ioc;
-  Settings s = with_password(settings_for(server), "sub", "sub-pw");
+  Settings s = with_password(secure_settings(server), "sub", "sub-pw");
   s.tls.ca_file = pki().ca_cert;
   std::mutex m;
   std::vector<std::string> received;

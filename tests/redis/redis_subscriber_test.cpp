@@ -12,7 +12,7 @@ using namespace wg::redis::test;
 
 namespace {
 
-Settings settings_for(std::uint16_t port) {
+Settings subscriber_settings(std::uint16_t port) {
   Settings s;
   s.endpoint = {"127.0.0.1", port, 0};
   s.reconnect_min = 50ms;
@@ -58,7 +58,7 @@ BOOST_AUTO_TEST_CASE(receives_messages_and_resubscribes_after_restart) {
   std::atomic<int> downs{0};
   {
     Subscriber sub(
-        ioc.get_executor(), settings_for(server.port()), {"invalidate", "other"},
+        ioc.get_executor(), subscriber_settings(server.port()), {"invalidate", "other"},
         [&](std::string_view channel, std::string_view message) { inbox.add(channel, message); });
     sub.on_state_change([&](bool up) {
       if (!up) downs++;
@@ -96,7 +96,7 @@ BOOST_AUTO_TEST_CASE(no_callback_after_destruction) {
   asio::io_context ioc;
   std::atomic<int> calls{0};
   {
-    Subscriber sub(ioc.get_executor(), settings_for(server.port()), {"c"},
+    Subscriber sub(ioc.get_executor(), subscriber_settings(server.port()), {"c"},
                    [&](std::string_view, std::string_view) { calls++; });
     sub.start();
     BOOST_REQUIRE(run_until(ioc, [&] { return sub.connected(); }));

@@ -59,12 +59,12 @@ const cache::Entry kEmptyPage = [] {
   return e;
 }();
 
-struct Row {
+struct PolicyRow {
   std::string name;
   RequestFacts facts;
   Step expected;
 };
-std::ostream& operator<<(std::ostream& os, const Row& row) {
+std::ostream& operator<<(std::ostream& os, const PolicyRow& row) {
   return os << row.name;
 }
 
@@ -175,7 +175,7 @@ const cache::Entry kProofSwr = proof_of(kStaleInSwr);
 const cache::Entry kProofSie = proof_of(kStaleInSie);
 const cache::Entry kProofUnknown = proof_of(kFresh, 400);
 
-const std::vector<Row> kRows = {
+const std::vector<PolicyRow> kRows = {
     // The key's own copy: fresh in L1 (the hit path).
     {"fresh L1 copy: served", facts(Shape::widget, Own::l1, &kFresh), {Action::serve_own}},
     {"fresh L1 copy, early draw: served and refreshed",

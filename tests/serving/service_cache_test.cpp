@@ -17,10 +17,6 @@ using namespace wg::serving::test;
 
 namespace {
 
-std::optional<api::Platform> platform_of(std::size_t stub_index) {
-  return api::parse_platform(stub::kPlatforms[stub_index]);
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(service_cache_test)

@@ -17,10 +17,6 @@ using namespace wg::serving::test;
 
 namespace {
 
-std::optional<api::Platform> platform_of(std::size_t stub_index) {
-  return api::parse_platform(stub::kPlatforms[stub_index]);
-}
-
 std::uint64_t windows_of(std::uint64_t count) {
   return (count + 299) / 300;
 }

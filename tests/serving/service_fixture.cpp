@@ -236,4 +236,8 @@ api::ApiRequest ServiceFixture::reviews(std::size_t index, std::uint32_t limit, 
   return api::ApiRequest{api::Endpoint::reviews, stub_->dataset().id(index), {limit, skip, type}};
 }
 
+std::optional<api::Platform> platform_of(std::size_t stub_index) {
+  return api::parse_platform(stub::kPlatforms[stub_index]);
+}
+
 }  // namespace wg::serving::test

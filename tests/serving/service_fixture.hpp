@@ -151,6 +151,9 @@ class ServiceFixture {
   std::vector<std::unique_ptr<Instance>> instances_;
 };
 
+// The platform the stub's data set has at `stub_index` of its platform list.
+std::optional<api::Platform> platform_of(std::size_t stub_index);
+
 }  // namespace wg::serving::test
 
 // Printers, so that BOOST_TEST can show these values when a comparison fails.

@@ -22,7 +22,7 @@ using wg::serving::Verdict;
 
 namespace {
 
-const WallTime kNow = WallTime{} + std::chrono::hours(24 * 365 * 57);
+const WallTime kTrustNow = WallTime{} + std::chrono::hours(24 * 365 * 57);
 
 WidgetSummary widget(std::uint64_t total, std::vector<std::pair<std::string, std::uint64_t>> by) {
   WidgetSummary w;
@@ -46,7 +46,7 @@ AnswerShape unknown(std::uint16_t status) {
 
 const WidgetSummary k700 = widget(700, {{"yaSprav", 500}, {"googleMap", 200}});
 
-struct Row {
+struct TrustRow {
   std::string what;
   Endpoint endpoint;
   ReviewsQuery query;
@@ -64,7 +64,7 @@ BOOST_AUTO_TEST_SUITE(trust_policy)
 BOOST_AUTO_TEST_CASE(what_takes_more_than_half_away) {
   const ReviewsQuery none{};
   const ReviewsQuery window0{300, 0, std::nullopt};
-  const std::vector<Row> rows = {
+  const std::vector<TrustRow> rows = {
       // Widget data against the adopted widget data.
       {"the same counts",
        Endpoint::widget,
@@ -246,11 +246,11 @@ BOOST_AUTO_TEST_CASE(what_takes_more_than_half_away) {
        {std::nullopt, {}, k700, false},
        true},
   };
-  for (const Row& row : rows) {
+  for (const TrustRow& row : rows) {
     BOOST_TEST(takes_more_than_half(row.endpoint, row.query, row.answer, row.basis) == row.takes,
                row.what);
     const Verdict verdict =
-        judge_answer(row.endpoint, row.query, row.answer, row.basis, kNow, 10min);
+        judge_answer(row.endpoint, row.query, row.answer, row.basis, kTrustNow, 10min);
     const Verdict expected = !row.takes       ? Verdict::adopt
                              : row.basis.copy ? Verdict::hold
                                               : Verdict::provisional;
@@ -262,30 +262,30 @@ BOOST_AUTO_TEST_CASE(verdicts_around_a_hold) {
   const ReviewsQuery none{};
   const AnswerShape zero = widget_answer(widget(0, {}));
   const AnswerShape same = widget_answer(k700);
-  AdoptedBasis held{widget_answer(k700), Hold{kNow - 4min, false}, {}, false};
+  AdoptedBasis held{widget_answer(k700), Hold{kTrustNow - 4min, false}, {}, false};
   // Before confirm_after: still held; an answer that restores ends the hold.
-  BOOST_TEST((judge_answer(Endpoint::widget, none, zero, held, kNow, 10min) == Verdict::hold));
-  BOOST_TEST((judge_answer(Endpoint::widget, none, same, held, kNow, 10min) == Verdict::restore));
+  BOOST_TEST((judge_answer(Endpoint::widget, none, zero, held, kTrustNow, 10min) == Verdict::hold));
+  BOOST_TEST((judge_answer(Endpoint::widget, none, same, held, kTrustNow, 10min) == Verdict::restore));
   // After it: adopted whatever it says.
   BOOST_TEST(
-      (judge_answer(Endpoint::widget, none, zero, held, kNow + 6min, 10min) == Verdict::confirm));
+      (judge_answer(Endpoint::widget, none, zero, held, kTrustNow + 6min, 10min) == Verdict::confirm));
   BOOST_TEST(
-      (judge_answer(Endpoint::widget, none, same, held, kNow + 6min, 10min) == Verdict::restore));
+      (judge_answer(Endpoint::widget, none, same, held, kTrustNow + 6min, 10min) == Verdict::restore));
   // A provisional copy (nothing adopted): the answer is judged against the widget data again,
   // and adopted once confirm_after has passed.
-  AdoptedBasis provisional{std::nullopt, Hold{kNow - 11min, true}, k700, false};
+  AdoptedBasis provisional{std::nullopt, Hold{kTrustNow - 11min, true}, k700, false};
   BOOST_TEST((judge_answer(Endpoint::reviews, {300, 0, std::nullopt}, reviews_answer(0),
-                           provisional, kNow, 10min) == Verdict::confirm));
-  provisional.hold->since = kNow - 1min;
+                           provisional, kTrustNow, 10min) == Verdict::confirm));
+  provisional.hold->since = kTrustNow - 1min;
   BOOST_TEST((judge_answer(Endpoint::reviews, {300, 0, std::nullopt}, reviews_answer(0),
-                           provisional, kNow, 10min) == Verdict::provisional));
+                           provisional, kTrustNow, 10min) == Verdict::provisional));
   BOOST_TEST((judge_answer(Endpoint::reviews, {300, 0, std::nullopt}, reviews_answer(300),
-                           provisional, kNow, 10min) == Verdict::restore));
+                           provisional, kTrustNow, 10min) == Verdict::restore));
   // After a purge, and with confirm_after 0: adopted as it comes.
   AdoptedBasis purged{widget_answer(k700), {}, {}, true};
-  BOOST_TEST((judge_answer(Endpoint::widget, none, zero, purged, kNow, 10min) == Verdict::adopt));
+  BOOST_TEST((judge_answer(Endpoint::widget, none, zero, purged, kTrustNow, 10min) == Verdict::adopt));
   AdoptedBasis plain{widget_answer(k700), {}, {}, false};
-  BOOST_TEST((judge_answer(Endpoint::widget, none, zero, plain, kNow, 0min) == Verdict::adopt));
+  BOOST_TEST((judge_answer(Endpoint::widget, none, zero, plain, kTrustNow, 0min) == Verdict::adopt));
   BOOST_TEST(wg::serving::adopts(Verdict::confirm));
   BOOST_TEST(!wg::serving::adopts(Verdict::hold));
   BOOST_TEST(!wg::serving::adopts(Verdict::provisional));

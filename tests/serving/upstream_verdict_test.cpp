@@ -13,19 +13,19 @@ using wg::errc;
 using wg::serving::classify;
 using wg::serving::UpstreamExchange;
 using wg::serving::UpstreamVerdict;
-using Action = UpstreamVerdict::Action;
+using VerdictAction = UpstreamVerdict::Action;
 using wg::api::Endpoint;
 using namespace std::chrono_literals;
 
 namespace {
 
-const wg::WallTime kNow{std::chrono::seconds(1'780'000'000)};  // 2026-05-28T20:26:40Z
+const wg::WallTime kVerdictNow{std::chrono::seconds(1'780'000'000)};  // 2026-05-28T20:26:40Z
 constexpr std::chrono::seconds kBackoff{60};
 
-struct Row {
+struct VerdictRow {
   std::string name;
   UpstreamExchange exchange;
-  Action action;
+  VerdictAction action;
   std::error_code error;  // {} for a stored answer
   std::error_code failure;
   bool healthy;
@@ -38,7 +38,7 @@ UpstreamExchange answered(Endpoint endpoint, unsigned status, bool body_valid = 
   return {endpoint, {}, status, body_valid, retry_after};
 }
 
-UpstreamExchange failed(errc error) {
+UpstreamExchange failed_exchange(errc error) {
   return {Endpoint::widget, make_error_code(error), 0, false, {}};
 }
 
@@ -51,11 +51,11 @@ std::error_code code(errc e) {
 BOOST_AUTO_TEST_SUITE(upstream_verdict_test)
 
 BOOST_AUTO_TEST_CASE(every_status_and_failure) {
-  const std::vector<Row> rows = {
+  const std::vector<VerdictRow> rows = {
       // The data.
       {"widget 200, valid",
        answered(Endpoint::widget, 200, true),
-       Action::store,
+       VerdictAction::store,
        {},
        {},
        true,
@@ -63,21 +63,21 @@ BOOST_AUTO_TEST_CASE(every_status_and_failure) {
        false},
       {"reviews 200, valid",
        answered(Endpoint::reviews, 200, true),
-       Action::store,
+       VerdictAction::store,
        {},
        {},
        true,
        0s,
        false},
       // Well-formed HTTP, broken body: upstream is failing.
-      {"widget 200, invalid body", answered(Endpoint::widget, 200, false), Action::fail,
+      {"widget 200, invalid body", answered(Endpoint::widget, 200, false), VerdictAction::fail,
        code(errc::upstream_invalid_body), code(errc::upstream_invalid_body), false, 0s, false},
-      {"reviews 200, invalid body", answered(Endpoint::reviews, 200, false), Action::fail,
+      {"reviews 200, invalid body", answered(Endpoint::reviews, 200, false), VerdictAction::fail,
        code(errc::upstream_invalid_body), code(errc::upstream_invalid_body), false, 0s, false},
       // Upstream does not know the widget: a negative entry, and the reservation is kept.
       {"widget 404",
        answered(Endpoint::widget, 404),
-       Action::store_negative,
+       VerdictAction::store_negative,
        {},
        {},
        true,
@@ -85,7 +85,7 @@ BOOST_AUTO_TEST_CASE(every_status_and_failure) {
        true},
       {"reviews 400",
        answered(Endpoint::reviews, 400),
-       Action::store_negative,
+       VerdictAction::store_negative,
        {},
        {},
        true,
@@ -94,7 +94,7 @@ BOOST_AUTO_TEST_CASE(every_status_and_failure) {
       // The same statuses on the other endpoint are a refusal of this request, upstream healthy.
       {"reviews 404",
        answered(Endpoint::reviews, 404),
-       Action::fail,
+       VerdictAction::fail,
        code(errc::upstream_bad_status),
        {},
        true,
@@ -102,7 +102,7 @@ BOOST_AUTO_TEST_CASE(every_status_and_failure) {
        false},
       {"widget 400",
        answered(Endpoint::widget, 400),
-       Action::fail,
+       VerdictAction::fail,
        code(errc::upstream_bad_status),
        {},
        true,
@@ -110,7 +110,7 @@ BOOST_AUTO_TEST_CASE(every_status_and_failure) {
        false},
       {"widget 401",
        answered(Endpoint::widget, 401),
-       Action::fail,
+       VerdictAction::fail,
        code(errc::upstream_bad_status),
        {},
        true,
@@ -118,7 +118,7 @@ BOOST_AUTO_TEST_CASE(every_status_and_failure) {
        false},
       {"widget 403",
        answered(Endpoint::widget, 403),
-       Action::fail,
+       VerdictAction::fail,
        code(errc::upstream_bad_status),
        {},
        true,
@@ -126,7 +126,7 @@ BOOST_AUTO_TEST_CASE(every_status_and_failure) {
        false},
       {"widget 204",
        answered(Endpoint::widget, 204),
-       Action::fail,
+       VerdictAction::fail,
        code(errc::upstream_bad_status),
        {},
        true,
@@ -134,7 +134,7 @@ BOOST_AUTO_TEST_CASE(every_status_and_failure) {
        false},
       {"widget 301",
        answered(Endpoint::widget, 301),
-       Action::fail,
+       VerdictAction::fail,
        code(errc::upstream_bad_status),
        {},
        true,
@@ -142,7 +142,7 @@ BOOST_AUTO_TEST_CASE(every_status_and_failure) {
        false},
       {"widget 304",
        answered(Endpoint::widget, 304),
-       Action::fail,
+       VerdictAction::fail,
        code(errc::upstream_bad_status),
        {},
        true,
@@ -151,7 +151,7 @@ BOOST_AUTO_TEST_CASE(every_status_and_failure) {
       // Upstream asks every worker to wait.
       {"429 with Retry-After seconds",
        answered(Endpoint::widget, 429, false, "30"),
-       Action::hold,
+       VerdictAction::hold,
        code(errc::upstream_rate_limited),
        {},
        true,
@@ -159,7 +159,7 @@ BOOST_AUTO_TEST_CASE(every_status_and_failure) {
        false},
       {"429 with a Retry-After date",
        answered(Endpoint::reviews, 429, false, "Thu, 28 May 2026 20:28:40 GMT"),
-       Action::hold,
+       VerdictAction::hold,
        code(errc::upstream_rate_limited),
        {},
        true,
@@ -167,7 +167,7 @@ BOOST_AUTO_TEST_CASE(every_status_and_failure) {
        false},
       {"429 without Retry-After: the configured back-off",
        answered(Endpoint::widget, 429),
-       Action::hold,
+       VerdictAction::hold,
        code(errc::upstream_rate_limited),
        {},
        true,
@@ -175,7 +175,7 @@ BOOST_AUTO_TEST_CASE(every_status_and_failure) {
        false},
       {"429 with an unreadable Retry-After: the back-off",
        answered(Endpoint::widget, 429, false, "soon"),
-       Action::hold,
+       VerdictAction::hold,
        code(errc::upstream_rate_limited),
        {},
        true,
@@ -183,7 +183,7 @@ BOOST_AUTO_TEST_CASE(every_status_and_failure) {
        false},
       {"503 with Retry-After",
        answered(Endpoint::widget, 503, false, "5"),
-       Action::hold,
+       VerdictAction::hold,
        code(errc::upstream_unavailable),
        {},
        true,
@@ -192,7 +192,7 @@ BOOST_AUTO_TEST_CASE(every_status_and_failure) {
       // A 503 that names no wait is upstream failing.
       {"503 without Retry-After",
        answered(Endpoint::widget, 503),
-       Action::fail,
+       VerdictAction::fail,
        code(errc::upstream_bad_status),
        {},
        false,
@@ -200,7 +200,7 @@ BOOST_AUTO_TEST_CASE(every_status_and_failure) {
        false},
       {"500",
        answered(Endpoint::widget, 500),
-       Action::fail,
+       VerdictAction::fail,
        code(errc::upstream_bad_status),
        {},
        false,
@@ -208,7 +208,7 @@ BOOST_AUTO_TEST_CASE(every_status_and_failure) {
        false},
       {"502",
        answered(Endpoint::reviews, 502),
-       Action::fail,
+       VerdictAction::fail,
        code(errc::upstream_bad_status),
        {},
        false,
@@ -216,7 +216,7 @@ BOOST_AUTO_TEST_CASE(every_status_and_failure) {
        false},
       {"504",
        answered(Endpoint::widget, 504),
-       Action::fail,
+       VerdictAction::fail,
        code(errc::upstream_bad_status),
        {},
        false,
@@ -224,25 +224,25 @@ BOOST_AUTO_TEST_CASE(every_status_and_failure) {
        false},
       {"500 with Retry-After: still failing",
        answered(Endpoint::widget, 500, false, "5"),
-       Action::fail,
+       VerdictAction::fail,
        code(errc::upstream_bad_status),
        {},
        false,
        0s,
        false},
       // No response at all.
-      {"connect failed", failed(errc::upstream_connect_failed), Action::fail,
+      {"connect failed", failed_exchange(errc::upstream_connect_failed), VerdictAction::fail,
        code(errc::upstream_connect_failed), code(errc::upstream_connect_failed), false, 0s, false},
-      {"timeout", failed(errc::upstream_timeout), Action::fail, code(errc::upstream_timeout),
+      {"timeout", failed_exchange(errc::upstream_timeout), VerdictAction::fail, code(errc::upstream_timeout),
        code(errc::upstream_timeout), false, 0s, false},
-      {"closed early", failed(errc::upstream_closed), Action::fail, code(errc::upstream_closed),
+      {"closed early", failed_exchange(errc::upstream_closed), VerdictAction::fail, code(errc::upstream_closed),
        code(errc::upstream_closed), false, 0s, false},
-      {"TLS", failed(errc::upstream_tls), Action::fail, code(errc::upstream_tls),
+      {"TLS", failed_exchange(errc::upstream_tls), VerdictAction::fail, code(errc::upstream_tls),
        code(errc::upstream_tls), false, 0s, false},
   };
-  for (const Row& row : rows) {
+  for (const VerdictRow& row : rows) {
     BOOST_TEST_CONTEXT(row.name) {
-      const UpstreamVerdict verdict = classify(row.exchange, kNow, kBackoff);
+      const UpstreamVerdict verdict = classify(row.exchange, kVerdictNow, kBackoff);
       BOOST_TEST(static_cast<int>(verdict.action) == static_cast<int>(row.action));
       BOOST_TEST(verdict.error == row.error);
       BOOST_TEST(verdict.failure == row.failure);

@@ -261,10 +261,6 @@ bool wait_for_port(std::uint16_t port, std::chrono::milliseconds timeout) {
   }
 }
 
-std::string binary_path(std::string_view name) {
-  return std::string(WG_BIN_DIR) + "/" + std::string(name);
-}
-
 // ---------------------------------------------------------------------------------------------
 // TempDir
 

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "support/binaries.hpp"
+
 namespace wg::test {
 
 using namespace std::chrono_literals;
@@ -22,9 +24,6 @@ std::uint16_t free_port();
 
 // True once a TCP connect to 127.0.0.1:port succeeds, false after `timeout`.
 bool wait_for_port(std::uint16_t port, std::chrono::milliseconds timeout = 10s);
-
-// Path of a project executable in the build's bin directory (e.g. "widget-gateway").
-std::string binary_path(std::string_view name);
 
 // The whole content of a file ("" when it cannot be read).
 std::string read_file(const std::string& path);

@@ -79,13 +79,13 @@ bool lists(std::string_view value, std::string_view element) {
 
 // A redis-server, the stub and a gateway with `config_toml`; `widget_id` is the stub's first
 // widget (exactly 700 reviews).
-struct Stack {
+struct CorsStack {
   RedisServer redis;
   Stub stub;
   std::string widget_id;
   std::optional<Gateway> gateway;
 
-  explicit Stack(const std::string& config_toml) {
+  explicit CorsStack(const std::string& config_toml) {
     const auto widgets = stub.widgets(1);
     BOOST_REQUIRE_EQUAL(widgets.size(), 1u);
     widget_id = widgets.front().id;
@@ -138,7 +138,7 @@ BOOST_AUTO_TEST_CASE(chromium_on_allowed_origin_reads_and_revalidates_refused_or
   require_browser_tools();
   const std::uint16_t page_port = free_port();
   const std::uint16_t other_port = free_port_except(page_port);
-  Stack stack(cors_config(page_port));
+  CorsStack stack(cors_config(page_port));
   const std::string& id = stack.widget_id;
 
   const std::string json = run_browser_script(
@@ -220,7 +220,7 @@ BOOST_AUTO_TEST_CASE(preflight_and_actual_answer_headers) {
   const std::uint16_t page_port = free_port();
   const std::string origin = origin_of(page_port);
   const std::string refused = origin_of(free_port_except(page_port));
-  Stack stack(cors_config(page_port));
+  CorsStack stack(cors_config(page_port));
   const std::string target = widget_path(stack.widget_id);
 
   const HttpResponse preflight =
@@ -275,7 +275,7 @@ BOOST_AUTO_TEST_CASE(timing_allow_origin_echoes_the_allowed_origin) {
   const std::uint16_t page_port = free_port();
   const std::string origin = origin_of(page_port);
   const std::string refused = origin_of(free_port_except(page_port));
-  Stack stack(cors_config(page_port, "timing_allow_origin = true\n"));
+  CorsStack stack(cors_config(page_port, "timing_allow_origin = true\n"));
 
   // Both endpoints: Resource Timing details (e.g. the server's timings) for the widget's page.
   for (const std::string& target :
@@ -301,7 +301,7 @@ BOOST_AUTO_TEST_CASE(chromium_on_an_https_page_calls_the_gateway_over_h2) {
   wg::redis::test::TestPki pki;
   const std::uint16_t page_port = free_port();
   const std::string origin = "https://127.0.0.1:" + std::to_string(page_port);
-  Stack stack("[server]\ntls_cert_file = \"" + pki.server_cert + "\"\ntls_key_file = \"" +
+  CorsStack stack("[server]\ntls_cert_file = \"" + pki.server_cert + "\"\ntls_key_file = \"" +
               pki.server_key + "\"\n[cors]\nallowed_origins = [\"" + origin +
               "\"]\ntiming_allow_origin = true\n[access]\nunknown_per_ip_rate = 0\n");
 

@@ -16,10 +16,8 @@ using namespace wg::test;
 
 namespace {
 
-const std::map<std::string, std::string> kAuth{{"Authorization", "Bearer s3cret"}};
-
 bool cached_anywhere(std::uint16_t admin_port, const std::string& widget) {
-  const auto entry = http_get(admin_port, "/admin/entry?widget=" + widget, kAuth);
+  const auto entry = http_get(admin_port, "/admin/entry?widget=" + widget, kAdminAuth);
   BOOST_REQUIRE_EQUAL(entry.status, 200);
   return entry.body.find("\"cached\":true") != std::string::npos;
 }

@@ -144,16 +144,16 @@ http {
 };
 
 // The whole chain: Redis and the stub behind one gateway, nginx in front of it.
-struct Stack {
+struct CdnStack {
   RedisServer redis;
   Stub stub{{}, 5};
   Gateway gateway;
   Nginx nginx;
-  explicit Stack(const std::string& config_toml)
+  explicit CdnStack(const std::string& config_toml)
       : gateway(stub.base_url(), redis.url(), {}, config_toml), nginx(gateway.port()) {}
 };
 
-std::optional<long> number(std::string_view text) {
+std::optional<long> parse_long(std::string_view text) {
   long value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
@@ -161,7 +161,7 @@ std::optional<long> number(std::string_view text) {
 }
 
 // The numeric argument of a Cache-Control directive ("max-age"), nullopt when absent.
-std::optional<long> directive(std::string_view cache_control, std::string_view name) {
+std::optional<long> cc_directive(std::string_view cache_control, std::string_view name) {
   const std::string key = std::string(name) + "=";
   for (std::size_t pos = 0; pos < cache_control.size();) {
     std::size_t end = cache_control.find(',', pos);
@@ -169,7 +169,7 @@ std::optional<long> directive(std::string_view cache_control, std::string_view n
     std::string_view item = cache_control.substr(pos, end - pos);
     while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
     while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-    if (item.starts_with(key)) return number(item.substr(key.size()));
+    if (item.starts_with(key)) return parse_long(item.substr(key.size()));
     pos = end + 1;
   }
   return std::nullopt;
@@ -187,7 +187,7 @@ std::string raw_head(std::uint16_t port, const std::string& target) {
 BOOST_AUTO_TEST_SUITE(cdn_test)
 
 BOOST_AUTO_TEST_CASE(nginx_keeps_a_copy_at_most_max_age_cap_even_when_age_is_large) {
-  Stack stack("[cache]\nmax_age_cap = \"2s\"\n" + std::string(kAccess));
+  CdnStack stack("[cache]\nmax_age_cap = \"2s\"\n" + std::string(kAccess));
   const std::string target = widget_path(stack.stub.widgets(1).at(0).id);
 
   // Fill the gateway's cache, then let its entry grow older than the cap (the gateway itself
@@ -200,9 +200,9 @@ BOOST_AUTO_TEST_CASE(nginx_keeps_a_copy_at_most_max_age_cap_even_when_age_is_lar
   // (RFC 9111), and X-Accel-Expires, which counts no Age, at most the cap.
   const HttpResponse direct = stack.gateway.get(target);
   BOOST_REQUIRE_EQUAL(direct.status, 200);
-  const auto age = number(direct.header("age"));
-  const auto max_age = directive(direct.header("cache-control"), "max-age");
-  const auto accel = number(direct.header("x-accel-expires"));
+  const auto age = parse_long(direct.header("age"));
+  const auto max_age = cc_directive(direct.header("cache-control"), "max-age");
+  const auto accel = parse_long(direct.header("x-accel-expires"));
   BOOST_REQUIRE(age && max_age);
   BOOST_TEST(*age >= 8);
   BOOST_TEST(*max_age - *age <= 2);
@@ -226,7 +226,7 @@ BOOST_AUTO_TEST_CASE(nginx_keeps_a_copy_at_most_max_age_cap_even_when_age_is_lar
   BOOST_TEST(miss.header("x-cache-status") == "MISS");
   BOOST_TEST(miss.body == filled.body);
   BOOST_TEST(miss.header("x-accel-expires").empty());  // hidden from nginx's clients
-  const auto miss_max_age = directive(miss.header("cache-control"), "max-age");
+  const auto miss_max_age = cc_directive(miss.header("cache-control"), "max-age");
   BOOST_REQUIRE(miss_max_age);
   // The entry must be old enough for max-age and X-Accel-Expires to disagree clearly.
   BOOST_TEST_REQUIRE(*miss_max_age >= 2 + 6, miss.header("cache-control"));
@@ -263,7 +263,7 @@ BOOST_AUTO_TEST_CASE(nginx_keeps_a_copy_at_most_max_age_cap_even_when_age_is_lar
 }
 
 BOOST_AUTO_TEST_CASE(nginx_serves_stale_when_the_gateway_is_down) {
-  Stack stack("[cache]\nmax_age_cap = \"2s\"\n" + std::string(kAccess));
+  CdnStack stack("[cache]\nmax_age_cap = \"2s\"\n" + std::string(kAccess));
   const std::string target = widget_path(stack.stub.widgets(1).at(0).id);
   // The same widget where only the gateway's stale-if-error lets nginx use an expired copy.
   const std::string headers_only = "/headers-only" + target;
@@ -316,7 +316,7 @@ BOOST_AUTO_TEST_CASE(widget_not_found_is_cacheable_downstream_only_when_configur
   {
     // Default: no-store, so every request reaches the gateway (which answers from its own
     // negative cache: one upstream lookup).
-    Stack stack{std::string(kAccess)};
+    CdnStack stack{std::string(kAccess)};
     for (const char* round : {"first", "second"}) {
       BOOST_TEST_CONTEXT(round) {
         const HttpResponse r = stack.nginx.get(target);
@@ -332,7 +332,7 @@ BOOST_AUTO_TEST_CASE(widget_not_found_is_cacheable_downstream_only_when_configur
   }
   {
     // negative_max_age: nginx absorbs repeats of the bad id.
-    Stack stack("[cache]\nnegative_max_age = \"30s\"\n" + std::string(kAccess));
+    CdnStack stack("[cache]\nnegative_max_age = \"30s\"\n" + std::string(kAccess));
     const HttpResponse first = stack.nginx.get(target);
     BOOST_TEST(first.status == 404);
     BOOST_TEST(first.header("x-cache-status") == "MISS");
@@ -354,7 +354,7 @@ BOOST_AUTO_TEST_CASE(widget_not_found_is_cacheable_downstream_only_when_configur
 BOOST_AUTO_TEST_CASE(the_recommended_per_client_limit_holds_back_one_visitor_not_the_others) {
   // The README's setting behind a CDN: the CDN's addresses trusted, so each visitor is a client
   // of its own, and a limit on the requests one visitor makes reach upstream.
-  Stack s("[access]\ntrusted_proxies = [\"127.0.0.1/32\"]\nper_ip_rate = 0.01\nper_ip_burst = 3\n");
+  CdnStack s("[access]\ntrusted_proxies = [\"127.0.0.1/32\"]\nper_ip_rate = 0.01\nper_ip_burst = 3\n");
   const auto widgets = s.stub.widgets(5);
   BOOST_REQUIRE_EQUAL(widgets.size(), 5u);
   // Visitors reach nginx from their own addresses; here all come from loopback, so each

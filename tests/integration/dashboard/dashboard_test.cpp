@@ -94,7 +94,7 @@ std::string url_encoded(std::string_view text) {
 }
 
 // An instant query's answer: how many series, and how many of them hold a finite number.
-struct Answer {
+struct PromAnswer {
   bool ok = false;
   std::size_t series = 0;
   std::size_t finite = 0;
@@ -135,8 +135,8 @@ scrape_configs:
   const std::string& instance() const { return instance_; }
   std::string output() const { return process_->output(); }
 
-  Answer query(const std::string& expr) {
-    Answer answer;
+  PromAnswer query(const std::string& expr) {
+    PromAnswer answer;
     const HttpResponse response = http_get(port_, "/api/v1/query?query=" + url_encoded(expr), {});
     answer.body = response.body;
     simdjson::dom::element root;
@@ -180,10 +180,6 @@ scrape_configs:
   std::optional<ChildProcess> process_;
   simdjson::dom::parser parser_;
 };
-
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 }  // namespace
 
@@ -298,7 +294,7 @@ BOOST_AUTO_TEST_CASE(every_panel_query_returns_data_from_a_gateway_under_traffic
 
   for (const auto& q : queries) {
     const std::string expr = substituted(q.expr, prometheus.instance());
-    const Answer answer = prometheus.query(expr);
+    const PromAnswer answer = prometheus.query(expr);
     BOOST_TEST_CONTEXT(q.panel << ": " << expr) {
       BOOST_CHECK_MESSAGE(answer.ok, "Prometheus refused it: " + answer.body);
       BOOST_CHECK_MESSAGE(answer.finite > 0, "no series with a number ("

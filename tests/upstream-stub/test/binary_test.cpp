@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/binaries.hpp"
 #include "test_client.hpp"
 
 using namespace std::chrono_literals;
@@ -28,7 +29,7 @@ class StubProcess {
   explicit StubProcess(std::vector<std::string> args) {
     int fds[2];
     BOOST_REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
-    const std::string binary = std::string(WG_BIN_DIR) + "/widget-upstream-stub";
+    const std::string binary = wg::test::binary_path("widget-upstream-stub");
     args.insert(args.begin(), binary);
     pid_ = ::fork();
     BOOST_REQUIRE(pid_ >= 0);

@@ -78,7 +78,7 @@ std::optional<std::time_t> imf_fixdate(std::string_view text) {
   return ::timegm(&tm);
 }
 
-bool parses(const std::string& text) {
+bool parses_as_json(const std::string& text) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   return !parser.parse(text).get(doc);
@@ -127,7 +127,7 @@ BOOST_AUTO_TEST_CASE(serves_both_endpoints_over_one_keep_alive_connection) {
   const Result page = client.get(stub.reviews(0, "?limit=25&skip=50"));
   BOOST_TEST(page.status() == 200u);
   BOOST_TEST(page.body() == stub.server().dataset().rendered(0)->page(50, 25));
-  BOOST_TEST(parses(page.body()));
+  BOOST_TEST(parses_as_json(page.body()));
 
   const Result head = client.request(http::verb::head, stub.widget(0));
   BOOST_TEST(head.status() == 200u);
@@ -161,7 +161,7 @@ BOOST_AUTO_TEST_CASE(spec_error_statuses) {
   const Result post = client.post(stub.widget(0));
   BOOST_TEST(post.status() == 405u);
   BOOST_TEST(post.response[http::field::allow] == "GET, HEAD");
-  BOOST_TEST(parses(post.body()));
+  BOOST_TEST(parses_as_json(post.body()));
   BOOST_TEST(client.connected());        // errors keep the connection
   BOOST_TEST(stub.stats().total == 7u);  // every API-path request, not /api/v1/other
   BOOST_TEST(stub.stats().connections == 1u);
@@ -213,7 +213,7 @@ BOOST_AUTO_TEST_CASE(status_faults) {
   const Result limited = client.get(stub.reviews(0, "?limit=1"));
   BOOST_TEST(limited.status() == 429u);
   BOOST_TEST(limited.response[http::field::retry_after] == "1");
-  BOOST_TEST(parses(limited.body()));
+  BOOST_TEST(parses_as_json(limited.body()));
   BOOST_TEST(client.connected());
   BOOST_TEST(stub.stats().total == 5u);  // faulted requests count
 }
@@ -368,8 +368,8 @@ BOOST_AUTO_TEST_CASE(invalid_json_fault) {
   BOOST_TEST(garbage.response[http::field::content_length] ==
              std::to_string(garbage.body().size()));
   BOOST_TEST(!garbage.body().empty());
-  BOOST_TEST(!parses(garbage.body()));
-  BOOST_TEST(parses(client.get(stub.widget(0)).body()));
+  BOOST_TEST(!parses_as_json(garbage.body()));
+  BOOST_TEST(parses_as_json(client.get(stub.widget(0)).body()));
 }
 
 BOOST_AUTO_TEST_CASE(hang_fault_never_answers) {
@@ -432,7 +432,7 @@ BOOST_AUTO_TEST_CASE(many_widgets_and_threads) {
         const std::size_t index = 9999 - static_cast<std::size_t>(c * kRequests + i);
         const Result r =
             i % 2 ? client.get(stub.widget(index)) : client.get(stub.reviews(index, "?limit=300"));
-        if (!r.ec && r.status() == 200u && parses(r.body())) ++ok;
+        if (!r.ec && r.status() == 200u && parses_as_json(r.body())) ++ok;
       }
     });
   }
