@@ -78,7 +78,7 @@ pass "pass 1 (GCC Release)" "$root/build" g++ GNU "" -DCMAKE_BUILD_TYPE=Release
 if [[ $skip_sanitizers == 1 ]]; then exit 0; fi
 
 # Debug (-O0): it builds faster than an optimised build under the sanitizers (-O1 took this
-# pass's build from 373 s to 555 s, and UBSan then reported a misaligned member call inside
+# pass's build from about 360 s to 555 s, and UBSan then reported a misaligned member call inside
 # simdjson's inlined parser: docs/ci.md, "How long"). Children started by the tests (gateway,
 # stub) inherit the options: a leak, an overflow or undefined behaviour anywhere aborts that
 # process, and the test that started it fails.
