@@ -78,10 +78,9 @@ pass "pass 1 (GCC Release)" "$root/build" g++ GNU "" -DCMAKE_BUILD_TYPE=Release
 if [[ $skip_sanitizers == 1 ]]; then exit 0; fi
 
 # Debug (-O0): it builds faster than an optimised build under the sanitizers (-O1 took this
-# pass's build from about 360 s to 555 s, and UBSan then reported a misaligned member call inside
-# simdjson's inlined parser: docs/ci.md, "How long"). Children started by the tests (gateway,
-# stub) inherit the options: a leak, an overflow or undefined behaviour anywhere aborts that
-# process, and the test that started it fails.
+# pass's build from about 360 s to 555 s: docs/ci.md, "How long"). Children started by the
+# tests (gateway, stub) inherit the options: a leak, an overflow or undefined behaviour
+# anywhere aborts that process, and the test that started it fails.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 pass "pass 2 (Clang Debug, ASan+UBSan, fuzz smoke)" "$root/build-clang-asan" clang++ Clang \
