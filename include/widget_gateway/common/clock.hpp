@@ -57,8 +57,8 @@ class SystemClock final : public Clock {
 // upstream connects, the span exporter's posts), and the checks against them, read it: a timer
 // waits in real time whatever an injected Clock says, so they cannot follow one without timers
 // driven by that Clock. Whatever only compares or measures times reads the injected Clock. The
-// HTTP sessions (src/http/session.cpp, h2_session.cpp) still read std::chrono::steady_clock
-// themselves until they are rebuilt on this seam.
+// HTTP sessions (src/http/session.cpp, h2_session.cpp, and the Date field they format,
+// http_date.hpp) still read real time themselves until they are rebuilt on this seam.
 inline SteadyTime timer_now() {
   return std::chrono::steady_clock::now();
 }
