@@ -21,13 +21,14 @@
 #include <vector>
 
 #include "support/process.hpp"
+#include "support/paths.hpp"
 
 using namespace wg::test;
 namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kSourceDir = WG_SOURCE_DIR;
+const std::string kSourceDir = source_dir();
 const std::string kRunScript = kSourceDir + "/bench/run.sh";
 
 struct Result {

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "wg-bench/scenario.hpp"
+#include "support/paths.hpp"
 
 using namespace std::chrono_literals;
 using namespace wg::bench;
@@ -226,7 +227,7 @@ BOOST_AUTO_TEST_CASE(shipped_scenarios_parse) {
        {"hot-hits", "hot-hits-256", "large-page", "zipf-site", "zipf-site-redis-only", "quota-walk",
         "memory-10k", "cold-storm", "cache-busters", "upstream-outage", "redis-outage", "soak",
         "refresh-day"}) {
-    const std::string path = std::string(WG_SOURCE_DIR) + "/bench/scenarios/" + name + ".toml";
+    const std::string path = wg::test::source_dir() + "/bench/scenarios/" + name + ".toml";
     BOOST_TEST_CONTEXT(path) {
       Scenario s;
       BOOST_CHECK_NO_THROW(s = load_scenario_file(path));
@@ -239,7 +240,7 @@ BOOST_AUTO_TEST_CASE(shipped_scenarios_parse) {
 // quota-walk is zipf-site plus the walker: the visitors' load and mix are zipf-site's, so that
 // its baseline (zipf-site) is the same load without the walker.
 BOOST_AUTO_TEST_CASE(quota_walk_is_zipf_site_plus_a_walker) {
-  const std::string dir = std::string(WG_SOURCE_DIR) + "/bench/scenarios/";
+  const std::string dir = wg::test::source_dir() + "/bench/scenarios/";
   const Scenario base = load_scenario_file(dir + "zipf-site.toml");
   const Scenario walk = load_scenario_file(dir + "quota-walk.toml");
   BOOST_TEST(walk.runner.baseline == "zipf-site");

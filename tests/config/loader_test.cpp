@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "widget_gateway/config/loader.hpp"
+#include "support/paths.hpp"
 
 using namespace std::chrono_literals;
 namespace cfg = wg::config;
@@ -251,7 +252,7 @@ BOOST_AUTO_TEST_CASE(positions_say_where_the_file_sets_each_key) {
 }
 
 BOOST_AUTO_TEST_CASE(documented_example_parses_and_validates) {
-  std::ifstream in(std::string(WG_SOURCE_DIR) + "/conf/widget-gateway.toml");
+  std::ifstream in(wg::test::source_dir() + "/conf/widget-gateway.toml");
   BOOST_REQUIRE(in);
   std::stringstream text;
   text << in.rdbuf();

@@ -12,6 +12,7 @@
 
 #include "stack.hpp"
 #include "widget_gateway/compress/compress.hpp"
+#include "support/paths.hpp"
 
 // The client-facing HTTP features over real sockets: ETag and 304, content coding, caching
 // headers as a real client-side cache library (npm's http-cache-semantics, run by Node.js)
@@ -214,17 +215,17 @@ class CacheJudge {
     for (std::size_t i = 0; i < cases_.size(); ++i) input += (i ? "," : "") + cases_[i];
     const std::string cases_file = dir.write("cases.json", input + "]");
     const std::string errors_file = dir.file("stderr.txt");
-    const std::string script = std::string(WG_CACHE_SEMANTICS_DIR) + "/check.js";
+    const std::string script = cache_semantics_dir() + "/check.js";
 
     if (std::system("node --version >/dev/null 2>&1") != 0) {
       BOOST_FAIL(
           "`node` (Node.js) is not on PATH: it is needed to run http-cache-semantics "
           "(deploy/install-deps.sh --test-tools installs it)");
     }
-    if (!std::ifstream(std::string(WG_CACHE_SEMANTICS_DIR) +
-                       "/node_modules/http-cache-semantics/package.json")) {
-      BOOST_FAIL("http-cache-semantics is not installed in " WG_CACHE_SEMANTICS_DIR
-                 ": run the ctest fixture integration_http_semantics_npm_setup (npm ci)");
+    if (!std::ifstream(cache_semantics_dir() + "/node_modules/http-cache-semantics/package.json")) {
+      BOOST_FAIL("http-cache-semantics is not installed in "
+                 << cache_semantics_dir()
+                 << ": run the ctest fixture integration_http_semantics_npm_setup (npm ci)");
     }
     const std::string command =
         "node '" + script + "' '" + cases_file + "' 2>'" + errors_file + "'";

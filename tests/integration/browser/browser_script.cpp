@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "support/process.hpp"
+#include "support/paths.hpp"
 
 namespace wg::test {
 
@@ -39,14 +40,15 @@ void require_browser_tools() {
         "`node` (Node.js) is not on PATH: it runs playwright-core "
         "(deploy/install-deps.sh --test-tools installs it)");
   }
-  if (!std::ifstream(std::string(WG_BROWSER_DIR) + "/node_modules/playwright-core/package.json")) {
-    BOOST_FAIL("playwright-core is not installed in " WG_BROWSER_DIR
-               ": run the ctest fixture integration_browser_npm_setup (npm ci)");
+  if (!std::ifstream(browser_dir() + "/node_modules/playwright-core/package.json")) {
+    BOOST_FAIL("playwright-core is not installed in "
+               << browser_dir() << ": run the ctest fixture integration_browser_npm_setup (npm ci)");
   }
-  if (::access(WG_CHROMIUM, X_OK) != 0) {
-    BOOST_FAIL("Chromium is not at " WG_CHROMIUM
-               " (deploy/install-deps.sh --test-tools installs it; -DWG_CHROMIUM=PATH names "
-               "another)");
+  if (::access(chromium_path().c_str(), X_OK) != 0) {
+    BOOST_FAIL("Chromium is not at "
+               << chromium_path()
+               << " (deploy/install-deps.sh --test-tools installs it; -DWG_CHROMIUM=PATH names "
+                  "another)");
   }
 }
 
@@ -55,7 +57,7 @@ void require_browser_tools() {
 // when it does not parse, when it reports an error, or when the script failed.
 std::string run_browser_script(const std::string& script, const std::vector<std::string>& args,
                                std::string_view mark) {
-  std::vector<std::string> argv{"node", std::string(WG_BROWSER_DIR) + "/" + script, WG_CHROMIUM};
+  std::vector<std::string> argv{"node", browser_dir() + "/" + script, chromium_path()};
   argv.insert(argv.end(), args.begin(), args.end());
   ChildProcess node(argv);
   // The scripts bound themselves at 60 s; this only guards against one hanging regardless.

@@ -11,6 +11,7 @@
 
 #include "integration/browser/browser_script.hpp"
 #include "integration/stack.hpp"
+#include "support/paths.hpp"
 
 using namespace wg::test;
 
@@ -42,7 +43,7 @@ BOOST_AUTO_TEST_CASE(an_operator_reads_the_status_and_purges_a_widget) {
   }
   BOOST_TEST(cached_anywhere(gateway.admin_port(), ids[1].id));
 
-  const std::string screenshot = std::string(WG_BROWSER_DIR) + "/status-page.png";
+  const std::string screenshot = browser_dir() + "/status-page.png";
   std::filesystem::remove(screenshot);
   const std::string json =
       run_browser_script("status_page_check.js",

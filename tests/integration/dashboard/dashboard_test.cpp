@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "integration/stack.hpp"
+#include "support/paths.hpp"
 
 using namespace wg::test;
 using Clock = std::chrono::steady_clock;
@@ -31,7 +32,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr const char* kPrometheus = "/usr/bin/prometheus";
-const std::string kDashboard = std::string(WG_SOURCE_DIR) + "/deploy/grafana/widget-gateway.json";
+const std::string kDashboard = source_dir() + "/deploy/grafana/widget-gateway.json";
 
 // Grafana's $__rate_interval is at least four scrape intervals (1 min when scraped every 15 s).
 // Scraped every second here, 30 s holds the whole traffic and enough samples for every rate,
