@@ -1,23 +1,41 @@
 #include "process/control_plane.hpp"
 
+#include <boost/asio/buffer.hpp>
+
 #include <csignal>
+#include <system_error>
 
 #include "widget_gateway/common/log.hpp"
 
 namespace wg::process {
 
-// Before the signal set listens and after it, the signals stay pending: a late one (a SIGHUP
-// sent just after SIGTERM) ends with the process instead of killing it by its default action,
-// which the signal set restores when it goes.
-void block_stop_signals(bool blocked) {
+namespace {
+
+sigset_t stop_signals() {
   sigset_t signals;
   sigemptyset(&signals);
   for (int signal : {SIGHUP, SIGINT, SIGTERM}) sigaddset(&signals, signal);
-  pthread_sigmask(blocked ? SIG_BLOCK : SIG_UNBLOCK, &signals, nullptr);
+  return signals;
+}
+
+int open_signal_descriptor() {
+  const sigset_t signals = stop_signals();
+  const int fd = ::signalfd(-1, &signals, SFD_NONBLOCK | SFD_CLOEXEC);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "signalfd");
+  return fd;
+}
+
+}  // namespace
+
+// Blocked for good: a late signal (a SIGHUP sent just after SIGTERM) stays pending and ends
+// with the process instead of killing it by its default action.
+void block_stop_signals() {
+  const sigset_t signals = stop_signals();
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 }
 
 ControlPlane::ControlPlane(boost::asio::io_context& control, Hooks hooks)
-    : control_(control), hooks_(std::move(hooks)), signals_(control, SIGINT, SIGTERM, SIGHUP) {}
+    : control_(control), hooks_(std::move(hooks)), signals_(control, open_signal_descriptor()) {}
 
 ControlPlane::~ControlPlane() {
   end_reloads();
@@ -25,24 +43,32 @@ ControlPlane::~ControlPlane() {
 
 void ControlPlane::run() {
   wait_for_signal();
-  block_stop_signals(false);
   control_.run();
-  block_stop_signals(true);
   end_reloads();
 }
 
+// One read takes every signal pending (one of each kind at most); the next read is asked for
+// after they are handled, so a storm of SIGHUPs shares the control thread with its timers.
 void ControlPlane::wait_for_signal() {
-  signals_.async_wait([this](const boost::system::error_code& ec, int signal) {
-    if (ec) return;
-    if (signal == SIGHUP) {
-      reload();
-      wait_for_signal();
-      return;
-    }
-    log::info("draining", {{"signal", signal}});
-    refuse_reloads();
-    hooks_.drain(signal);
-  });
+  signals_.async_read_some(
+      boost::asio::buffer(read_), [this](const boost::system::error_code& ec, std::size_t bytes) {
+        if (ec) return;
+        for (std::size_t i = 0; i < bytes / sizeof(signalfd_siginfo); ++i) {
+          if (!take(static_cast<int>(read_[i].ssi_signo))) return;  // no read after the drain
+        }
+        wait_for_signal();
+      });
+}
+
+bool ControlPlane::take(int signal) {
+  if (signal == SIGHUP) {
+    reload();
+    return true;
+  }
+  log::info("draining", {{"signal", signal}});
+  refuse_reloads();
+  hooks_.drain(signal);
+  return false;
 }
 
 // The file is read and applied on a helper thread: no blocking I/O on an io thread. One
@@ -60,7 +86,6 @@ void ControlPlane::reload() {
   }
   if (thread_.joinable()) thread_.join();  // finished: it cleared running_
   thread_ = std::jthread([this] {
-    block_stop_signals(true);  // started by the control thread, which takes them
     for (;;) {
       hooks_.reload();
       std::lock_guard lock(mutex_);

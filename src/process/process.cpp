@@ -327,7 +327,7 @@ int run_gateway(const config::Invocation& invocation) {
   // process: writes then fail with EPIPE, which the access log and the event log survive.
   // Sockets are unaffected (Asio sends with MSG_NOSIGNAL).
   std::signal(SIGPIPE, SIG_IGN);
-  block_stop_signals(true);  // inherited by every thread started from here on
+  block_stop_signals();  // inherited by every thread started from here on
   log::set_level(invocation.config.log.level);
   warn_ignored_environment(invocation);
   Process process(invocation, SystemClock::instance(), DefaultRandom::instance());
