@@ -2,6 +2,10 @@
 
 #include <charconv>
 
+#include "widget_gateway/api/percent.hpp"
+#include "widget_gateway/api/validate.hpp"
+#include "widget_gateway/api/widget_policy.hpp"
+
 // Header only: the logical key head is named where every key is named; api links no cache code.
 #include "widget_gateway/common/key_space.hpp"
 
@@ -56,6 +60,16 @@ void append_widget_key_prefix(std::string& out, std::string_view id) {
 }
 
 template <class Number>
+std::optional<Number> parse_number(std::string_view text) {
+  Number value{};
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || text.empty()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+template <class Number>
 void append_number(std::string& out, Number value) {
   char digits[24];
   out.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);
@@ -93,6 +107,43 @@ std::string cache_key(const ApiRequest& request) {
   out += ':';
   append_number(out, request.query.skip);
   return out;
+}
+
+std::optional<ApiRequest> request_of_key(std::string_view key) {
+  const std::optional<KeyParts> parts = split_key(key);
+  if (!parts || parts->escaped_id.empty()) return std::nullopt;
+  // Any decoding is checked by building the key again below: only escape_key_id's form passes.
+  std::optional<std::string> id = percent_decode(parts->escaped_id);
+  if (!id || id->size() > kMaxWidgetIdBytes) return std::nullopt;
+  ApiRequest request;
+  request.widget_id = std::move(*id);
+  std::string_view rest = parts->rest;
+  if (rest == "w") {
+    request.endpoint = Endpoint::widget;
+  } else if (rest.starts_with("r:")) {
+    request.endpoint = Endpoint::reviews;
+    rest.remove_prefix(2);
+    const auto first = rest.find(':');
+    const auto second = first == std::string_view::npos ? first : rest.find(':', first + 1);
+    if (second == std::string_view::npos) return std::nullopt;
+    const std::string_view type = rest.substr(0, first);
+    if (type != "*") {
+      request.query.type = parse_platform(type);
+      if (!request.query.type) return std::nullopt;
+    }
+    const auto limit = parse_number<std::uint32_t>(rest.substr(first + 1, second - first - 1));
+    const auto skip = parse_number<std::uint64_t>(rest.substr(second + 1));
+    // Within what validation lets through: a key no valid request makes is not one.
+    if (!limit || !skip || *limit < 1 || *limit > kMaxLimit || *skip > kMaxSkip) {
+      return std::nullopt;
+    }
+    request.query.limit = *limit;
+    request.query.skip = *skip;
+  } else {
+    return std::nullopt;
+  }
+  if (cache_key(request) != key) return std::nullopt;  // one key, one request: nothing else
+  return request;
 }
 
 std::string upstream_target(const ApiRequest& request) {

@@ -8,6 +8,7 @@
 #include "widget_gateway/api/keys.hpp"
 #include "widget_gateway/api/percent.hpp"
 #include "widget_gateway/api/validate.hpp"
+#include "widget_gateway/api/widget_policy.hpp"
 
 using namespace wg::api;
 
@@ -149,6 +150,63 @@ BOOST_AUTO_TEST_CASE(random_ids_never_collide) {
     auto next = std::next(it);
     if (next != prefixes.end()) BOOST_TEST(!next->starts_with(*it));
   }
+}
+
+BOOST_AUTO_TEST_CASE(a_key_gives_back_the_request_it_was_built_from) {
+  const std::vector<ApiRequest> requests = {
+      widget("abc"),
+      widget("x}:w"),
+      widget(std::string("\0/\xff", 3)),
+      reviews("abc", 20),
+      reviews("a b", 300, 1000000000, Platform::googleMap),
+      reviews("w%25", 1, 7, Platform::yaBusiness),
+  };
+  for (const ApiRequest& request : requests) {
+    const std::string key = cache_key(request);
+    BOOST_TEST_CONTEXT(key) {
+      auto back = request_of_key(key);
+      BOOST_TEST_REQUIRE(back.has_value());
+      BOOST_TEST((*back == request));
+    }
+  }
+  std::mt19937 rng(11);
+  for (int i = 0; i < 2000; ++i) {
+    std::string id(1 + rng() % 12, '\0');
+    for (char& c : id) c = static_cast<char>(rng() % 256);
+    ApiRequest request = rng() % 2 ? widget(id) : reviews(id, 1 + rng() % 300, rng() % 5000);
+    auto back = request_of_key(cache_key(request));
+    BOOST_TEST_REQUIRE(back.has_value());
+    BOOST_TEST((*back == request));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_key_no_valid_request_makes_gives_nothing) {
+  for (std::string_view key : {
+           "",
+           "wg:{}:w",
+           "wg:{abc}:x",
+           "wg:{abc}:w:",
+           "wg:abc:w",
+           "wg:{abc}",
+           "wg:{abc}:r:*:20",
+           "wg:{abc}:r:*:0:0",
+           "wg:{abc}:r:*:301:0",
+           "wg:{abc}:r:*:20:1000000001",
+           "wg:{abc}:r:*:020:0",
+           "wg:{abc}:r:*:20:-1",
+           "wg:{abc}:r:*:20:0x",
+           "wg:{abc}:r:googlemap:20:0",
+           "wg:{abc}:r::20:0",
+           "wg:{a%3ab}:w",  // lower-case hex: escape_key_id writes upper case
+           "wg:{a%62c}:w",  // an escaped safe byte
+           "wg:{a%2}:w",
+           "wg:{a b}:w",
+           "xx:{abc}:w",
+       }) {
+    BOOST_TEST(!request_of_key(key).has_value(), key);
+  }
+  BOOST_TEST(
+      !request_of_key(cache_key(widget(std::string(kMaxWidgetIdBytes + 1, 'a')))).has_value());
 }
 
 BOOST_AUTO_TEST_CASE(upstream_targets) {

@@ -3,6 +3,7 @@
 // only on the ApiRequest, so parameter order, defaults and ignored parameters never matter
 // (?limit=20 ≡ ?skip=0&limit=20&utm=x).
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,10 @@ namespace wg::api {
 // bytes outside [A-Za-z0-9_-] are written as %XX (upper-case hex; '%' itself included), which
 // keeps the mapping injective and the tag unbreakable whatever the id holds.
 std::string cache_key(const ApiRequest& request);
+
+// The request a key was built from (cache_key's inverse): nullopt for anything cache_key does
+// not make, so a key read back from Redis (the prefetch's demand) is never trusted blindly.
+std::optional<ApiRequest> request_of_key(std::string_view key);
 
 // "wg:{<id>}:", the prefix every key of that widget starts with (for purges).
 std::string widget_key_prefix(std::string_view widget_id);
