@@ -50,14 +50,15 @@ void ControlPlane::run() {
 // One read takes every signal pending (one of each kind at most); the next read is asked for
 // after they are handled, so a storm of SIGHUPs shares the control thread with its timers.
 void ControlPlane::wait_for_signal() {
-  signals_.async_read_some(
-      boost::asio::buffer(read_), [this](const boost::system::error_code& ec, std::size_t bytes) {
-        if (ec) return;
-        for (std::size_t i = 0; i < bytes / sizeof(signalfd_siginfo); ++i) {
-          if (!take(static_cast<int>(read_[i].ssi_signo))) return;  // no read after the drain
-        }
-        wait_for_signal();
-      });
+  signals_.async_read_some(boost::asio::buffer(read_),
+                           [this](const boost::system::error_code& ec, std::size_t bytes) {
+                             if (ec) return;
+                             for (std::size_t i = 0; i < bytes / sizeof(signalfd_siginfo); ++i) {
+                               if (!take(static_cast<int>(read_[i].ssi_signo)))
+                                 return;  // no read after the drain
+                             }
+                             wait_for_signal();
+                           });
 }
 
 bool ControlPlane::take(int signal) {
