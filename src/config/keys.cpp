@@ -319,6 +319,10 @@ const KeySpec kKeys[] = {
     WG_KEY(BoolCodec, cache, derive_pages),
     WG_KEY(DurationCodec, cache, confirm_after),
     WG_KEY(BoolCodec, cache, empty_reviews_on_error),
+    WG_KEY(BoolCodec, cache, prefetch),
+    WG_KEY(NumberCodec, cache, prefetch_share),
+    WG_KEY(DurationCodec, cache, prefetch_window),
+    WG_KEY(IntCodec<std::uint64_t>, cache, prefetch_min_requests),
 
     WG_KEY(IntCodec<std::uint64_t>, quota, monthly_limit),
     WG_KEY(UtcOffsetCodec, quota, utc_offset),

@@ -329,6 +329,15 @@ void validate(const Config& c) {
   check_range("cache.max_age_cap", cache.max_age_cap, Duration::zero(), kMaxTtl);
   check_range("cache.negative_max_age", cache.negative_max_age, Duration::zero(), kMaxTtl);
   check_range("cache.confirm_after", cache.confirm_after, Duration::zero(), kMaxTtl);
+  if (!(cache.prefetch_share >= 0 && cache.prefetch_share <= 1)) {
+    fail("cache.prefetch_share", "must be a share in [0, 1], e.g. 0.5");
+  }
+  // At most the day the prefetch serves.
+  check_range("cache.prefetch_window", cache.prefetch_window, Duration(std::chrono::seconds(1)),
+              Duration(std::chrono::hours(24)));
+  if (cache.prefetch_min_requests < 1) {
+    fail("cache.prefetch_min_requests", "must be at least 1");
+  }
 
   // [quota]
   check_range("quota.utc_offset", Duration(c.quota.utc_offset), Duration(-std::chrono::hours(18)),

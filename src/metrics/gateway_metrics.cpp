@@ -115,6 +115,16 @@ GatewayMetrics::GatewayMetrics(Registry& registry, ScrapeSources sources) {
            {"result", label(static_cast<RefreshResult>(r))}});
     }
   }
+  for (std::size_t r = 0; r < kPrefetchResults; ++r) {
+    prefetches_[r] = &registry.counter(
+        "wg_prefetch_requests_total",
+        "Keys the prefetch after the daily refresh took up, by what became of them "
+        "(cache.prefetch; upstream was asked for fetched, unchanged and failed).",
+        {{"result", label(static_cast<PrefetchResult>(r))}});
+  }
+  demand_dropped_ = &registry.counter(
+      "wg_demand_dropped_total",
+      "Requests not counted as demand for the prefetch: their keys were past the counters' bound.");
   for (std::size_t e = 0; e < kEndpoints; ++e) {
     unconfirmed_[e] = &registry.counter(
         "wg_upstream_unconfirmed_total",
@@ -339,6 +349,20 @@ double GatewayMetrics::oldest_served_age(WallTime now) const noexcept {
 
 void GatewayMetrics::refreshed(RefreshKind kind, RefreshResult result) noexcept {
   refreshes_[static_cast<std::size_t>(kind)][static_cast<std::size_t>(result)]->inc();
+}
+
+void GatewayMetrics::prefetched(PrefetchResult result, std::uint64_t keys) noexcept {
+  prefetches_[static_cast<std::size_t>(result)]->inc(keys);
+}
+
+void GatewayMetrics::demand_dropped(std::uint64_t requests) noexcept {
+  demand_dropped_->inc(requests);
+}
+
+std::array<std::uint64_t, kPrefetchResults> GatewayMetrics::prefetches() const noexcept {
+  std::array<std::uint64_t, kPrefetchResults> counts{};
+  for (std::size_t r = 0; r < kPrefetchResults; ++r) counts[r] = prefetches_[r]->value();
+  return counts;
 }
 
 void GatewayMetrics::upstream_unconfirmed(UpstreamEndpoint endpoint) noexcept {

@@ -162,6 +162,28 @@ std::string_view to_string(RefreshResult result) {
   return "failed";
 }
 
+std::string_view to_string(PrefetchResult result) {
+  switch (result) {
+    case PrefetchResult::fetched:
+      return "fetched";
+    case PrefetchResult::unchanged:
+      return "unchanged";
+    case PrefetchResult::stored:
+      return "stored";
+    case PrefetchResult::negative:
+      return "negative";
+    case PrefetchResult::empty:
+      return "empty";
+    case PrefetchResult::budget:
+      return "budget";
+    case PrefetchResult::refused:
+      return "refused";
+    case PrefetchResult::failed:
+      return "failed";
+  }
+  return "failed";
+}
+
 UpstreamFailure upstream_failure_from(std::error_code ec) {
   if (!ec) return UpstreamFailure::none;
   if (ec.category() != gateway_category()) return UpstreamFailure::other;

@@ -109,6 +109,13 @@ struct CacheConfig {
   // A reviews request that would get 429 or 5xx with no copy to serve gets 200 [] instead
   // (no-store, detail=empty-on-error).
   bool empty_reviews_on_error = false;
+  // Prefetch after the daily refresh (docs/prefetch.md): the keys asked for at least
+  // prefetch_min_requests times in the period that ended, fetched again by one instance, spread
+  // over prefetch_window, within prefetch_share of the day's even share of the month's rest.
+  bool prefetch = true;
+  double prefetch_share = 0.5;
+  Duration prefetch_window = std::chrono::minutes(30);
+  std::uint64_t prefetch_min_requests = 2;
   friend bool operator==(const CacheConfig&, const CacheConfig&) = default;
 };
 

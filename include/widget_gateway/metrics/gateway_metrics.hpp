@@ -91,6 +91,11 @@ class GatewayMetrics {
   double oldest_served_age(WallTime now) const noexcept;
   // A refresh of a served copy and what it ended in (wg_background_refreshes_total).
   void refreshed(RefreshKind kind, RefreshResult result) noexcept;
+  // What the prefetch did with one key (wg_prefetch_requests_total{result}); `demand_dropped`:
+  // requests of keys past the demand counters' bounds (wg_demand_dropped_total).
+  void prefetched(PrefetchResult result, std::uint64_t keys = 1) noexcept;
+  void demand_dropped(std::uint64_t requests) noexcept;
+  std::array<std::uint64_t, kPrefetchResults> prefetches() const noexcept;
   // An upstream answer held back as taking more than half away (wg_upstream_unconfirmed_total).
   void upstream_unconfirmed(UpstreamEndpoint endpoint) noexcept;
   void local_answer() noexcept;
@@ -151,6 +156,8 @@ class GatewayMetrics {
   OldestSeen oldest_served_;
   std::array<std::array<Counter*, kRefreshResults>, kRefreshKinds> refreshes_{};
   std::array<Counter*, kEndpoints> unconfirmed_{};
+  std::array<Counter*, kPrefetchResults> prefetches_{};
+  Counter* demand_dropped_ = nullptr;
 };
 
 }  // namespace wg::metrics

@@ -34,6 +34,22 @@ enum class RefreshKind : std::uint8_t { stale, early };
 enum class RefreshResult : std::uint8_t { stored, unchanged, unconfirmed, adopted, failed };
 inline constexpr std::size_t kRefreshKinds = 2;
 inline constexpr std::size_t kRefreshResults = 5;
+// What the prefetch did with one key (docs/prefetch.md): fetched (a new copy, or an answer held
+// back), unchanged (fetched: the very bytes it had), stored (a copy stored since the boundary was
+// adopted, nothing asked), negative (an unknown widget's key: never asked), empty (the widget
+// data proves the window empty), budget (skipped: the day's budget was spent), refused (the
+// guard, the quota or upstream's hold said no), failed (upstream failed).
+enum class PrefetchResult : std::uint8_t {
+  fetched,
+  unchanged,
+  stored,
+  negative,
+  empty,
+  budget,
+  refused,
+  failed
+};
+inline constexpr std::size_t kPrefetchResults = 8;
 enum class UpstreamEndpoint : std::uint8_t { widget, reviews };
 // Why an upstream exchange failed; mirrors the upstream values of wg::errc.
 enum class UpstreamFailure : std::uint8_t {
@@ -89,6 +105,7 @@ std::string_view to_string(RefusalReason reason);
 std::string_view to_string(RefreshKind kind);
 std::string_view to_string(RedisRead read);
 std::string_view to_string(RefreshResult result);
+std::string_view to_string(PrefetchResult result);
 
 // {} -> none; the upstream values of wg::errc -> their failure; anything else -> other.
 UpstreamFailure upstream_failure_from(std::error_code ec);
