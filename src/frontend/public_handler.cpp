@@ -338,6 +338,8 @@ asio::awaitable<http::Response> PublicHandler::handle_api(const http::Request& r
     served.entry = service_.forms().with_body_file(look.key, std::move(served.entry));
   }
   const cache::Entry* entry = served.entry.get();
+  // Demand for the prefetch: answers with upstream's data only (never an unknown id's).
+  if (entry != nullptr && entry->status == 200) service_.demand().note(look.key);
   observation.cache = cache_result_of(served);
   observation.upstream_ms = served.upstream_ms;
   if (entry != nullptr && metrics_ && observation.cache != metrics::CacheResult::empty) {

@@ -79,6 +79,7 @@ GatewayService::GatewayService(asio::any_io_executor background, ServiceDependen
 
 void GatewayService::update(const config::Config& config) {
   settings_ = settings_from(config);
+  demand_.set_enabled(config.cache.prefetch);
   deps_.cache.hold_to(settings_->shared.fetch.ttl, deps_.clock.wall_now());
 }
 
@@ -121,6 +122,40 @@ std::optional<Served> GatewayService::serve_from_l1(const api::ApiRequest& reque
     return std::nullopt;
   }
   return answer(look.own, {Outcome::Source::cache, false, kind_of(look.shape, *look.own)}, now);
+}
+
+asio::awaitable<GatewayService::Prefetched> GatewayService::prefetch(const api::ApiRequest& request,
+                                                                     WallTime boundary) {
+  using Result = metrics::PrefetchResult;
+  const SettingsPtr settings = settings_;
+  const std::string key = api::cache_key(request);
+  // Refused before anything is read: upstream's hold, an open circuit, the month spent.
+  if (deps_.fetcher.refusal()) co_return Prefetched{Result::refused, false, true};
+  if (request.endpoint == api::Endpoint::reviews) {
+    const std::string widget_key = api::cache_key(widget_request_of(request));
+    LocalProof proof = co_await proofs_.look(request, widget_key);
+    if (proof.answer) co_return Prefetched{Result::empty, false, false};
+    if (proof.widget && proof.widget->status != 200)
+      co_return Prefetched{Result::negative, false, false};
+  }
+  Found found = co_await deps_.cache.find(key);
+  if (found.entry && found.entry->status != 200)
+    co_return Prefetched{Result::negative, false, false};
+  if (found.entry && found.entry->stored_at >= boundary)
+    co_return Prefetched{Result::stored, false, false};
+  // Only widgets upstream has answered 200 for: the prefetch never spends the unknown-id budget.
+  bool known =
+      settings->all_known || found.entry != nullptr || deps_.known.known_locally(request.widget_id);
+  if (!known) known = co_await deps_.known.known(deps_.redis, request.widget_id);
+  if (!known) co_return Prefetched{Result::negative, false, false};
+
+  Coalescer::Result fetched =
+      co_await shared_fetch_.fetch(request, key, shared_part(settings), found.entry, true);
+  const FetchOutcome& outcome = fetched.outcome;
+  const bool asked = outcome.upstream_ms >= 0 && !fetched.collapsed;
+  if (!outcome.entry) co_return Prefetched{asked ? Result::failed : Result::refused, asked, false};
+  if (!asked || outcome.theirs) co_return Prefetched{Result::stored, false, false};
+  co_return Prefetched{outcome.unchanged ? Result::unchanged : Result::fetched, true, false};
 }
 
 asio::awaitable<Served> GatewayService::serve(const api::ApiRequest& request,

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "cache_tier.hpp"
+#include "demand_counter.hpp"
 #include "entry_forms.hpp"
 #include "fetch_lock.hpp"
 #include "known_widgets.hpp"
@@ -91,8 +92,24 @@ class GatewayService {
   boost::asio::awaitable<Served> serve(const api::ApiRequest& request,
                                        Admission* admission = nullptr);
 
+  // The prefetch after the daily refresh (docs/prefetch.md), for one key: nothing when its
+  // adopted copy was stored since `boundary` (or another fetch stores one meanwhile: adopted),
+  // when it is an unknown widget's, or when the widget data proves the window empty; otherwise
+  // one fetch through the shared path (coalesced, the fetch lock, the guard, the quota,
+  // last-known-good), as a refresh of the copy. `upstream_asked` says whether upstream was.
+  struct Prefetched {
+    metrics::PrefetchResult result = metrics::PrefetchResult::failed;
+    bool upstream_asked = false;
+    // Refused for every key alike (upstream's hold, an open circuit, the month spent): the
+    // prefetch waits instead of going through its plan.
+    bool everything_refused = false;
+  };
+  boost::asio::awaitable<Prefetched> prefetch(const api::ApiRequest& request, WallTime boundary);
+
   // Codings and body files made for answers (entry_forms.hpp).
   EntryForms& forms() { return forms_; }
+  // What visitors asked for since the control thread last took it (docs/prefetch.md).
+  DemandCounter& demand() { return demand_; }
 
   // Applies reloadable settings (TTL policy, stale windows, derivation). On the service's own
   // thread (requests in flight keep the settings they started with).
@@ -144,6 +161,7 @@ class GatewayService {
   PageDeriver pages_;
   SettingsPtr settings_;  // replaced by update() on the service's thread only
   EntryForms forms_;
+  DemandCounter demand_;
 };
 
 }  // namespace wg::serving
