@@ -255,6 +255,8 @@ asio::awaitable<http::Response> AdminHandler::status() {
   }
   const StatusSources& sources = deps_.status;
   if (sources.next_refresh) fresh.next_refresh = sources.next_refresh();
+  if (sources.last_prefetch) fresh.last_prefetch = sources.last_prefetch();
+  if (sources.prefetching) fresh.prefetching = sources.prefetching();
   auto [pending, listed] = co_await deps_.store.holds(kListedHolds);
   fresh.pending_total = pending;
   fresh.pending = std::move(listed);

@@ -76,6 +76,9 @@ struct StatusSources {
   std::function<bool()> redis_up;             // every connection up and usable, as /readyz says
   std::function<std::string_view()> circuit;  // "closed", "open" or "half_open"
   std::function<WallTime()> next_refresh;     // refresh_at + refresh_lag, next
+  // The last prefetch this instance led, and whether one runs (control thread).
+  std::function<std::optional<prefetch::PrefetchReport>()> last_prefetch;
+  std::function<bool()> prefetching;
   RedisTopology redis;
   WallTime started_at;
 };

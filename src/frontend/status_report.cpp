@@ -92,7 +92,28 @@ std::string status_json(const StatusFacts& f) {
     out += ",\"since\":\"" + utc(fr.pending[i].since) + "\",\"confirm_at\":\"" +
            utc(fr.pending[i].confirm_at) + "\"}";
   }
-  out += "]}}";
+  out += "]},\"prefetch\":{\"leading\":";
+  out += fr.prefetching ? "true" : "false";
+  out += ",\"last\":";
+  if (fr.last_prefetch) {
+    const prefetch::PrefetchReport& p = *fr.last_prefetch;
+    out += "{\"boundary\":\"" + utc(p.boundary) + "\",\"keys\":" + std::to_string(p.planned) +
+           ",\"budget\":" + optional_number(p.budget) +
+           ",\"upstream_requests\":" + std::to_string(p.upstream_requests) + ",\"results\":{";
+    for (std::size_t r = 0; r < p.results.size(); ++r) {
+      if (r > 0) out.push_back(',');
+      out += "\"" + std::string(metrics::to_string(static_cast<metrics::PrefetchResult>(r))) +
+             "\":" + std::to_string(p.results[r]);
+    }
+    out += "},\"duration_ms\":" + std::to_string(p.took.count()) +
+           ",\"finished\":" + (p.finished ? "true" : "false") + ",\"paused\":";
+    json::append_string(out, p.paused);
+    out += ",\"previous_fetched\":" + std::to_string(p.previous_fetched) +
+           ",\"previous_wasted\":" + optional_number(p.wasted) + "}";
+  } else {
+    out += "null";
+  }
+  out += "}}";
 
   out += ",\"upstream_today\":";
   if (f.today) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "prefetch/prefetch_report.hpp"
 #include "serving/upstream_cost.hpp"
 #include "traffic_window.hpp"
 #include "widget_gateway/cache/redis_store.hpp"
@@ -51,6 +52,10 @@ struct FreshnessFacts {
   std::uint64_t held_back = 0;  // upstream answers this instance held back since start
   std::size_t pending_total = 0;
   std::vector<cache::RedisStore::PendingHold> pending;  // the oldest, at most a few dozen
+  // The last prefetch after a refresh this instance led (docs/prefetch.md), and whether one is
+  // under way here.
+  std::optional<prefetch::PrefetchReport> last_prefetch;
+  bool prefetching = false;
 };
 
 struct StatusFacts {

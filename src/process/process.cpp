@@ -3,12 +3,14 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <csignal>
 
 #include "frontend/admin_handler.hpp"
+#include "prefetch/prefetch_leader.hpp"
 #include "process/control_plane.hpp"
 #include "process/fleet_guards.hpp"
 #include "process/fleet_links.hpp"
@@ -27,6 +29,8 @@ namespace {
 
 constexpr std::chrono::seconds kQuotaReportEvery{1};
 constexpr std::chrono::seconds kStatusSampleEvery{1};
+// The workers' demand goes to Redis, and a due prefetch is looked for, this often.
+constexpr std::chrono::seconds kPrefetchTickEvery{5};
 
 unsigned thread_count(const config::Config& config) {
   if (config.server.threads > 0) return config.server.threads;
@@ -91,6 +95,9 @@ class Process final {
                 }),
         list_ends_(links_.generations()),
         observability_(clock_, config_, random, scrape_sources()),
+        prefetch_({control_.get_executor(), links_.redis(), keys_, fleet_clock_, guards_.quota(),
+                   pool_, guards_.quota().instance(), &observability_.metrics()},
+                  config_),
         readiness_([this] { return redis_usable(); }, [this] { return pool_.copies_in_l1(); },
                    guards_.quota(), [this] { return guards_.hold_left(); }),
         widget_policy_(std::make_shared<const api::WidgetPolicy>(config_.access.widget_pattern,
@@ -129,6 +136,7 @@ class Process final {
     pool_.start();
     asio::co_spawn(control_, report_quota(), asio::detached);
     asio::co_spawn(control_, sample_status(), asio::detached);
+    asio::co_spawn(control_, tick_prefetch(), asio::detached);
     log::info("listening", {{"listener", "public"}, {"address", address_text(public_endpoint)}});
     log::info("listening", {{"listener", "admin"},
                             {"address", address_text(admin_endpoint)},
@@ -151,6 +159,7 @@ class Process final {
   }
 
   asio::awaitable<void> shutdown() {
+    prefetch_.stop();
     co_await pool_.drain(config_.server.drain_timeout);
     co_await admin_server_.drain(std::chrono::milliseconds(100));
     co_await observability_.stop_tracing();  // the last requests' spans
@@ -169,6 +178,17 @@ class Process final {
       co_await tick.async_wait(asio::as_tuple(asio::use_awaitable));
       if (stopping_) break;
       co_await guards_.report_once(links_.redis());
+    }
+  }
+
+  // Demand to Redis, and the prefetch after each daily refresh (docs/prefetch.md).
+  asio::awaitable<void> tick_prefetch() {
+    asio::steady_timer tick(control_);
+    while (!stopping_) {
+      tick.expires_after(kPrefetchTickEvery);
+      co_await tick.async_wait(asio::as_tuple(asio::use_awaitable));
+      if (stopping_) break;
+      co_await prefetch_.tick();
     }
   }
 
@@ -210,6 +230,7 @@ class Process final {
     widget_policy_.store(std::make_shared<const api::WidgetPolicy>(running.access.widget_pattern,
                                                                    running.access.widgets));
     guards_.apply(running.quota);
+    asio::post(control_, [this, running] { prefetch_.apply(running); });
     admin_handler_.set_token(running.admin.token);
     admin_handler_.show_config(running);
     observability_.config_reload(true);
@@ -286,6 +307,8 @@ class Process final {
     sources.redis_up = [this] { return redis_usable(); };
     sources.circuit = [this] { return upstream::to_string(guards_.breaker().state()); };
     sources.next_refresh = [this] { return next_refresh(); };
+    sources.last_prefetch = [this] { return prefetch_.last(); };
+    sources.prefetching = [this] { return prefetch_.leading(); };
     sources.worker_loads = [this] { return pool_.loads(); };
     return sources;
   }
@@ -311,6 +334,7 @@ class Process final {
   FleetGuards guards_;
   serving::ListEnds list_ends_;
   Observability observability_;
+  prefetch::PrefetchLeader prefetch_;  // control thread
   frontend::Readiness readiness_;
   SharedLimiters limiters_;  // constructor, then the reload thread
   std::atomic<std::shared_ptr<const api::WidgetPolicy>> widget_policy_;  // for the admin

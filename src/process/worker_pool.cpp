@@ -199,6 +199,29 @@ asio::awaitable<serving::Served> WorkerPool::serve(const api::ApiRequest& reques
   co_return co_await asio::co_spawn(worker.executor(), on_worker, asio::use_awaitable);
 }
 
+asio::awaitable<serving::GatewayService::Prefetched> WorkerPool::prefetch(api::ApiRequest request,
+                                                                          WallTime boundary) {
+  Worker& worker = *workers_[next_worker_++ % workers_.size()];
+  auto on_worker = [&worker, request = std::move(request),
+                    boundary]() -> asio::awaitable<serving::GatewayService::Prefetched> {
+    co_return co_await worker.core().service.prefetch(request, boundary);
+  };
+  co_return co_await asio::co_spawn(worker.executor(), on_worker, asio::use_awaitable);
+}
+
+asio::awaitable<serving::DemandCounts> WorkerPool::take_demand() {
+  serving::DemandCounts all;
+  for (auto& worker : workers_) {
+    auto on_worker = [&core = worker->core()]() -> asio::awaitable<serving::DemandCounts> {
+      co_return core.service.demand().take();
+    };
+    serving::DemandCounts taken =
+        co_await asio::co_spawn(worker->executor(), on_worker, asio::use_awaitable);
+    serving::merge_into(all, std::move(taken), serving::kMaxKeysPerHandOver * 4);
+  }
+  co_return all;
+}
+
 // Admin's view of a key in L1: a copy, so the control thread shares no memory with a worker
 // (whose entry may still gain a compressed variant).
 asio::awaitable<std::shared_ptr<const cache::Entry>> WorkerPool::find_in_l1(std::string key) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "frontend/admin_handler.hpp"
+#include "prefetch/prefetch_leader.hpp"
 #include "process/fleet_listener.hpp"
 #include "process/worker.hpp"
 #include "serving/cache_tier.hpp"
@@ -23,6 +24,7 @@ namespace wg::process {
 
 class WorkerPool final : public frontend::Workers,
                          public serving::SiblingCaches,
+                         public prefetch::PrefetchTarget,
                          public FleetListener {
  public:
   struct Setup {
@@ -62,6 +64,10 @@ class WorkerPool final : public frontend::Workers,
   void erase_everywhere(const std::string& prefix) override;  // "" clears
   void drop_older(const std::string& key, WallTime stored_at, WallTime fresh_until) override;
   void clear_l1_when_redis_up() override;
+  // PrefetchTarget: one key's prefetch on the next worker in turn; the workers' demand counts.
+  boost::asio::awaitable<serving::GatewayService::Prefetched> prefetch(api::ApiRequest request,
+                                                                       WallTime boundary) override;
+  boost::asio::awaitable<serving::DemandCounts> take_demand() override;
   // `changed` runs on the thread of a worker's Redis connection that went up or down.
   void on_redis_state_change(std::function<void()> changed);
 

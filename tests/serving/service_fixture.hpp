@@ -114,6 +114,9 @@ class ServiceFixture {
   template <class T>
   T run(std::function<boost::asio::awaitable<T>()> make);
 
+  // The io threads' executor (what a control-thread part under test runs on here).
+  boost::asio::any_io_executor executor() { return ioc_.get_executor(); }
+
   // Polls until `done` holds (bounded); returns done().
   static bool eventually(const std::function<bool()>& done, std::chrono::milliseconds limit = 15s);
   // Waits until no background refresh of the main instance is in flight.

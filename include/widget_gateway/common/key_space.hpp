@@ -116,6 +116,25 @@ class KeySpace {
   // "<prefix>known-widgets": the set of ids upstream answered 200 for.
   std::string known_widgets() const { return prefix_ + "known-widgets"; }
 
+  // The prefetch's keys (docs/prefetch.md), each always used alone, named by the start of a
+  // freshness day (the refresh boundary, refresh_lag included, in ms since the epoch).
+  // "<prefix>demand:<ms>": the fleet's requests per logical key in the day from that boundary
+  // (a sorted set).
+  std::string demand(std::int64_t day_start_ms) const {
+    return prefix_ + "demand:" + std::to_string(day_start_ms);
+  }
+  // "<prefix>prefetch:<ms>": the prefetch of that boundary: how far it got and what it did (a
+  // hash), so that a leader taking over goes on from there.
+  std::string prefetch_progress(std::int64_t day_start_ms) const {
+    return prefix_ + "prefetch:" + std::to_string(day_start_ms);
+  }
+  // "<prefix>prefetched:<ms>": the keys that prefetch fetched (a set), for its waste count.
+  std::string prefetched(std::int64_t day_start_ms) const {
+    return prefix_ + "prefetched:" + std::to_string(day_start_ms);
+  }
+  // "<prefix>prefetch:leader": the instance leading the prefetch (a lease: SET NX PX).
+  std::string prefetch_leader() const { return prefix_ + "prefetch:leader"; }
+
   // A month's quota keys, tagged with the month ("YYYY-MM"): one script touches all three.
   // "<prefix>quota:{YYYY-MM}": the charged count.
   std::string quota(std::string_view month) const {
