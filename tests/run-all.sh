@@ -132,10 +132,12 @@ set -m # the build in a process group of its own, which the trap can stop whole
   # Debug (-O0): it builds faster than an optimised build under the sanitizers (-O1 took this
   # pass's build from about 360 s to 555 s: docs/ci.md, "How long"). Line tables only: what a
   # sanitizer's report needs (functions, files and lines), for less to compile and link than
-  # full debug information.
+  # full debug information. No precompiled headers: Clang writes the build folder's path into
+  # them, so every file compiled against one missed the compile cache in a clone in another
+  # folder (CI's case); without them a kept cache serves the whole pass from any folder.
   build_tree "$pass2" clang++ Clang -DCMAKE_BUILD_TYPE=Debug \
     -DCMAKE_CXX_FLAGS_DEBUG=-gline-tables-only -DWG_SANITIZE=ON -DWG_FUZZ=ON \
-    -DWG_TEST_DRIVERS_FROM="$pass1"
+    -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON -DWG_TEST_DRIVERS_FROM="$pass1"
   echo "run-all: pass 2's build took $((SECONDS - began)) s, beside pass 1's tests at first"
 ) >"$pass2_log" 2>&1 &
 pass2_build=$!
