@@ -123,6 +123,10 @@ void Stub::fault(const std::string& mode, int count, const std::string& endpoint
   control("POST", target);
 }
 
+void Stub::day(int n) {
+  control("POST", "/__stub/day?n=" + std::to_string(n));
+}
+
 void Stub::latency(int ms) {
   control("POST", "/__stub/latency?ms=" + std::to_string(ms));
 }

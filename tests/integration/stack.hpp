@@ -44,6 +44,8 @@ class Stub {
   void fault(const std::string& mode, int count = -1, const std::string& endpoint = "any",
              const std::string& retry_after = "", const std::string& widget = "");
   void latency(int ms);
+  // The vendor's daily refresh: every widget as of data day `n` (POST /__stub/day).
+  void day(int n);
   std::vector<StubWidget> widgets(int limit = 0);
   ChildProcess& process() { return *process_; }
 

@@ -445,7 +445,9 @@ WidgetPlan plan_widget(std::uint64_t seed, std::size_t index) {
   return plan;
 }
 
-RenderedWidget render_widget(std::uint64_t seed, std::size_t index, const WidgetPlan& plan) {
+RenderedWidget render_widget(std::uint64_t seed, std::size_t index, const WidgetPlan& plan,
+                             std::int64_t day) {
+  const std::int64_t data_now = kDataNow + day * 86400;
   Rng rng(seed, index, Stream::render);
 
   // Reviews first: the widget's aggregates are computed from them.
@@ -461,7 +463,7 @@ RenderedWidget render_widget(std::uint64_t seed, std::size_t index, const Widget
   reviews.reserve(platforms.size());
   std::array<std::uint64_t, 6> stars{};  // by score 1..5
   std::array<std::uint64_t, kPlatformCount> platform_sum{}, platform_rated{};
-  std::int64_t when = kDataNow - static_cast<std::int64_t>(rng.below(2 * 86400));
+  std::int64_t when = data_now - static_cast<std::int64_t>(rng.below(2 * 86400));
   for (std::size_t k = 0; k < platforms.size(); ++k) {
     const std::uint8_t platform = platforms[k];
     const std::string_view code = kPlatforms[platform];
@@ -563,7 +565,7 @@ RenderedWidget render_widget(std::uint64_t seed, std::size_t index, const Widget
     str_field(body, "type", kPlatforms[platform]);
     str_field(body, "url", source_url(seed, index, platform));
     str_field(body, "updatedAt",
-              iso8601(kDataNow - static_cast<std::int64_t>(rng.below(36 * 3600))));
+              iso8601(data_now - static_cast<std::int64_t>(rng.below(36 * 3600))));
     close_with(body, '}');
     body.push_back(',');
   }
@@ -581,7 +583,7 @@ RenderedWidget render_widget(std::uint64_t seed, std::size_t index, const Widget
   body += "],";
   str_field(body, "createdAt",
             iso8601(kDataNow - 86400 * static_cast<std::int64_t>(400 + index % 1000)));
-  str_field(body, "updatedAt", iso8601(kDataNow - static_cast<std::int64_t>(rng.below(86400))));
+  str_field(body, "updatedAt", iso8601(data_now - static_cast<std::int64_t>(rng.below(86400))));
   close_with(body, '}');
 
   return RenderedWidget(std::move(body), std::move(reviews), std::move(platforms));
@@ -646,8 +648,11 @@ std::shared_ptr<const RenderedWidget> Dataset::rendered(std::size_t index) const
     std::lock_guard lock(cache_mutex_);
     if (cache_[index]) return cache_[index];
   }
-  auto fresh = std::make_shared<const RenderedWidget>(render_widget(seed_, index, plans_[index]));
+  const std::int64_t day = day_.load();
+  auto fresh =
+      std::make_shared<const RenderedWidget>(render_widget(seed_, index, plans_[index], day));
   std::lock_guard lock(cache_mutex_);
+  if (day != day_.load()) return fresh;     // the day moved on meanwhile: not kept
   if (cache_[index]) return cache_[index];  // another thread rendered it meanwhile
   cache_[index] = fresh;
   cache_order_.push_back(index);
@@ -659,6 +664,14 @@ std::shared_ptr<const RenderedWidget> Dataset::rendered(std::size_t index) const
     cache_[victim].reset();  // requests still holding it keep it alive
   }
   return fresh;
+}
+
+void Dataset::set_day(std::int64_t day) const {
+  std::lock_guard lock(cache_mutex_);
+  day_.store(day);
+  for (auto& widget : cache_) widget.reset();
+  cache_order_.clear();
+  cache_bytes_ = 0;
 }
 
 std::size_t Dataset::render_all() const {

@@ -18,6 +18,7 @@
 //   reviews and no sources, widget 2 has exactly 12 reviews, all googleMap (its only source).
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -80,7 +81,11 @@ class RenderedWidget {
 };
 
 // Renders widget `index` (planned as `plan`) of the data set generated from `seed`. Pure.
-RenderedWidget render_widget(std::uint64_t seed, std::size_t index, const WidgetPlan& plan);
+// `day`: the vendor's data day (Dataset::set_day): every date in the data (review dates, the
+// widget's and its sources' updatedAt) moves that many days on, so each day's bytes differ while
+// the counts stay.
+RenderedWidget render_widget(std::uint64_t seed, std::size_t index, const WidgetPlan& plan,
+                             std::int64_t day = 0);
 
 class Dataset {
  public:
@@ -101,6 +106,11 @@ class Dataset {
   // (two threads may render the same widget at once; both get identical bytes).
   std::shared_ptr<const RenderedWidget> rendered(std::size_t index) const;
 
+  // The vendor's daily refresh: from now on every widget renders as of data day `day` (0 at
+  // start). Thread-safe; what was rendered before is dropped.
+  void set_day(std::int64_t day) const;
+  std::int64_t day() const { return day_.load(); }
+
   // Renders widgets in index order while the cache has room; how many it rendered. For
   // benchmarks: an upstream's own work is not the system under test's, and rendering on first
   // access put it on the load generator's CPU, in the middle of the measured runs.
@@ -115,6 +125,7 @@ class Dataset {
   std::vector<WidgetPlan> plans_;
   std::unordered_map<std::string_view, std::size_t> index_by_id_;  // views into plans_
 
+  mutable std::atomic<std::int64_t> day_{0};
   std::size_t cache_budget_;
   mutable std::mutex cache_mutex_;
   mutable std::vector<std::shared_ptr<const RenderedWidget>> cache_;  // by widget index

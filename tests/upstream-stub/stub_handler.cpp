@@ -17,6 +17,7 @@ namespace http = boost::beast::http;
 
 constexpr std::size_t kMaxLimit = 300;
 constexpr std::uint64_t kMaxLatencyMs = 600'000;
+constexpr std::uint64_t kMaxDataDay = 3650;
 
 // A non-negative decimal integer, nothing else (no sign, no spaces, no fraction).
 std::optional<std::uint64_t> parse_uint(std::string_view text) {
@@ -403,6 +404,16 @@ StubReply StubHandler::control(http::verb method, std::string_view path, std::st
     }
     faults_.set_latency(std::chrono::milliseconds(*ms));
     return json_reply("{\"latencyMs\":" + std::to_string(*ms) + "}");
+  }
+  if (path == "/__stub/day") {
+    if (method != http::verb::post) return method_not_allowed("POST");
+    const auto n_text = param(url, "n");
+    const auto n = n_text ? parse_uint(*n_text) : std::nullopt;
+    if (!n || *n > kMaxDataDay) {
+      return error_reply(http::status::bad_request, "n must be a data day <= 3650");
+    }
+    dataset_.set_day(static_cast<std::int64_t>(*n));
+    return json_reply("{\"day\":" + std::to_string(*n) + "}");
   }
   if (path == "/__stub/widgets") {
     if (method != http::verb::get) return method_not_allowed("GET");

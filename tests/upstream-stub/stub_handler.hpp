@@ -73,6 +73,8 @@ class StubHandler {
   void note_connection() { connections_.fetch_add(1, std::memory_order_relaxed); }
   StubStats stats() const;
   FaultPlan& faults() { return faults_; }
+  // The vendor's daily refresh (POST /__stub/day?n=N): every widget renders as of data day N.
+  void set_day(std::int64_t day) { dataset_.set_day(day); }
 
  private:
   StubReply widget(std::string_view id);
