@@ -108,8 +108,12 @@ std::string status_json(const StatusFacts& f) {
     out += "},\"duration_ms\":" + std::to_string(p.took.count()) +
            ",\"finished\":" + (p.finished ? "true" : "false") + ",\"paused\":";
     json::append_string(out, p.paused);
-    out += ",\"previous_fetched\":" + std::to_string(p.previous_fetched) +
-           ",\"previous_wasted\":" + optional_number(p.wasted) + "}";
+    out +=
+        ",\"previous_fetched\":" + std::to_string(p.previous_fetched) +
+        ",\"previous_wasted\":" + optional_number(p.wasted) +
+        ",\"unchanged_share\":" + (p.unchanged_share ? number(*p.unchanged_share) : "null") +
+        ",\"baseline_unchanged_share\":" + (p.baseline_share ? number(*p.baseline_share) : "null") +
+        ",\"baseline_days\":" + std::to_string(p.baseline_days) + "}";
   } else {
     out += "null";
   }

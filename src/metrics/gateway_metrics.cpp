@@ -151,6 +151,25 @@ GatewayMetrics::GatewayMetrics(Registry& registry, ScrapeSources sources) {
                             "Unix time of the next daily refresh (cache.refresh_at + refresh_lag).",
                             {}, std::move(sources.next_refresh));
   }
+  if (sources.refresh_unchanged_ratio) {
+    registry.callback_gauge(
+        "wg_refresh_unchanged_ratio",
+        "Of the keys the last prefetch after the daily refresh fetched (led by this instance), the "
+        "share that came back with the bytes they had: high right after the refresh, against its "
+        "baseline, says the vendor's new data was not there yet (cache.refresh_lag).",
+        {}, std::move(sources.refresh_unchanged_ratio));
+  }
+  if (sources.refresh_unchanged_baseline_ratio) {
+    registry.callback_gauge(
+        "wg_refresh_unchanged_baseline_ratio",
+        "The same share over the prefetches of the 7 boundaries before the last one.", {},
+        std::move(sources.refresh_unchanged_baseline_ratio));
+  }
+  if (sources.refresh_unchanged_baseline_days) {
+    registry.callback_gauge("wg_refresh_unchanged_baseline_boundaries",
+                            "How many of those boundaries had a prefetch that fetched anything.",
+                            {}, std::move(sources.refresh_unchanged_baseline_days));
+  }
   local_answers_ = &registry.counter("wg_local_answers_total",
                                      "Requests answered locally without a cached entry.");
   derived_pages_ = &registry.counter("wg_derived_pages_total",

@@ -28,6 +28,12 @@ constexpr std::chrono::milliseconds kLookEvery{100};
 constexpr std::chrono::hours kDay{24};
 constexpr std::chrono::minutes kRetryAfterPause{1};
 constexpr std::chrono::minutes kLateStart{10};
+// The hottest keys fetched first, one at a time, to see whether the vendor's data is new; while
+// it looks late, asked again after a sixth of the window, at most three times (half the window).
+constexpr std::size_t kCanaryKeys = 3;
+constexpr unsigned kCanaryTries = 3;
+// A boundary's progress is kept past the baseline's days, which read it.
+constexpr std::chrono::hours kProgressKept{24 * (kBaselineDays + 1)};
 
 // Extends the lease only for its holder.
 constexpr std::string_view kRenewScript = R"lua(
@@ -261,6 +267,9 @@ asio::awaitable<void> PrefetchLeader::lead(WallTime day) {
                       ? std::min<std::size_t>(run->plan.fetches.size(), *run->report.budget)
                       : run->plan.fetches.size();
 
+  co_await read_baseline(*run);
+  co_await wait_for_new_data(run);
+
   run->lanes_done = std::make_unique<asio::steady_timer>(parts_.control);
   run->lanes_running = settings_.lanes;
   for (std::size_t i = 0; i < settings_.lanes; ++i) {
@@ -294,6 +303,11 @@ asio::awaitable<void> PrefetchLeader::lead(WallTime day) {
   run->report.finished = finished;
   run->report.paused = run->paused;
   if (finished) done_day_ = day;
+  const auto count = [&](PrefetchResult r) {
+    return run->report.results[static_cast<std::size_t>(r)];
+  };
+  run->report.unchanged_share =
+      unchanged_share_of(count(PrefetchResult::fetched), count(PrefetchResult::unchanged));
   // Stopped early: tried again a little later (the quota may come back, upstream's hold end).
   retry_at_.reset();
   if (!finished) retry_at_ = parts_.clock.steady_now() + kRetryAfterPause;
@@ -343,7 +357,7 @@ asio::awaitable<void> PrefetchLeader::lane(std::shared_ptr<Run> run) {
     }
     const PlannedFetch& fetch = run->plan.fetches[index];
     serving::GatewayService::Prefetched done =
-        co_await parts_.target.prefetch(fetch.request, run->day);
+        co_await parts_.target.prefetch(fetch.request, run->day, false);
     if (done.everything_refused) {
       // Upstream's hold, an open circuit or the month spent: the key is taken up again later.
       --run->reserved;
@@ -352,13 +366,81 @@ asio::awaitable<void> PrefetchLeader::lane(std::shared_ptr<Run> run) {
       run->next = std::min(run->next, index);
       break;
     }
-    if (!done.upstream_asked) --run->reserved;
-    if (done.upstream_asked) ++run->report.upstream_requests;
-    ++run->report.results[static_cast<std::size_t>(done.result)];
-    if (parts_.metrics) parts_.metrics->prefetched(done.result);
-    if (done.result == PrefetchResult::fetched || done.result == PrefetchResult::unchanged) {
-      run->fetched_keys.push_back(fetch.key);
+    account(*run, fetch, done);
+  }
+}
+
+void PrefetchLeader::account(Run& run, const PlannedFetch& fetch,
+                             const serving::GatewayService::Prefetched& done) {
+  if (!done.upstream_asked) --run.reserved;
+  if (done.upstream_asked) ++run.report.upstream_requests;
+  ++run.report.results[static_cast<std::size_t>(done.result)];
+  if (parts_.metrics) parts_.metrics->prefetched(done.result);
+  if (done.result == PrefetchResult::fetched || done.result == PrefetchResult::unchanged) {
+    run.fetched_keys.push_back(fetch.key);
+  }
+}
+
+asio::awaitable<void> PrefetchLeader::wait_for_new_data(std::shared_ptr<Run> run) {
+  const std::size_t planned = run->plan.fetches.size();
+  std::vector<std::size_t> canaries;
+  std::uint64_t fetched = 0;
+  std::uint64_t unchanged = 0;
+  auto spent_out = [&] { return run->budget && run->reserved >= *run->budget; };
+  // The hottest keys, in plan order, one at a time: a part of the plan like the rest.
+  while (canaries.size() < kCanaryKeys && run->next < planned && !run->stop && !stopping_ &&
+         !spent_out()) {
+    const std::size_t index = run->next++;
+    ++run->reserved;
+    serving::GatewayService::Prefetched done =
+        co_await parts_.target.prefetch(run->plan.fetches[index].request, run->day, false);
+    if (done.everything_refused) {
+      --run->reserved;
+      run->next = index;
+      co_return;  // the lanes stop on it as well
     }
+    account(*run, run->plan.fetches[index], done);
+    if (done.result == PrefetchResult::fetched) ++fetched;
+    if (done.result == PrefetchResult::unchanged) ++unchanged;
+    if (done.result == PrefetchResult::fetched || done.result == PrefetchResult::unchanged) {
+      canaries.push_back(index);
+    }
+  }
+  const auto wait =
+      std::max<std::chrono::milliseconds>(std::chrono::seconds(1), settings_.window / 6);
+  while (looks_unrefreshed(fetched, unchanged, run->report.baseline_share) &&
+         run->report.late_waits < kCanaryTries) {
+    ++run->report.late_waits;
+    co_await wait_leading(parts_.clock.wall_now() + wait, *run);
+    if (run->stop || stopping_) co_return;
+    fetched = 0;
+    unchanged = 0;
+    for (std::size_t index : canaries) {
+      if (spent_out()) break;
+      ++run->reserved;
+      serving::GatewayService::Prefetched done =
+          co_await parts_.target.prefetch(run->plan.fetches[index].request, run->day, true);
+      if (!done.upstream_asked) --run->reserved;
+      if (done.upstream_asked) ++run->report.upstream_requests;
+      if (parts_.metrics) parts_.metrics->prefetched(done.result);
+      if (done.result == PrefetchResult::unchanged) ++unchanged;
+      if (done.result == PrefetchResult::fetched) {
+        ++fetched;
+        // The key's outcome is the last one: new bytes after all.
+        auto& results = run->report.results;
+        auto& was = results[static_cast<std::size_t>(PrefetchResult::unchanged)];
+        if (was > 0) --was;
+        ++results[static_cast<std::size_t>(PrefetchResult::fetched)];
+      }
+    }
+  }
+  run->report.still_late = looks_unrefreshed(fetched, unchanged, run->report.baseline_share);
+  if (run->report.late_waits > 0) {
+    log::warn("prefetch_data_late",
+              {{"boundary", unix_whole_seconds(run->day)},
+               {"waits", run->report.late_waits},
+               {"still_late", run->report.still_late},
+               {"baseline_unchanged_share", run->report.baseline_share.value_or(0.0)}});
   }
 }
 
@@ -373,6 +455,42 @@ asio::awaitable<void> PrefetchLeader::sleep_until(WallTime due, const Run& run) 
   }
 }
 
+asio::awaitable<void> PrefetchLeader::read_baseline(Run& run) {
+  PrefetchReport& report = run.report;
+  std::uint64_t fetched = 0;
+  std::uint64_t unchanged = 0;
+  for (unsigned days = 1; days <= kBaselineDays; ++days) {
+    const std::int64_t day_ms = unix_millis(run.day - days * kDay);
+    std::vector<std::string> args{"HMGET", parts_.keys.prefetch_progress(day_ms),
+                                  std::string(metrics::to_string(PrefetchResult::fetched)),
+                                  std::string(metrics::to_string(PrefetchResult::unchanged))};
+    auto [ec, reply] = co_await parts_.redis.command(std::move(args));
+    if (ec || reply.type != redis::Reply::Type::array || reply.elements.size() != 2) continue;
+    const std::uint64_t day_fetched = number_or_zero(reply.elements[0].str);
+    const std::uint64_t day_unchanged = number_or_zero(reply.elements[1].str);
+    if (day_fetched + day_unchanged == 0) continue;
+    fetched += day_fetched;
+    unchanged += day_unchanged;
+    ++report.baseline_days;
+  }
+  report.baseline_share = unchanged_share_of(fetched, unchanged);
+}
+
+asio::awaitable<void> PrefetchLeader::wait_leading(WallTime due, Run& run) {
+  SteadyTime renewed = timer_now();
+  asio::steady_timer timer(parts_.control);
+  while (!run.stop && !stopping_ && parts_.clock.wall_now() < due) {
+    timer.expires_after(kLookEvery);
+    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (timer_now() - renewed < kRenewEvery) continue;
+    renewed = timer_now();
+    if (!co_await renew_lease()) {
+      run.stop = true;
+      run.paused = "lease_lost";
+    }
+  }
+}
+
 asio::awaitable<void> PrefetchLeader::save_progress(Run& run, bool done) {
   const std::int64_t day_ms = unix_millis(run.day);
   const std::string kept = std::to_string(std::chrono::milliseconds(kDemandKept).count());
@@ -384,7 +502,8 @@ asio::awaitable<void> PrefetchLeader::save_progress(Run& run, bool done) {
     hset.push_back(std::to_string(run.report.results[r]));
   }
   co_await parts_.redis.command(std::move(hset));
-  std::vector<std::string> expire{"PEXPIRE", parts_.keys.prefetch_progress(day_ms), kept};
+  std::vector<std::string> expire{"PEXPIRE", parts_.keys.prefetch_progress(day_ms),
+                                  std::to_string(std::chrono::milliseconds(kProgressKept).count())};
   co_await parts_.redis.command(std::move(expire));
   if (!run.fetched_keys.empty()) {
     std::vector<std::string> sadd{"SADD", parts_.keys.prefetched(day_ms)};
@@ -420,7 +539,12 @@ void PrefetchLeader::finish(Run& run) {
              {"finished", r.finished},
              {"paused", r.paused},
              {"previous_fetched", r.previous_fetched},
-             {"previous_wasted", r.wasted.value_or(0)}});
+             {"previous_wasted", r.wasted.value_or(0)},
+             {"unchanged_share", r.unchanged_share.value_or(0.0)},
+             {"baseline_unchanged_share", r.baseline_share.value_or(0.0)},
+             {"baseline_days", r.baseline_days},
+             {"late_data_waits", r.late_waits},
+             {"still_late", r.still_late}});
   last_ = r;
 }
 

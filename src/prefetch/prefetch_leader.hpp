@@ -38,7 +38,7 @@ class PrefetchTarget {
   virtual ~PrefetchTarget() = default;
   // One key's prefetch (serving::GatewayService::prefetch), on one of the workers.
   virtual boost::asio::awaitable<serving::GatewayService::Prefetched> prefetch(
-      api::ApiRequest request, WallTime boundary) = 0;
+      api::ApiRequest request, WallTime boundary, bool again) = 0;
   // Every worker's demand since the last call, added up.
   virtual boost::asio::awaitable<serving::DemandCounts> take_demand() = 0;
 };
@@ -97,7 +97,17 @@ class PrefetchLeader {
   boost::asio::awaitable<bool> renew_lease();
   boost::asio::awaitable<void> give_lease_back();
   boost::asio::awaitable<void> save_progress(Run& run, bool done);
+  // The share of fetches that came back unchanged on the boundaries before (the baseline).
+  boost::asio::awaitable<void> read_baseline(Run& run);
+  // The canaries: the first keys of the plan, fetched one at a time; while they look as if the
+  // vendor's data were not new yet, wait and ask them again (bounded), then go on.
+  boost::asio::awaitable<void> wait_for_new_data(std::shared_ptr<Run> run);
+  // One fetch's outcome into the run's counts and the metric.
+  void account(Run& run, const PlannedFetch& fetch,
+               const serving::GatewayService::Prefetched& done);
   boost::asio::awaitable<void> sleep_until(WallTime due, const Run& run);
+  // Waits until `due` on the fleet clock while the lanes do not run, keeping the lease.
+  boost::asio::awaitable<void> wait_leading(WallTime due, Run& run);
   void finish(Run& run);
 
   Parts parts_;

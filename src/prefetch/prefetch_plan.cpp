@@ -72,6 +72,24 @@ Plan plan_prefetch(const std::vector<DemandedKey>& demand, std::uint64_t min_req
   return plan;
 }
 
+bool looks_unrefreshed(std::uint64_t fetched, std::uint64_t unchanged,
+                       std::optional<double> baseline) {
+  if (!baseline || unchanged == 0) return false;
+  const std::uint64_t n = fetched + unchanged;
+  const double p = std::clamp(*baseline, 0.01, 0.99);
+  // P(X >= unchanged) for X ~ Binomial(n, p).
+  double tail = 0;
+  for (std::uint64_t k = unchanged; k <= n; ++k) {
+    double choose = 1;
+    for (std::uint64_t i = 0; i < k; ++i) {
+      choose = choose * static_cast<double>(n - i) / static_cast<double>(i + 1);
+    }
+    tail +=
+        choose * std::pow(p, static_cast<double>(k)) * std::pow(1 - p, static_cast<double>(n - k));
+  }
+  return tail < 0.01;
+}
+
 WallTime fetch_due(WallTime start, std::chrono::milliseconds window, std::size_t index,
                    std::size_t expected) {
   if (expected <= 1 || index == 0) return start;

@@ -58,6 +58,13 @@ struct Plan {
 Plan plan_prefetch(const std::vector<DemandedKey>& demand, std::uint64_t min_requests,
                    bool derive_pages);
 
+// Whether `unchanged` of `fetched + unchanged` fetches right after the boundary coming back with
+// the bytes they had says the vendor's new data is not there yet: fewer than 1 in 100 days would
+// show as many under the share's own baseline (a binomial tail). Without a baseline nothing is
+// judged: many widgets do not change every day, and only their history says how many.
+bool looks_unrefreshed(std::uint64_t fetched, std::uint64_t unchanged,
+                       std::optional<double> baseline);
+
 // When fetch `index` (0-based) of `expected` is due: spread evenly over the window that starts
 // at `start`; the first at `start`.
 WallTime fetch_due(WallTime start, std::chrono::milliseconds window, std::size_t index,

@@ -295,6 +295,19 @@ class Process final {
       return std::chrono::duration<double>(fleet_clock_.offset()).count();
     };
     sources.next_refresh = [this] { return unix_seconds(next_refresh()); };
+    // At scrape, on the control thread, where the leader lives.
+    sources.refresh_unchanged_ratio = [this] {
+      const auto last = prefetch_.last();
+      return last ? last->unchanged_share.value_or(0.0) : 0.0;
+    };
+    sources.refresh_unchanged_baseline_ratio = [this] {
+      const auto last = prefetch_.last();
+      return last ? last->baseline_share.value_or(0.0) : 0.0;
+    };
+    sources.refresh_unchanged_baseline_days = [this] {
+      const auto last = prefetch_.last();
+      return last ? static_cast<double>(last->baseline_days) : 0.0;
+    };
     return sources;
   }
 

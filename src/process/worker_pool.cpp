@@ -200,11 +200,12 @@ asio::awaitable<serving::Served> WorkerPool::serve(const api::ApiRequest& reques
 }
 
 asio::awaitable<serving::GatewayService::Prefetched> WorkerPool::prefetch(api::ApiRequest request,
-                                                                          WallTime boundary) {
+                                                                          WallTime boundary,
+                                                                          bool again) {
   Worker& worker = *workers_[next_worker_++ % workers_.size()];
-  auto on_worker = [&worker, request = std::move(request),
-                    boundary]() -> asio::awaitable<serving::GatewayService::Prefetched> {
-    co_return co_await worker.core().service.prefetch(request, boundary);
+  auto on_worker = [&worker, request = std::move(request), boundary,
+                    again]() -> asio::awaitable<serving::GatewayService::Prefetched> {
+    co_return co_await worker.core().service.prefetch(request, boundary, again);
   };
   co_return co_await asio::co_spawn(worker.executor(), on_worker, asio::use_awaitable);
 }

@@ -66,7 +66,8 @@ class WorkerPool final : public frontend::Workers,
   void clear_l1_when_redis_up() override;
   // PrefetchTarget: one key's prefetch on the next worker in turn; the workers' demand counts.
   boost::asio::awaitable<serving::GatewayService::Prefetched> prefetch(api::ApiRequest request,
-                                                                       WallTime boundary) override;
+                                                                       WallTime boundary,
+                                                                       bool again) override;
   boost::asio::awaitable<serving::DemandCounts> take_demand() override;
   // `changed` runs on the thread of a worker's Redis connection that went up or down.
   void on_redis_state_change(std::function<void()> changed);

@@ -125,7 +125,8 @@ std::optional<Served> GatewayService::serve_from_l1(const api::ApiRequest& reque
 }
 
 asio::awaitable<GatewayService::Prefetched> GatewayService::prefetch(const api::ApiRequest& request,
-                                                                     WallTime boundary) {
+                                                                     WallTime boundary,
+                                                                     bool again) {
   using Result = metrics::PrefetchResult;
   const SettingsPtr settings = settings_;
   const std::string key = api::cache_key(request);
@@ -141,7 +142,7 @@ asio::awaitable<GatewayService::Prefetched> GatewayService::prefetch(const api::
   Found found = co_await deps_.cache.find(key);
   if (found.entry && found.entry->status != 200)
     co_return Prefetched{Result::negative, false, false};
-  if (found.entry && found.entry->stored_at >= boundary)
+  if (found.entry && found.entry->stored_at >= boundary && !again)
     co_return Prefetched{Result::stored, false, false};
   // Only widgets upstream has answered 200 for: the prefetch never spends the unknown-id budget.
   bool known =

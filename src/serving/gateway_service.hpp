@@ -104,7 +104,10 @@ class GatewayService {
     // prefetch waits instead of going through its plan.
     bool everything_refused = false;
   };
-  boost::asio::awaitable<Prefetched> prefetch(const api::ApiRequest& request, WallTime boundary);
+  // `again`: a copy stored since the boundary is fetched anyway (it came back with the old
+  // bytes while the vendor's new data was late).
+  boost::asio::awaitable<Prefetched> prefetch(const api::ApiRequest& request, WallTime boundary,
+                                              bool again = false);
 
   // Codings and body files made for answers (entry_forms.hpp).
   EntryForms& forms() { return forms_; }

@@ -37,9 +37,10 @@ class InstanceTarget final : public prefetch::PrefetchTarget {
  public:
   explicit InstanceTarget(Instance& instance) : instance_(instance) {}
   boost::asio::awaitable<GatewayService::Prefetched> prefetch(api::ApiRequest request,
-                                                              WallTime boundary) override {
+                                                              WallTime boundary,
+                                                              bool again) override {
     ++calls;
-    co_return co_await instance_.service.prefetch(request, boundary);
+    co_return co_await instance_.service.prefetch(request, boundary, again);
   }
   boost::asio::awaitable<DemandCounts> take_demand() override {
     co_return instance_.service.demand().take();
@@ -214,6 +215,50 @@ BOOST_AUTO_TEST_CASE(one_instance_leads_and_a_successor_goes_on_where_it_stopped
   // Four widgets' data, each fetched once across both leaders.
   BOOST_TEST(f.upstream_calls() == before + 4);
   BOOST_TEST(first_calls + waiting.target.calls <= 4 + 1);  // at most one taken up twice
+}
+
+BOOST_AUTO_TEST_CASE(the_vendors_late_data_is_waited_for_and_asked_again) {
+  ServiceFixture f(daily_at_13);
+  Leader lead(f, f.main(), "instance-a");
+  for (std::size_t w = 0; w < 5; ++w) visit(f, f.widget(w), 2);
+  lead.tick();
+  f.clock.advance(1h + 1s);
+  // The week before: a fifth of the refetched keys came back unchanged.
+  const WallTime day = f.clock.wall_now() - 1s;
+  for (int days = 1; days <= 3; ++days) {
+    f.redis_server.command(
+        {"HSET",
+         KeySpace(f.config.redis.key_prefix).prefetch_progress(unix_millis(day - days * 24h)),
+         "fetched", "8", "unchanged", "2"});
+  }
+  // Today the vendor's job is late: the stub still answers yesterday's bytes.
+  const std::uint64_t before = f.upstream_calls();
+  lead.tick();
+  BOOST_REQUIRE(ServiceFixture::eventually([&] { return lead.target.calls >= 3; }));
+  // The three hottest widgets came back unchanged: the prefetch waits (a sixth of its window)
+  // instead of going on with yesterday's data.
+  BOOST_TEST(lead.target.calls == 3);
+  BOOST_TEST(f.upstream_calls() == before + 3);
+  f.stub().handler().set_day(1);  // the vendor's refresh lands
+  f.clock.advance(6min);
+  BOOST_REQUIRE(lead.run_to_end());
+  auto report = lead.last();
+  BOOST_REQUIRE(report.has_value());
+  BOOST_TEST(report->late_waits == 1u);
+  BOOST_TEST(!report->still_late);
+  BOOST_TEST(report->baseline_days == 3u);
+  BOOST_TEST((report->baseline_share == std::optional<double>(0.2)));
+  // The canaries were asked again (new bytes now), then the two other widgets.
+  BOOST_TEST(f.upstream_calls() == before + 3 + 3 + 2);
+  BOOST_TEST(report->upstream_requests == 8u);
+  // Every key's outcome is its last fetch: new bytes, all five.
+  BOOST_TEST(result(*report, PrefetchResult::fetched) == 5u);
+  BOOST_TEST(result(*report, PrefetchResult::unchanged) == 0u);
+  BOOST_TEST((report->unchanged_share == std::optional<double>(0.0)));
+  // Visitors get the new day's bytes for the canaries too.
+  Served canary = f.serve(f.widget(0));
+  BOOST_TEST(canary.outcome.source == Outcome::Source::cache);
+  BOOST_TEST(f.upstream_calls() == before + 8);
 }
 
 BOOST_AUTO_TEST_CASE(without_redis_there_is_no_leader_and_no_prefetch) {

@@ -100,6 +100,30 @@ BOOST_AUTO_TEST_CASE(keys_no_request_makes_are_counted_and_never_fetched) {
   BOOST_TEST(plan.invalid == 3u);
 }
 
+BOOST_AUTO_TEST_CASE(unchanged_bytes_are_judged_against_their_own_baseline) {
+  struct Case {
+    std::string what;
+    std::uint64_t fetched, unchanged;
+    std::optional<double> baseline;
+    bool late;
+  };
+  const std::vector<Case> cases = {
+      {"no baseline: never judged", 0, 3, std::nullopt, false},
+      {"three of three where a fifth usually is", 0, 3, 0.2, true},
+      {"three of three where half usually is: 1 day in 8", 0, 3, 0.5, false},
+      {"seven of seven where half usually is", 0, 7, 0.5, true},
+      {"three of three where most usually are", 0, 3, 0.8, false},
+      {"one of three where a fifth usually is", 2, 1, 0.2, false},
+      {"nothing unchanged", 3, 0, 0.0, false},
+      {"a baseline of 0 (read as 1 %): two of two are late", 0, 2, 0.0, true},
+  };
+  for (const Case& c : cases) {
+    BOOST_TEST_CONTEXT(c.what) {
+      BOOST_TEST(looks_unrefreshed(c.fetched, c.unchanged, c.baseline) == c.late);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(fetches_are_spread_evenly_over_the_window) {
   const WallTime start = utc(2026, 12, 2, 4, 15);
   const milliseconds window = minutes(30);

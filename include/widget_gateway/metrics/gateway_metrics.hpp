@@ -50,6 +50,11 @@ struct ScrapeSources {
   std::function<WallTime()> wall_now;
   std::function<double()> next_refresh;  // Unix time of the next refresh_at + refresh_lag
   std::function<double()> clock_skew;    // Redis's clock less this host's, seconds
+  // The last prefetch this instance led (docs/prefetch.md): the share of its fetches that came
+  // back unchanged, the same share over the boundaries before, and how many of them had any.
+  std::function<double()> refresh_unchanged_ratio;
+  std::function<double()> refresh_unchanged_baseline_ratio;
+  std::function<double()> refresh_unchanged_baseline_days;
 };
 
 // The statuses the gateway answers with (and upstream commonly sends); every other code is

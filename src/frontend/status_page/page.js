@@ -150,6 +150,41 @@
     }
   }
 
+  // The last prefetch after the daily refresh this instance led (docs/prefetch.md).
+  function showPrefetch(p) {
+    const last = p && p.last;
+    if (!last) {
+      $('prefetch-last').textContent = p && p.leading ? 'under way' : 'none led here';
+      $('prefetch-unchanged').textContent = '–';
+      $('prefetch-unchanged').className = '';
+      return;
+    }
+    const r = last.results || {};
+    const fetched = (r.fetched || 0) + (r.unchanged || 0);
+    let text = utc(last.boundary) + ': ' + fmt(fetched) + ' of ' + fmt(last.keys) + ' keys fetched, ' +
+        fmt(last.upstream_requests) + ' upstream requests' +
+        (last.budget === null ? '' : ' (budget ' + fmt(last.budget) + ')') +
+        ', ' + fmt(r.stored) + ' already stored, ' + fmt(r.budget) + ' skipped for the budget';
+    if (!last.finished) text += ', stopped: ' + (last.paused || 'unfinished');
+    if (last.previous_wasted !== null && last.previous_fetched > 0) {
+      text += '; the day before: ' + fmt(last.previous_wasted) + ' of ' +
+          fmt(last.previous_fetched) + ' never asked for';
+    }
+    if (p.leading) text += ' (another under way)';
+    $('prefetch-last').textContent = text;
+    const share = last.unchanged_share, base = last.baseline_unchanged_share;
+    if (share === null) {
+      $('prefetch-unchanged').textContent = '–';
+      $('prefetch-unchanged').className = '';
+    } else {
+      $('prefetch-unchanged').textContent = pct(share) +
+          (base === null ? ' (no baseline yet)' :
+              ' (usually ' + pct(base) + ', over ' + fmt(last.baseline_days) + ' days)');
+      $('prefetch-unchanged').className =
+          base !== null && last.baseline_days >= 3 && share > base + 0.3 ? 'bad' : '';
+    }
+  }
+
   function showFreshness(s) {
     const a = s.answers, f = s.freshness;
     if (!a || !f) return;  // a gateway from before these fields
@@ -182,6 +217,7 @@
           (wait >= 0 ? ' (in ' + duration(wait / 1000) + ')' : '');
     }
     $('held-back').textContent = fmt(f.held_back);
+    showPrefetch(f.prefetch);
 
     // One column per kind (stale, early), one row per result.
     const kinds = Object.entries(f.refreshes || {});
