@@ -71,7 +71,13 @@ void AccessLog::write(const Record& record) {
   // Formatted outside the lock into a per-thread buffer that keeps its capacity.
   thread_local std::string line;
   line.clear();
-  append_line(line, record);
+  if (sample < 1.0) {
+    Record sampled = record;
+    sampled.sample = sample;
+    append_line(line, sampled);
+  } else {
+    append_line(line, record);
+  }
 
   bool was_empty = false;
   {

@@ -81,6 +81,26 @@ void append_time(std::string& out, WallTime time) {
   out.append(digits, 4);
 }
 
+std::string counts_json(const api::WidgetSummary& widget) {
+  std::string out = "{\"total\":";
+  append_unsigned(out, widget.total_review_amount);
+  out += ",\"reviewAmount\":{";
+  for (std::size_t i = 0; i < widget.review_amount.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    append_field(out, widget.review_amount[i].first);
+    out.push_back(':');
+    append_unsigned(out, widget.review_amount[i].second);
+  }
+  out += "},\"sources\":[";
+  for (std::size_t i = 0; i < widget.source_types.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    append_field(out, widget.source_types[i]);
+  }
+  out += "],\"consistent\":";
+  out += widget.consistent ? "true}" : "false}";
+  return out;
+}
+
 void append_line(std::string& out, const Record& r) {
   out += "{\"time\":\"";
   append_time(out, r.time);
@@ -103,6 +123,24 @@ void append_line(std::string& out, const Record& r) {
   if (!r.reason.empty()) {
     out += ",\"reason\":";
     append_field(out, r.reason);
+  }
+  if (r.limit) {
+    out += ",\"limit\":";
+    append_unsigned(out, *r.limit);
+    out += ",\"skip\":";
+    append_unsigned(out, r.skip);
+    out += ",\"type\":";
+    if (r.type.empty()) {
+      out += "null";
+    } else {
+      append_field(out, r.type);
+    }
+  }
+  if (!r.counts.empty()) out.append(",\"counts\":").append(r.counts);
+  if (r.sample) {
+    char buf[32];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, *r.sample);
+    out.append(",\"sample\":").append(buf, ec == std::errc{} ? end : buf);
   }
   out += ",\"upstream_ms\":";
   if (r.upstream_ms) {

@@ -252,6 +252,12 @@ void PublicHandler::observe(const http::Request& request, api::Route route,
     record.bytes = response.body_mode == http::BodyMode::send ? response.body.size() : 0;
     record.duration_ms = seconds * 1000.0;
     record.trace_id = observation.trace_id;
+    if (observation.query) {
+      record.limit = observation.query->limit;
+      record.skip = observation.query->skip;
+      if (observation.query->type) record.type = api::to_string(*observation.query->type);
+    }
+    record.counts = widget_counts_.of(observation.widget_entry);
     access_log_->write(record);
   }
 }
@@ -340,6 +346,10 @@ asio::awaitable<http::Response> PublicHandler::handle_api(const http::Request& r
   const cache::Entry* entry = served.entry.get();
   // Demand for the prefetch: answers with upstream's data only (never an unknown id's).
   if (entry != nullptr && entry->status == 200) service_.demand().note(look.key);
+  if (logging) {  // what a replay of the log needs
+    if (endpoint == api::Endpoint::reviews) observation.query = api_request.query;
+    if (endpoint == api::Endpoint::widget) observation.widget_entry = served.entry;
+  }
   observation.cache = cache_result_of(served);
   observation.upstream_ms = served.upstream_ms;
   if (entry != nullptr && metrics_ && observation.cache != metrics::CacheResult::empty) {

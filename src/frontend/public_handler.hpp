@@ -9,6 +9,7 @@
 #include "readiness.hpp"
 #include "response_builder.hpp"
 #include "serving/gateway_service.hpp"
+#include "widget_counts.hpp"
 #include "widget_gateway/accesslog/access_log.hpp"
 #include "widget_gateway/api/route.hpp"
 #include "widget_gateway/api/widget_policy.hpp"
@@ -69,6 +70,9 @@ class PublicHandler final : public http::RequestHandler {
     std::string client;
     std::optional<metrics::RefusalReason> refusal;  // the gateway refused it itself
     std::string_view trace_id;                      // hex; empty: none
+    // For a replay of the log: a reviews request's query, and the widget-data entry answered.
+    std::optional<api::ReviewsQuery> query;
+    std::shared_ptr<const cache::Entry> widget_entry;
   };
   boost::asio::awaitable<http::Response> handle_api(const http::Request& request,
                                                     const api::RouteMatch& match,
@@ -85,6 +89,7 @@ class PublicHandler final : public http::RequestHandler {
   accesslog::AccessLog* access_log_;
   tracing::Tracer* tracer_;
   std::shared_ptr<const Settings> settings_;
+  WidgetCounts widget_counts_;  // the access log's counts of widget-data answers
 };
 
 // 405 with the Allow header listing what the route accepts.

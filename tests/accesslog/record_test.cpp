@@ -64,6 +64,33 @@ BOOST_AUTO_TEST_CASE(exact_line) {
              "\n");
 }
 
+BOOST_AUTO_TEST_CASE(what_a_replay_needs_the_query_the_counts_and_the_sample) {
+  Record r = sample_record();
+  r.limit = 20;
+  r.skip = 300;
+  BOOST_TEST(line_of(r).find(R"("cache":"hit","limit":20,"skip":300,"type":null,"upstream_ms")") !=
+             std::string::npos);
+  r.type = "yaSprav";
+  BOOST_TEST(line_of(r).find(R"("limit":20,"skip":300,"type":"yaSprav",)") != std::string::npos);
+
+  Record w = sample_record();
+  w.route = "widget";
+  wg::api::WidgetSummary widget;
+  widget.total_review_amount = 700;
+  widget.review_amount = {{"yaSprav", 400}, {"doubleGis", 300}};
+  widget.source_types = {"yaSprav", "doubleGis", "avito"};
+  const std::string counts = counts_json(widget);
+  BOOST_TEST(counts == R"({"total":700,"reviewAmount":{"yaSprav":400,"doubleGis":300},)"
+                       R"("sources":["yaSprav","doubleGis","avito"],"consistent":true})");
+  w.counts = counts;
+  w.sample = 0.25;
+  BOOST_TEST(line_of(w).find(R"("cache":"hit","counts":{"total":700,)") != std::string::npos);
+  BOOST_TEST(line_of(w).find(R"("consistent":true},"sample":0.25,"upstream_ms")") !=
+             std::string::npos);
+  // Neither is written when not set (the exact line above).
+  BOOST_TEST(line_of(sample_record()).find("limit") == std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(a_refusal_names_its_reason_and_a_normal_answer_has_none) {
   Record r = sample_record();
   BOOST_TEST(line_of(r).find("\"reason\"") == std::string::npos);

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "widget_gateway/api/widget_summary.hpp"
 #include "widget_gateway/common/clock.hpp"
 
 namespace wg::accesslog {
@@ -24,7 +25,21 @@ struct Record {
   std::uint64_t bytes = 0;            // bytes sent to the client, head included
   double duration_ms = 0.0;
   std::string_view trace_id;  // 32 hex characters (W3C Trace Context); empty: none (null)
+  // What a replay of the log needs (widget-gateway --what-if): a reviews request's normalized
+  // query (what its cache key is built from; `type` empty: none) and, for widget data answered
+  // with upstream's data, its counts as a JSON object (counts_json; empty: not written).
+  std::optional<std::uint32_t> limit;
+  std::uint64_t skip = 0;
+  std::string_view type;
+  std::string_view counts;
+  // The share of requests the log keeps (log.sample), written when below 1: a replay scales
+  // its figures by it or refuses, and says which.
+  std::optional<double> sample;
 };
+
+// A widget's counts as a replay reads them back:
+// {"total":N,"reviewAmount":{"yaSprav":n,...},"sources":["yaSprav",...],"consistent":true}.
+std::string counts_json(const api::WidgetSummary& widget);
 
 // Longest client, method, route, widget or cache text written; longer ones are cut (at a
 // character boundary) so that one request cannot make a line, or the queue, arbitrarily large.
@@ -35,7 +50,8 @@ inline constexpr std::size_t kMaxFieldBytes = 256;
 //  "widget":"abc","status":200,"cache":"hit","upstream_ms":null,"bytes":512,"duration_ms":0.25,
 //  "trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"}
 // A refusal has "reason" after "cache" ("cache":"none","reason":"circuit_open",...); other
-// answers have no such member.
+// answers have no such member. After them, when set: "limit":20,"skip":0,"type":null (a reviews
+// request), "counts":{...} (widget data), "sample":0.1.
 // Strings are escaped for JSON; bytes that are not valid UTF-8 become U+FFFD.
 void append_line(std::string& out, const Record& record);
 
