@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include <boost/asio/ip/address.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/write.hpp>
 

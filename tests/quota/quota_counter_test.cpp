@@ -5,6 +5,7 @@
 // and past months' keys (which carry no TTL) are deleted a week after their reset.
 #include <boost/test/unit_test.hpp>
 
+#include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <cmath>
 #include <filesystem>

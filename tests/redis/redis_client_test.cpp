@@ -1,5 +1,7 @@
 #include <boost/test/unit_test.hpp>
 
+#include <boost/asio/detached.hpp>
+
 #include <atomic>
 #include <memory>
 #include <mutex>
