@@ -1,6 +1,7 @@
 // widget-gateway: a caching edge gateway for the Widget Reviews Data API.
 #include <iostream>
 
+#include "whatif/what_if.hpp"
 #include "widget_gateway/common/log.hpp"
 #include "widget_gateway/common/redact.hpp"
 #include "widget_gateway/config/loader.hpp"
@@ -28,6 +29,9 @@ int main(int argc, char** argv) {
       wg::process::warn_ignored_environment(invocation);
       std::cout << wg::config::to_toml(invocation.config, wg::config::Secrets::redact);
       return 0;
+    case wg::config::Action::what_if:
+      return wg::whatif::run_what_if(invocation.what_if_logs, invocation.config, std::cout,
+                                     std::cerr);
     case wg::config::Action::run:
       break;
   }

@@ -198,6 +198,16 @@ Invocation parse_invocation(int argc, const char* const* argv, const char* const
       flag = arg.substr(0, eq);
       value = arg.substr(eq + 1);
     }
+    if (flag == "--what-if") {
+      // Every file up to the next flag: the logs of one or more instances.
+      invocation.action = Action::what_if;
+      if (value) invocation.what_if_logs.emplace_back(*value);
+      while (i + 1 < args.size() && args[i + 1].substr(0, 2) != "--") {
+        invocation.what_if_logs.emplace_back(args[++i]);
+      }
+      if (invocation.what_if_logs.empty()) throw ConfigError("--what-if needs an access log file");
+      continue;
+    }
     if (takes_no_value(flag)) {
       if (value) throw ConfigError(std::string(flag) + " takes no value");
       if (flag == "--check-config") invocation.action = Action::check_config;
@@ -240,6 +250,18 @@ Invocation parse_invocation(int argc, const char* const* argv, const char* const
   }
   sources.config_file = config_flag ? config_flag : config_env;
 
+  if (invocation.action == Action::what_if) {
+    // A replay sends nothing upstream: it needs no upstream URL, only the caching rules.
+    try {
+      invocation.config = build_config(sources).config;
+    } catch (const ConfigError& e) {
+      if (e.key() != "upstream.base_url") throw;
+      Sources replay = sources;
+      replay.flag_values.emplace_back("upstream.base_url", "http://127.0.0.1");
+      invocation.config = build_config(replay).config;
+    }
+    return invocation;
+  }
   invocation.config = build_config(sources).config;
   return invocation;
 }
@@ -275,6 +297,8 @@ std::string usage() {
   }
   out +=
       "  --check-config            validate the config, print it as TOML, exit 0 (valid) or 1\n"
+      "  --what-if LOG...          replay access logs through the config's caching rules and\n"
+      "                            print what it would cost upstream as JSON (sends nothing)\n"
       "  --version                 print the version and exit\n"
       "  --help, -h                print this help and exit\n"
       "\n"

@@ -60,9 +60,9 @@ bool valid_url_port(const boost::urls::url_view& url) {
 void check_base_url(const std::string& text) {
   constexpr std::string_view key = "upstream.base_url";
   if (text.empty()) {
-    throw ConfigError(
-        "upstream.base_url is required (set it in [upstream], WG_UPSTREAM or "
-        "--upstream)");
+    throw ConfigError(std::string(key),
+                      "upstream.base_url is required (set it in [upstream], WG_UPSTREAM or "
+                      "--upstream)");
   }
   auto parsed = boost::urls::parse_uri(text);
   if (!parsed) fail(key, "not a valid URL: \"" + redact_url(text) + "\"");

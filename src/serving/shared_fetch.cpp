@@ -396,7 +396,7 @@ asio::awaitable<std::uint64_t> SharedFetch::widget_bound(const api::ApiRequest& 
       co_return cache::upstream_bound(*summary);
     }
   }
-  co_return 2;  // its widget data and its first window
+  co_return cache::kBoundWithoutWidgetData;
 }
 
 }  // namespace wg::serving

@@ -87,5 +87,7 @@ std::optional<std::uint64_t> walk_from(const api::ReviewsQuery& query,
 // + for each platform the widget data names (in reviewAmount or sources) max(1,
 // ceil(count / 300)). The per-widget guard allows this plus a slack.
 std::uint64_t upstream_bound(const api::WidgetSummary& widget);
+// What a widget costs before its widget data is known: that data and its first window.
+inline constexpr std::uint64_t kBoundWithoutWidgetData = 2;
 
 }  // namespace wg::cache

@@ -42,7 +42,7 @@ class ConfigError : public std::runtime_error {
   std::string key_;
 };
 
-enum class Action { run, help, version, check_config };
+enum class Action { run, help, version, check_config, what_if };
 
 // Everything needed to rebuild the config on SIGHUP: the file is read again, the environment and
 // flags captured at start are applied again on top of it.
@@ -59,6 +59,8 @@ struct Invocation {
   // WG_* variables of the environment that are none of known_environment(): ignored, and worth
   // a warning (WG_REDIS_URL for WG_REDIS). Names only: a value may be a secret.
   std::vector<std::string> unknown_environment;
+  // --what-if: the access logs to replay (at least one).
+  std::vector<std::string> what_if_logs;
 };
 
 // Parses argv ("--flag value" and "--flag=value"; unknown flags and positional arguments are
