@@ -12,7 +12,11 @@ minute before the boundary and in each minute after it, and the upstream calls b
 the boundary (per second, from the stub's counter).
 
 Systems, each started fresh with a fresh stub, one after the other:
-  gateway-2t  widget-gateway --threads 2 (one instance, its own redis-server)
+  gateway-2t  widget-gateway --threads 2 (one instance, its own redis-server), prefetch off;
+              its access log is then replayed with --what-if, beside the calls it made
+  gateway-prefetch  the same with the prefetch after the refresh on (cache.prefetch): the keys
+              asked at least twice in the warm-up, fetched again within PREFETCH_WINDOW of the
+              boundary, inside the copies' jitter
   gateway-2i  two widget-gateway instances --threads 1 sharing one redis-server, the load split
               over both (one wg-bench per instance, half the connections each)
   nginx       nginx proxy_cache (bench/run.sh's configuration)
@@ -54,7 +58,12 @@ from harness.refresh_day_report import GATEWAY_JITTER, write_report
 from harness.scenarios import runner_values
 from harness.services import Gateway, Stub, first_widget_id
 
-SYSTEMS = ("gateway-2t", "gateway-2i", "nginx", "varnish")
+SYSTEMS = ("gateway-2t", "gateway-prefetch", "gateway-2i", "nginx", "varnish")
+# The prefetch's window: within the copies' jitter (GATEWAY_JITTER), so that what it fetches
+# again is fetched before visitors find it expired.
+PREFETCH_WINDOW = "20s"
+# A monthly limit large enough never to bind: the prefetch's budget is shown beside its calls.
+MONTHLY_LIMIT = 3_000_000
 # How long before the warm-up starts a system must be up (stub rendered, system listening).
 STARTUP_MARGIN_S = 15
 
@@ -87,13 +96,14 @@ def varnish_config(stub_port):
                             writer="bench/refresh-day.py", import_std=True)
 
 
-def gateway_toml(boundary):
+def gateway_toml(boundary, prefetch, access_log):
     hhmm = datetime.datetime.fromtimestamp(boundary, datetime.timezone.utc).strftime("%H:%M")
     return f"""\
 # Written by bench/refresh-day.py: upstream's daily refresh at the run's boundary, {hhmm} UTC.
 # Every copy stored before it is fresh until the boundary plus a random 0..{GATEWAY_JITTER}, then
-# served stale while one refresh per key (fleet-wide) replaces it. Access logging off, as for
-# nginx and Varnish.
+# served stale while one refresh per key (fleet-wide) replaces it; with the prefetch on, the keys
+# asked at least twice before the boundary are fetched again within {PREFETCH_WINDOW} of it.
+# Access logging off as for nginx and Varnish, but where a replay (--what-if) reads it.
 [cache]
 refresh_at = "{hhmm}"
 utc_offset = "+00:00"
@@ -101,8 +111,12 @@ refresh_lag = "0s"
 jitter = "{GATEWAY_JITTER}"
 max_ttl = "24h"
 min_ttl = "0s"
+prefetch = {"true" if prefetch else "false"}
+prefetch_window = "{PREFETCH_WINDOW}"
+[quota]
+monthly_limit = {MONTHLY_LIMIT}
 [log]
-access_log = "off"
+access_log = "{access_log}"
 [access]
 # The load generator is one client address asking for many widgets nobody has fetched yet (all
 # valid): the per-client limit on such lookups would measure itself.
@@ -124,6 +138,9 @@ class Run:
         self.readings = {}  # whole unix second k -> the stub's total just before k
         self.boundary = None
         self.stub = None
+        self.access_log = None
+        self.gateway_conf = None
+        self.total_calls = None  # the stub's count over the whole load
 
     def start(self, name, argv, cpus):
         """Starts a process of this run, pinned to the "server" or the "other" CPUs."""
@@ -150,8 +167,12 @@ class Run:
     def start_gateways(self, instances, threads):
         c = self.ctx
         conf = os.path.join(c.results, "gateway", f"{self.system}.toml")
+        self.access_log = (os.path.join(c.results, "gateway", f"{self.system}.access.log")
+                           if self.system in ("gateway-2t", "gateway-prefetch") else None)
         with open(conf, "w") as f:
-            f.write(gateway_toml(self.boundary))
+            f.write(gateway_toml(self.boundary, self.system == "gateway-prefetch",
+                                 self.access_log or "off"))
+        self.gateway_conf = conf
         redis = Redis(self.processes, name=f"{self.system}-redis", pin=c.pins["other"])
         redis.start()
         self.started.append(redis.process)
@@ -197,7 +218,7 @@ class Run:
         self.targets.append((self.system, port))
 
     def start_system(self):
-        if self.system == "gateway-2t":
+        if self.system in ("gateway-2t", "gateway-prefetch"):
             self.start_gateways(instances=1, threads=2)
         elif self.system == "gateway-2i":
             self.start_gateways(instances=2, threads=1)
@@ -287,10 +308,46 @@ class Run:
         for i, gateway in enumerate(self.gateways):
             with open(os.path.join(c.results, "gateway", f"{self.system}-{i}.metrics"), "w") as f:
                 f.write(gateway.metrics_text())
+        try:
+            self.total_calls = self.stub.total()
+        except (OSError, Failure, ValueError):
+            self.total_calls = None
         for process in benches:
             shutil.copy(process.log_path, os.path.join(c.results, "json", f"{process.name}.log"))
         self.stop()
-        return self.summarize(statuses)
+        summary = self.summarize(statuses)
+        summary["prefetch"] = self.prefetch_done()
+        summary["what_if"] = self.what_if()
+        return summary
+
+    def prefetch_done(self):
+        """The leading instance's prefetch_done event (its stderr), if it led one."""
+        for gateway in self.gateways:
+            try:
+                text = open(gateway.process.log_path, encoding="utf-8", errors="replace").read()
+            except OSError:
+                continue
+            for line in text.splitlines():
+                if '"event":"prefetch_done"' in line:
+                    try:
+                        return json.loads(line)
+                    except ValueError:
+                        pass
+        return None
+
+    def what_if(self):
+        """The replay of the gateway's access log (without the prefetch, which a replay does not
+        model) beside the calls the stub counted over the same load."""
+        if self.system != "gateway-2t" or not self.access_log or not os.path.exists(self.access_log):
+            return None
+        answer = subprocess.run([self.ctx.bin("widget-gateway"), "--what-if", self.access_log,
+                                 "--config", self.gateway_conf], capture_output=True, text=True,
+                                timeout=300)
+        if answer.returncode != 0:
+            return {"error": answer.stderr.strip()}
+        predicted = json.loads(answer.stdout)
+        predicted["measured_upstream_requests"] = self.total_calls
+        return predicted
 
     # --- figures
     def summarize(self, statuses):

@@ -8,7 +8,8 @@ import time
 from . import ROOT, machine
 
 SYSTEM_TITLES = {
-    "gateway-2t": "gateway, 1 instance, --threads 2",
+    "gateway-2t": "gateway, 1 instance, --threads 2, prefetch off",
+    "gateway-prefetch": "gateway, 1 instance, --threads 2, prefetch on",
     "gateway-2i": "gateway, 2 instances × --threads 1, one Redis",
     "nginx": "nginx proxy_cache, 1 worker",
     "varnish": "Varnish, malloc 256m",
@@ -155,6 +156,48 @@ def write_report(ctx, results, failures, started, finished, command):
         add("")
         add("Summed over instances and labels, from each instance's /metrics "
             "(`gateway/*.metrics`), the whole run.")
+        add("")
+    prefetching = [r for r in results if r.get("prefetch")]
+    if prefetching:
+        add("## The prefetch after the refresh")
+        add("")
+        add("| system | keys planned | fetched | of which unchanged | upstream requests | budget | "
+            "skipped: stored since the boundary | skipped: budget | took ms |")
+        add("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for r in prefetching:
+            p = r["prefetch"]
+            add(f"| {SYSTEM_TITLES.get(r['system'], r['system'])} | " + " | ".join(
+                fmt(p.get(k)) for k in ("keys", "fetched", "unchanged", "upstream_requests",
+                                        "budget", "skipped_stored", "skipped_budget",
+                                        "duration_ms")) + " |")
+        add("")
+        add("From the leading instance's `prefetch_done` event. The keys are those asked at least "
+            "twice before the boundary (the warm-up is the day before); a key a visitor's refresh "
+            "stored first is skipped, at no upstream cost. The budget is the day's: half of the "
+            "day's even share of what is left of the monthly limit (set high here, so that it "
+            "never binds).")
+        add("")
+    replays = [r for r in results if r.get("what_if")]
+    if replays:
+        add("## What --what-if predicted")
+        add("")
+        add("| system | requests replayed | upstream requests predicted | measured (the stub) | "
+            "fresh | stale | miss |")
+        add("|---|---:|---:|---:|---:|---:|---:|")
+        for r in replays:
+            p = r["what_if"]
+            if "error" in p:
+                add(f"| {SYSTEM_TITLES.get(r['system'], r['system'])} | {p['error']} | | | | | |")
+                continue
+            add(f"| {SYSTEM_TITLES.get(r['system'], r['system'])} | {fmt(p.get('requests'))} | "
+                f"{fmt(p.get('upstream_requests'))} | {fmt(p.get('measured_upstream_requests'))} | "
+                + " | ".join(fmt(100 * p.get(k, 0), "{:.2f} %") for k in
+                             ("fresh_share", "stale_share", "miss_share")) + " |")
+        add("")
+        add("`widget-gateway --what-if` over the gateway's access log of the run, with the run's "
+            "configuration, beside the calls the stub counted over the same load (the known "
+            "widget asked before the load is in the log, not in the stub's count). The replay "
+            "has no prefetch, so only the run without it is replayed.")
         add("")
     if failures:
         add("## Failed")
