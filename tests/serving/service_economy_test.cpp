@@ -399,15 +399,17 @@ BOOST_AUTO_TEST_CASE(a_purge_during_a_fetch_stores_nothing_under_the_new_generat
 }
 
 BOOST_AUTO_TEST_CASE(a_lock_holder_waiting_for_an_upstream_slot_keeps_its_lock) {
-  // The fetch lock lives connect_timeout + timeout + 1 s = 5 s. Instance A's one upstream
-  // slot is taken by a slow fetch, so its fetch of another key waits for the slot, then for
-  // upstream: longer than 5 s in all. Instance B asks for that key meanwhile.
+  // The fetch lock lives connect_timeout + timeout + 1 s = 8.5 s. Instance A's one upstream
+  // slot is taken by a slow fetch (4.5 s), so its fetch of another key waits for the slot, then
+  // for upstream: about 9 s in all. Instance B asks for that key meanwhile. Each exchange has 2 s
+  // to spare before its own timeout, so that a loaded machine (sanitizers, four tests at once)
+  // does not time it out.
   ServiceFixture f([](config::Config& c) {
     c.upstream.connect_timeout = 1s;
-    c.upstream.timeout = 3s;
+    c.upstream.timeout = 6500ms;
     c.upstream.max_in_flight = 1;
   });
-  f.faults().set_latency(2800ms);
+  f.faults().set_latency(4500ms);
   Instance& other = f.add_instance();
   std::future<Served> occupying = f.start_serve(f.widget(1));
   BOOST_REQUIRE(ServiceFixture::eventually([&] { return f.upstream_calls() == 1u; }));
