@@ -29,6 +29,15 @@ void append_field(std::string& out, std::string_view raw) {
   json::append_string(out, bounded(raw));
 }
 
+// A field, or null when it is empty.
+void append_nullable(std::string& out, std::string_view raw) {
+  if (raw.empty()) {
+    out += "null";
+  } else {
+    append_field(out, raw);
+  }
+}
+
 // Milliseconds with three decimals; null for what JSON cannot hold or a clock gone backwards.
 void append_ms(std::string& out, double ms) {
   if (!(ms >= 0.0 && ms < 1e15)) {
@@ -111,11 +120,7 @@ void append_line(std::string& out, const Record& r) {
   out += ",\"route\":";
   append_field(out, r.route);
   out += ",\"widget\":";
-  if (r.widget.empty()) {
-    out += "null";
-  } else {
-    append_field(out, r.widget);
-  }
+  append_nullable(out, r.widget);
   out += ",\"status\":";
   append_unsigned(out, r.status);
   out += ",\"cache\":";
@@ -130,11 +135,7 @@ void append_line(std::string& out, const Record& r) {
     out += ",\"skip\":";
     append_unsigned(out, r.skip);
     out += ",\"type\":";
-    if (r.type.empty()) {
-      out += "null";
-    } else {
-      append_field(out, r.type);
-    }
+    append_nullable(out, r.type);
   }
   if (!r.counts.empty()) out.append(",\"counts\":").append(r.counts);
   if (r.sample) {
@@ -153,11 +154,7 @@ void append_line(std::string& out, const Record& r) {
   out += ",\"duration_ms\":";
   append_ms(out, r.duration_ms);
   out += ",\"trace_id\":";
-  if (r.trace_id.empty()) {
-    out += "null";
-  } else {
-    append_field(out, r.trace_id);
-  }
+  append_nullable(out, r.trace_id);
   out += "}\n";
 }
 

@@ -2,34 +2,15 @@
 
 #include <string>
 
+#include "timeline.hpp"
 #include "whatif/replay.hpp"
 
 using namespace std::chrono;
 using namespace wg;
 using namespace wg::whatif;
+using namespace wg::whatif::test;
 
 namespace {
-
-// 2030-01-02 00:00 UTC plus `offset`.
-WallTime at(milliseconds offset) {
-  return WallTime(sys_days(year(2030) / January / day(2))) + offset;
-}
-
-// The daily refresh at 04:00 UTC; copies fresh for at most an hour, ten minutes of
-// stale-while-revalidate, no jitter.
-config::Config hourly() {
-  config::Config config;
-  config.cache.refresh_at = {4, 0};
-  config.cache.utc_offset = minutes(0);
-  config.cache.refresh_lag = minutes(0);
-  config.cache.max_ttl = hours(1);
-  config.cache.min_ttl = minutes(1);
-  config.cache.jitter = milliseconds(0);
-  config.cache.stale_while_revalidate = minutes(10);
-  config.cache.stale_if_error = hours(24);
-  config.cache.negative_ttl = minutes(5);
-  return config;
-}
 
 LoggedRequest widget(const std::string& id, WallTime time, std::uint64_t total = 700) {
   LoggedRequest r;

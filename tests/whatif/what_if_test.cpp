@@ -5,6 +5,7 @@
 #include <string>
 
 #include "support/process.hpp"
+#include "timeline.hpp"
 #include "whatif/what_if.hpp"
 
 using namespace std::chrono;
@@ -29,16 +30,6 @@ std::string reviews_line(const std::string& time, unsigned limit, unsigned skip,
          R"("widget":"w1","status":200,"cache":"derived","limit":)" + std::to_string(limit) +
          R"(,"skip":)" + std::to_string(skip) + R"(,"type":null)" + extra +
          R"(,"upstream_ms":null,"bytes":10,"duration_ms":0.100,"trace_id":null})";
-}
-
-config::Config hourly_config() {
-  config::Config config;
-  config.cache.refresh_at = {4, 0};
-  config.cache.utc_offset = minutes(0);
-  config.cache.refresh_lag = minutes(0);
-  config.cache.max_ttl = hours(1);
-  config.cache.jitter = milliseconds(0);
-  return config;
 }
 
 }  // namespace
@@ -99,7 +90,7 @@ BOOST_AUTO_TEST_CASE(logs_of_two_instances_are_merged_in_time_order_and_replayed
                              reviews_line("2030-01-02T05:20:00.000Z", 20, 290) + "\n" +
                              reviews_line("2030-01-02T05:30:00.000Z", 20, 400) + "\n");
   std::ostringstream out, err;
-  BOOST_TEST(run_what_if({a, b}, hourly_config(), out, err) == 0, err.str());
+  BOOST_TEST(run_what_if({a, b}, wg::whatif::test::hourly(), out, err) == 0, err.str());
   const std::string json = out.str();
   BOOST_TEST(json.find(R"("requests":5,"upstream_requests":4,)") != std::string::npos, json);
   BOOST_TEST(json.find(R"("lines_unreadable":1,"files":2})") != std::string::npos, json);
@@ -113,10 +104,10 @@ BOOST_AUTO_TEST_CASE(a_sampled_log_is_refused_and_says_why) {
   const std::string log = dir.write(
       "s.log", reviews_line("2030-01-02T05:10:00.000Z", 20, 0, R"(,"sample":0.1)") + "\n");
   std::ostringstream out, err;
-  BOOST_TEST(run_what_if({log}, hourly_config(), out, err) == 2);
+  BOOST_TEST(run_what_if({log}, wg::whatif::test::hourly(), out, err) == 2);
   BOOST_TEST(err.str().find("sampled (log.sample 0.1)") != std::string::npos, err.str());
   BOOST_TEST(out.str().empty());
-  BOOST_TEST(run_what_if({dir.file("missing.log")}, hourly_config(), out, err) == 1);
+  BOOST_TEST(run_what_if({dir.file("missing.log")}, wg::whatif::test::hourly(), out, err) == 1);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
