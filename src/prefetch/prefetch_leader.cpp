@@ -12,6 +12,7 @@
 #include "widget_gateway/cache/page_window.hpp"
 #include "widget_gateway/cache/ttl_policy.hpp"
 #include "widget_gateway/common/log.hpp"
+#include "widget_gateway/quota/pacing.hpp"
 #include "widget_gateway/quota/quota_period.hpp"
 
 namespace wg::prefetch {
@@ -115,6 +116,8 @@ void PrefetchLeader::apply(const config::Config& config) {
   settings_.derive_pages = config.cache.derive_pages;
   settings_.cache = config.cache;
   settings_.economy_at = config.quota.economy_at;
+  settings_.pacing = config.quota.pacing;
+  settings_.quota_utc_offset = config.quota.utc_offset;
   // Visitors first: the prefetch keeps to a quarter of this instance's upstream slots.
   settings_.lanes = std::max<std::size_t>(1, config.upstream.max_in_flight / 4);
 }
@@ -257,6 +260,11 @@ asio::awaitable<void> PrefetchLeader::lead(WallTime day) {
   facts.economy_at = settings_.economy_at;
   facts.share = settings_.share;
   facts.days_left = days_left(parts_.clock.wall_now(), quota.resets_at);
+  if (settings_.pacing && quota.limit > 0) {
+    const WallTime now = parts_.clock.wall_now();
+    facts.paced_up_to = quota::pacing_budget(quota.limit, now,
+                                             quota::quota_period(now, settings_.quota_utc_offset));
+  }
   run->report.budget = prefetch_budget(facts);
   if (run->report.budget) {
     // What a leader before this one spent is spent: the budget was the day's.

@@ -84,6 +84,8 @@ class PrefetchLeader {
     bool derive_pages = true;
     config::CacheConfig cache;  // for the boundary
     double economy_at = 0.9;
+    bool pacing = false;  // quota.pacing: the budget stays within what pacing allows by now
+    std::chrono::minutes quota_utc_offset{0};
     std::size_t lanes = 1;  // fetches at once: a quarter of upstream.max_in_flight
   };
   struct Run;

@@ -22,7 +22,12 @@ std::optional<std::uint64_t> prefetch_budget(const BudgetFacts& facts) {
   const double economy = facts.economy_at * static_cast<double>(facts.monthly_limit);
   const double below = std::ceil(economy) - 1.0 - static_cast<double>(facts.used);
   if (below <= 0) return 0;
-  return std::min(budget, static_cast<std::uint64_t>(below));
+  budget = std::min(budget, static_cast<std::uint64_t>(below));
+  if (facts.paced_up_to) {
+    budget =
+        std::min(budget, *facts.paced_up_to > facts.used ? *facts.paced_up_to - facts.used : 0);
+  }
+  return budget;
 }
 
 unsigned days_left(WallTime now, WallTime resets_at) {

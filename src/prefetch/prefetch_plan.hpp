@@ -24,11 +24,14 @@ struct BudgetFacts {
   double economy_at = 0.9;          // quota.economy_at
   double share = 0.5;               // cache.prefetch_share
   unsigned days_left = 1;           // in the quota month, today included
+  // With quota.pacing on: what pacing lets the fleet have used by now (quota::pacing_budget).
+  std::optional<std::uint64_t> paced_up_to;
 };
 
 // Upstream requests the day's prefetch may make; nullopt without a limit (no cap). With one:
 // share × (limit − used) ÷ days_left, and never so many that the fleet would reach
-// economy_at × limit (a prefetch never pushes the fleet into economy), rounded down.
+// economy_at × limit (a prefetch never pushes the fleet into economy), nor, with pacing, past
+// what pacing allows by now; rounded down.
 std::optional<std::uint64_t> prefetch_budget(const BudgetFacts& facts);
 
 // Days from `now` until the quota month resets at `resets_at` (quota::quota_period), the day

@@ -48,6 +48,9 @@ BOOST_AUTO_TEST_CASE(the_budget_is_a_share_of_the_days_even_share_and_stays_belo
       {"share 1: the day's even share", {3000, 0, 1.0, 1.0, 30}, 100},
       {"rounded down", {1000, 0, 0.9, 0.5, 3}, 166},
       {"days left 0 read as 1", {1000, 0, 0.9, 0.5, 0}, 500},
+      {"pacing allows less: up to it", {10000, 2000, 0.9, 0.5, 10, 2100}, 100},
+      {"pacing allows more: the share", {10000, 2000, 0.9, 0.5, 10, 9000}, 400},
+      {"pacing spent already: nothing", {10000, 2000, 0.9, 0.5, 10, 1500}, 0},
   };
   for (const Case& c : cases) {
     BOOST_TEST_CONTEXT(c.what) {
