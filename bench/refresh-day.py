@@ -537,6 +537,9 @@ def parse_args(argv):
         prog="bench/run.sh refresh-day",
         description="The daily refresh boundary under load: zipf-site visitors while every cached "
                     "copy expires, for the gateway (2 threads; 2 instances), nginx and Varnish.")
+    p.add_argument("--compare", action="store_true",
+                   help="every system: the gateway with the prefetch off and on, two instances, "
+                        "nginx and Varnish (the default; as run.sh's --compare)")
     p.add_argument("--systems", default=",".join(SYSTEMS),
                    help=f"comma-separated subset of {','.join(SYSTEMS)} (default: all, in this order)")
     p.add_argument("--scenario", default=os.path.join(SCENARIO_DIR, "refresh-day.toml"),
@@ -558,6 +561,8 @@ def parse_args(argv):
     p.add_argument("--no-install", action="store_true", help="do not install missing tools")
     p.add_argument("--jobs", type=int, default=2, help="build jobs (default 2)")
     opts = p.parse_args(argv)
+    if opts.compare and opts.systems != ",".join(SYSTEMS):
+        raise UsageError("--compare runs every system: leave --systems out")
     systems = [s for s in opts.systems.split(",") if s]
     for s in systems:
         if s not in SYSTEMS:
