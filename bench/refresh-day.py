@@ -290,6 +290,12 @@ class Run:
         poller = threading.Thread(target=self.poll, args=(self.boundary + a + 2, stop_event),
                                   daemon=True)
         poller.start()
+        # The gateways' counters at the boundary, so that what visitors met after it (misses,
+        # stale answers) is told apart from the warm-up's fill.
+        at_boundary = threading.Timer(max(0.0, self.boundary - 0.2 - time.time()),
+                                      self.save_metrics, args=("boundary",))
+        at_boundary.daemon = True
+        at_boundary.start()
         sleep_until(start_at - delay)
         benches = [self.start(f"{label}-wg-bench", argv, "other")
                    for (label, _), argv in zip(self.targets, args)]
@@ -305,9 +311,8 @@ class Run:
         sleep_until(self.boundary + a + 2.2)
         stop_event.set()
         poller.join(timeout=5)
-        for i, gateway in enumerate(self.gateways):
-            with open(os.path.join(c.results, "gateway", f"{self.system}-{i}.metrics"), "w") as f:
-                f.write(gateway.metrics_text())
+        at_boundary.cancel()
+        self.save_metrics("end")
         try:
             self.total_calls = self.stub.total()
         except (OSError, Failure, ValueError):
@@ -319,6 +324,20 @@ class Run:
         summary["prefetch"] = self.prefetch_done()
         summary["what_if"] = self.what_if()
         return summary
+
+    def metrics_path(self, i, when):
+        suffix = "" if when == "end" else f"-{when}"
+        return os.path.join(self.ctx.results, "gateway", f"{self.system}-{i}{suffix}.metrics")
+
+    def save_metrics(self, when):
+        for i, gateway in enumerate(self.gateways):
+            try:
+                text = gateway.metrics_text()
+            except (OSError, Failure, ValueError) as e:
+                log(f"{self.system}: metrics at {when}: {e}")
+                continue
+            with open(self.metrics_path(i, when), "w") as f:
+                f.write(text)
 
     def prefetch_done(self):
         """The leading instance's prefetch_done event (its stderr), if it led one."""
@@ -418,23 +437,40 @@ class Run:
         return out
 
     def gateway_metrics(self):
-        """A few of the gateway's counters at the end, summed over instances and labels."""
+        """A few of the gateway's counters at the end, summed over instances and labels, and
+        the visitors' answers by cache result after the boundary (end less boundary)."""
         wanted = ("wg_stale_served_total", "wg_background_refreshes_total",
                   "wg_upstream_requests_total", "wg_upstream_withheld_total",
                   "wg_coalesced_waiters_total")
-        totals = {}
-        for i in range(len(self.gateways)):
-            path = os.path.join(self.ctx.results, "gateway", f"{self.system}-{i}.metrics")
-            if not os.path.exists(path):
-                continue
-            for line in open(path, encoding="utf-8", errors="replace"):
-                name = re.split(r"[{ ]", line, maxsplit=1)[0]
-                if name in wanted:
-                    try:
-                        totals[name] = totals.get(name, 0) + float(line.rsplit(" ", 1)[1])
-                    except (ValueError, IndexError):
-                        pass
+        end, at_boundary = self.counters("end"), self.counters("boundary")
+        totals = {name: v for (name, _), v in end.items() if name in wanted}
+        for (name, result), v in end.items():
+            if name == "by_result" and at_boundary:
+                totals[f"after_{result}"] = v - at_boundary.get((name, result), 0)
         return totals
+
+    def counters(self, when):
+        """{(name, ""): sum} for every counter, and {("by_result", cache): sum} of the answers
+        to visitors (wg_requests_total by its cache label), over the instances."""
+        out = {}
+        for i in range(len(self.gateways)):
+            path = self.metrics_path(i, when)
+            if not os.path.exists(path):
+                return {}
+            for line in open(path, encoding="utf-8", errors="replace"):
+                if line.startswith("#"):
+                    continue
+                name = re.split(r"[{ ]", line, maxsplit=1)[0]
+                try:
+                    value = float(line.rsplit(" ", 1)[1])
+                except (ValueError, IndexError):
+                    continue
+                out[(name, "")] = out.get((name, ""), 0) + value
+                cache = re.search(r'cache="([a-z]+)"', line)
+                if name == "wg_requests_total" and cache:
+                    key = ("by_result", cache.group(1))
+                    out[key] = out.get(key, 0) + value
+        return out
 
 
 def utc(t):

@@ -40,6 +40,17 @@ def extra_slow(m, before):
     return f"{m['slow'] - m['responses'] * before['slow'] / before['responses']:+.0f}"
 
 
+def merged_minutes(minutes):
+    """Several minutes as one: answers and slow answers summed, the worst minute's p99 (the
+    per-minute histograms are not kept, so no p99 of the whole is computed)."""
+    if not minutes or any(m is None for m in minutes):
+        return None
+    return {"responses": sum(m["responses"] for m in minutes),
+            "seconds": sum(m["seconds"] for m in minutes),
+            "slow": sum(m["slow"] for m in minutes),
+            "p99_us": max(m["p99_us"] for m in minutes)}
+
+
 def write_report(ctx, results, failures, started, finished, command):
     path = os.path.join(ctx.results, "report.md")
     w = ctx.warmup_min
@@ -64,9 +75,16 @@ def write_report(ctx, results, failures, started, finished, command):
     add("")
     add("## Visitors")
     add("")
+    # Up to two minutes after, a column group per minute; past that, the whole period here and
+    # the minutes in a table of their own (below), so that ten minutes still fit a page.
+    per_minute_columns = after <= 2
     head = ["system", "req/s before", "p99 ms before", "slow before"]
-    for m in range(after):
-        head += [f"p99 ms min +{m + 1}", f"slow min +{m + 1}", f"extra slow min +{m + 1}"]
+    if per_minute_columns:
+        for m in range(after):
+            head += [f"p99 ms min +{m + 1}", f"slow min +{m + 1}", f"extra slow min +{m + 1}"]
+    else:
+        head += [f"p99 ms after, worst minute of {after}", f"slow after ({after} min)",
+                 f"extra slow after ({after} min)"]
     head += ["errors", "wg-bench exit"]
     add("| " + " | ".join(head) + " |")
     add("|---|" + "---:|" * (len(head) - 1))
@@ -75,8 +93,13 @@ def write_report(ctx, results, failures, started, finished, command):
         row = [SYSTEM_TITLES.get(r["system"], r["system"]),
                fmt(b["responses"] / b["seconds"]) if b and b["seconds"] else "-",
                ms(b["p99_us"]) if b else "-", slow_cell(b)]
-        for m in r["after"]:
-            row += [ms(m["p99_us"]) if m else "-", slow_cell(m), extra_slow(m, b)]
+        if per_minute_columns:
+            for m in r["after"]:
+                row += [ms(m["p99_us"]) if m else "-", slow_cell(m), extra_slow(m, b)]
+        else:
+            whole = merged_minutes(r["after"])
+            row += [ms(whole["p99_us"]) if whole else "-", slow_cell(whole),
+                    extra_slow(whole, b)]
         errors = fmt(r.get("errors"))
         if r.get("unexpected"):
             errors += " (" + ", ".join(f"{k} x {v}" for k, v in sorted(r["unexpected"].items())) + ")"
@@ -86,7 +109,8 @@ def write_report(ctx, results, failures, started, finished, command):
     fill = (f"the warm-up's last; the minute(s) before it fill the caches" if w > 1 else
             "the whole warm-up, while the caches fill: run with --warmup 2m for a warm baseline")
     add(f"Before = the minute before the boundary ({fill}); min +1, +2 = the first, second "
-        f"minute after it. p99 is that minute's "
+        f"minute after it (past two minutes, the whole period after it, and its worst minute's "
+        f"p99). p99 is that minute's "
         f"(wg-bench's per-minute histogram). Slow answers waited for upstream: a hit takes well "
         f"under {ctx.slow_above} here, an upstream round trip {ctx.latency_ms} ms or more; the "
         f"share is of the minute's answers. Hits are slow too now and then, with no upstream "
@@ -97,10 +121,28 @@ def write_report(ctx, results, failures, started, finished, command):
         f"wg-bench runs' sums and p99 is the higher of the two instances' p99s. Errors: requests "
         f"without an answer over the whole run plus unexpected statuses after the boundary.")
     add("")
+    if not per_minute_columns:
+        add("### Minute by minute after the boundary")
+        add("")
+        add("Each cell: that minute's p99 ms, extra slow answers, and upstream calls.")
+        add("")
+        add("| minute | " + " | ".join(SYSTEM_TITLES.get(r["system"], r["system"])
+                                       for r in results) + " |")
+        add("|---:|" + "---:|" * len(results))
+        for m in range(after):
+            cells = []
+            for r in results:
+                minute = r["after"][m] if m < len(r["after"]) else None
+                calls = r["calls_after_minutes"][m] if m < len(r["calls_after_minutes"]) else None
+                cells.append(f"{ms(minute['p99_us']) if minute else '-'} ms, "
+                             f"{extra_slow(minute, r['before'])} slow, {fmt(calls)} calls")
+            add(f"| +{m + 1} | " + " | ".join(cells) + " |")
+        add("")
     add("## Upstream calls")
     add("")
     head = ["system", f"before ({w} min)", "of which the last minute"]
-    head += [f"min +{m + 1}" for m in range(after)]
+    if per_minute_columns:
+        head += [f"min +{m + 1}" for m in range(after)]
     head += [f"after ({after} min)", "calls per key across the boundary"]
     add("| " + " | ".join(head) + " |")
     add("|---|" + "---:|" * (len(head) - 1))
@@ -109,7 +151,8 @@ def write_report(ctx, results, failures, started, finished, command):
                  if r["calls_after"] is not None and r["calls_before"] else "-")
         row = [SYSTEM_TITLES.get(r["system"], r["system"]), fmt(r["calls_before"]),
                fmt(r["calls_last_minute"])]
-        row += [fmt(x) for x in r["calls_after_minutes"]]
+        if per_minute_columns:
+            row += [fmt(x) for x in r["calls_after_minutes"]]
         row += [fmt(r["calls_after"]), ratio]
         add("| " + " | ".join(row) + " |")
     add("")
@@ -156,6 +199,23 @@ def write_report(ctx, results, failures, started, finished, command):
         add("")
         add("Summed over instances and labels, from each instance's /metrics "
             "(`gateway/*.metrics`), the whole run.")
+        add("")
+        add(f"### What the gateway's visitors met after the boundary ({after} min)")
+        add("")
+        results_shown = ("hit", "stale", "derived", "miss", "collapsed")
+        add("| system | " + " | ".join(results_shown) + " | waited for upstream |")
+        add("|---|" + "---:|" * (len(results_shown) + 1))
+        for r in gateways:
+            m = r["metrics"]
+            waited = [m.get(f"after_{k}") for k in ("miss", "collapsed")]
+            add(f"| {SYSTEM_TITLES[r['system']]} | "
+                + " | ".join(fmt(m.get(f"after_{k}", 0 if "after_hit" in m else None))
+                             for k in results_shown)
+                + f" | {fmt(sum(x or 0 for x in waited) if 'after_hit' in m else None)} |")
+        add("")
+        add("Answers to visitors by `Cache-Status` result, from `wg_requests_total{cache}` read "
+            "just before the boundary and at the end (`gateway/*-boundary.metrics`). Waited "
+            "for upstream = miss + collapsed (a visitor who joined another's fetch).")
         add("")
     prefetching = [r for r in results if r.get("prefetch")]
     if prefetching:
