@@ -32,8 +32,9 @@ tcp::endpoint resolve_listen_address(const config::HostPort& where) {
 }  // namespace
 
 HttpServer::HttpServer(asio::io_context& ioc, std::string name, const config::ServerConfig& limits,
-                       RequestHandler& handler, bool one_io_thread)
+                       RequestHandler& handler, const Clock& clock, bool one_io_thread)
     : ioc_(ioc),
+      clock_(clock),
       one_io_thread_(one_io_thread),
       name_(std::move(name)),
       limits_(limits),
@@ -114,20 +115,26 @@ void HttpServer::unregister_session(Connection* session) {
   stats_.open.fetch_sub(1, std::memory_order_relaxed);
 }
 
+void HttpServer::check_deadlines() {
+  for (auto& session : live_sessions()) session->check_deadline();
+}
+
+std::vector<std::shared_ptr<Connection>> HttpServer::live_sessions() {
+  // The references are dropped after the lock: the last one ends its session, which takes it.
+  std::vector<std::shared_ptr<Connection>> live;
+  std::lock_guard lock(sessions_mutex_);
+  for (Connection* s : sessions_) {
+    if (auto locked = s->lock()) live.push_back(std::move(locked));
+  }
+  return live;
+}
+
 asio::awaitable<void> HttpServer::drain(std::chrono::steady_clock::duration timeout) {
   draining_.store(true);
   co_await asio::post(acceptor_.get_executor(), use_awaitable);
   boost::system::error_code ignored;
   acceptor_.close(ignored);
 
-  auto live_sessions = [this] {
-    std::vector<std::shared_ptr<Connection>> live;
-    std::lock_guard lock(sessions_mutex_);
-    for (Connection* s : sessions_) {
-      if (auto locked = s->lock()) live.push_back(std::move(locked));
-    }
-    return live;
-  };
   for (auto& session : live_sessions()) session->drain();
 
   // Poll until every session is gone; shutdown is rare, so a coarse timer is fine. The wait is

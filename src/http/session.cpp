@@ -5,10 +5,12 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/read_size.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <cerrno>
 #include <ctime>
 #include <limits>
 #include <optional>
@@ -37,6 +39,8 @@ constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
 
 // How long a TLS connection that ends waits for the client's close_notify after sending its own.
 constexpr std::chrono::seconds kTlsCloseWait{1};
+// What the first read of a request asks for: a head or several pipelined ones.
+constexpr std::size_t kFirstRead = 4096;
 
 bool is_disconnect(const boost::system::error_code& ec) {
   return ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
@@ -51,12 +55,13 @@ template <class Stream>
 HttpSession<Stream>::HttpSession(HttpServer& server, Stream stream,
                                  std::shared_ptr<const void> keep)
     : server_(server),
+      clock_(server.clock_),
       stream_(std::move(stream)),
       executor_(stream_.get_executor()),
       keep_(std::move(keep)),
       output_(*server.output_, server.limits_.max_pending_output_bytes_per_connection),
       room_(executor_),
-      send_wait_(executor_) {
+      deadline_(executor_, clock_, [this] { on_deadline(); }) {
   boost::system::error_code ec;
   auto remote = transport().socket().remote_endpoint(ec);
   if (!ec) peer_ = remote.address();
@@ -81,6 +86,17 @@ void HttpSession<Stream>::drain() {
 }
 
 template <class Stream>
+void HttpSession<Stream>::check_deadline() {
+  asio::post(executor_, [self = this->shared_from_this()] { self->deadline_.check(); });
+}
+
+template <class Stream>
+void HttpSession<Stream>::on_deadline() {
+  boost::system::error_code ignored;
+  transport().socket().cancel(ignored);
+}
+
+template <class Stream>
 void HttpSession<Stream>::force_close() {
   asio::post(executor_, [self = this->shared_from_this()] {
     if (self->h2_) return self->h2_->force_close();
@@ -93,10 +109,10 @@ void HttpSession<Stream>::force_close() {
 template <class Stream>
 asio::awaitable<bool> HttpSession<Stream>::handshake() {
   if constexpr (kTls<Stream>) {
-    transport().expires_after(server_.limits_.header_timeout);
+    deadline_.set_after(server_.limits_.header_timeout);
     auto [ec] =
         co_await stream_.async_handshake(asio::ssl::stream_base::server, as_tuple(use_awaitable));
-    co_return !ec;
+    co_return !ec && !deadline_.passed();
   } else {
     co_return true;
   }
@@ -132,6 +148,7 @@ asio::awaitable<void> HttpSession<Stream>::serve_h2(std::string received) {
   settings.min_send_rate = limits.min_send_rate;
   settings.send_rate_interval = limits.send_rate_interval;
   h2_handler_.emplace(server_);
+  deadline_.stop();  // the HTTP/2 session keeps its own time
   h2_ = std::make_shared<H2Session<Stream>>(std::move(stream_), *h2_handler_, settings,
                                             *server_.output_, peer_, std::move(received));
   std::shared_ptr<H2Session<Stream>> h2 = h2_;
@@ -162,12 +179,10 @@ asio::awaitable<void> HttpSession<Stream>::run() {
     // timeout between keep-alive requests.
     if (buffer_.size() == 0) {
       idle_ = true;
-      transport().expires_after(first_request ? limits.header_timeout : limits.idle_timeout);
-      auto [ec, n] =
-          co_await stream_.async_read_some(buffer_.prepare(4096), as_tuple(use_awaitable));
+      deadline_.set_after(first_request ? limits.header_timeout : limits.idle_timeout);
+      auto [read_ec, n] = co_await read_some();
       idle_ = false;
-      if (ec) break;
-      buffer_.commit(n);
+      if (took(read_ec, n)) break;
       if (first_request && starts_h2_preface(buffered(buffer_))) {
         // HTTP/2 with prior knowledge (h2c): no HTTP/1.x request starts with "PRI * HTTP/2".
         std::string received(buffered(buffer_));
@@ -186,9 +201,8 @@ asio::awaitable<void> HttpSession<Stream>::run() {
     // No request we serve has a body, but Content-Length is checked after the head (below):
     // a body_limit error here would come before the Transfer-Encoding + Content-Length check.
     parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-    transport().expires_after(limits.header_timeout);
-    auto [ec, n] =
-        co_await bhttp::async_read_header(stream_, buffer_, parser, as_tuple(use_awaitable));
+    boost::system::error_code ec = parse_buffered_head(parser);
+    if (ec == bhttp::error::need_more) ec = co_await read_rest_of_head(parser);
     if (ec) {
       if (ec == bhttp::error::header_limit) {
         const bool line = request_line_too_long(parser, buffer_, limits.max_target_bytes);
@@ -242,9 +256,10 @@ asio::awaitable<void> HttpSession<Stream>::run() {
     if (!parser.is_done()) {
       // The body follows (Content-Length within the limit, or chunked).
       parser.body_limit(max_body);
-      transport().expires_after(limits.header_timeout);
+      deadline_.set_after(limits.header_timeout);
       auto [body_ec, body_n] =
           co_await bhttp::async_read(stream_, buffer_, parser, as_tuple(use_awaitable));
+      if (deadline_.passed()) body_ec = beast::error::timeout;
       if (body_ec == bhttp::error::body_limit) {
         co_await refuse_and_close(Refusal::body_too_large);
         break;
@@ -258,6 +273,7 @@ asio::awaitable<void> HttpSession<Stream>::run() {
     // Past the listener's output budget the request waits before its handler (and the next
     // pipelined one stays unread) until answers held for other clients have gone out, or gone
     // with their slow readers.
+    deadline_.clear();  // the room's wait and the handler keep their own time
     if (!output_.takes_new_work()) {
       const bool room = co_await wait_for_room();
       if (!room) break;
@@ -296,13 +312,66 @@ asio::awaitable<void> HttpSession<Stream>::run() {
     // close_notify before the TCP close (RFC 8446 6.1): without it the client cannot tell the
     // end from a truncation, and OpenSSL-based clients do not resume the session.
     if (transport().socket().is_open()) {
-      transport().expires_after(kTlsCloseWait);
+      deadline_.set_after(kTlsCloseWait);
       co_await stream_.async_shutdown(as_tuple(use_awaitable));
     }
   }
+  deadline_.stop();
   boost::system::error_code ignored;
   transport().socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
   transport().socket().close(ignored);
+}
+
+template <class Stream>
+asio::awaitable<std::tuple<boost::system::error_code, std::size_t>>
+HttpSession<Stream>::read_some() {
+  const auto space = buffer_.prepare(std::max(kFirstRead, beast::read_size(buffer_, 65536)));
+  if constexpr (kTls<Stream>) {
+    return stream_.async_read_some(space, as_tuple(use_awaitable));
+  } else {
+    // The socket itself: tcp_stream's operation would wrap it for a timeout it no longer sets.
+    return transport().socket().async_read_some(space, as_tuple(use_awaitable));
+  }
+}
+
+template <class Stream>
+boost::system::error_code HttpSession<Stream>::took(boost::system::error_code ec, std::size_t n) {
+  buffer_.commit(n);
+  if (deadline_.passed()) return beast::error::timeout;
+  return ec;
+}
+
+template <class Stream>
+boost::system::error_code HttpSession<Stream>::parse_buffered_head(HeadParser& parser) {
+  boost::system::error_code ec = bhttp::error::need_more;
+  while (buffer_.size() > 0) {
+    buffer_.consume(parser.put(buffer_.data(), ec));
+    if (ec == bhttp::error::need_more) break;
+    if (ec || parser.is_header_done()) return ec;
+    ec = bhttp::error::need_more;
+  }
+  return ec;
+}
+
+template <class Stream>
+asio::awaitable<boost::system::error_code> HttpSession<Stream>::read_rest_of_head(
+    HeadParser& parser) {
+  // Beast's read_header loop (http/impl/read.hpp), entered only when the buffered bytes did
+  // not hold the whole head: read, parse, until the head is complete.
+  deadline_.set_after(server_.limits_.header_timeout);
+  for (;;) {
+    auto [read_ec, n] = co_await read_some();
+    boost::system::error_code ec = took(read_ec, n);
+    if (ec == asio::error::eof) {
+      if (!parser.got_some()) co_return bhttp::error::end_of_stream;
+      ec = {};
+      parser.put_eof(ec);
+      co_return ec;
+    }
+    if (ec) co_return ec;
+    ec = parse_buffered_head(parser);
+    if (ec != bhttp::error::need_more) co_return ec;
+  }
 }
 
 template <class Stream>
@@ -347,7 +416,7 @@ asio::awaitable<bool> HttpSession<Stream>::wait_for_room() {
 template <class Stream>
 asio::awaitable<bool> HttpSession<Stream>::write(const Response& response, bool close,
                                                  unsigned version) {
-  write_http1_head(head_, response, date_value(), close, version);
+  write_http1_head(head_, response, date_value(clock_.wall_now()), close, version);
   const std::string_view body =
       response.body_mode == BodyMode::send ? response.body : std::string_view{};
   const int file = !kTls<Stream> && !body.empty() ? response.body_file : -1;
@@ -356,15 +425,24 @@ asio::awaitable<bool> HttpSession<Stream>::write(const Response& response, bool 
   // are measured: each write must end before the client falls below min_send_rate.
   const config::ServerConfig& limits = server_.limits_;
   SendProgress progress(limits.min_send_rate, limits.send_rate_interval);
-  progress.start(std::chrono::steady_clock::now());
+  progress.start(deadline_.now());
   const std::size_t total = head_.size() + body.size();
   std::size_t written = 0;
   bool ok = true;
   while (written < total) {
     boost::system::error_code ec;
     std::size_t n = 0;
-    if (file >= 0) {
-      std::tie(ec, n) = co_await send_from_file(file, body.size(), written, progress.deadline());
+    if constexpr (!kTls<Stream>) {
+      // Straight to the socket; a coroutine only to wait for room (a frame per answer is an
+      // allocation on the hit path).
+      const FileSendStep step = send_step(body, file, written);
+      n = step.bytes;
+      if (step.error == EAGAIN && n == 0) {
+        ec = co_await wait_for_socket_room(progress.deadline());
+        if (!ec) continue;
+      } else if (step.error != 0 && step.error != EAGAIN) {
+        ec.assign(step.error, boost::system::system_category());
+      }
     } else {
       std::array<asio::const_buffer, 2> unsent{asio::buffer(head_), asio::buffer(body)};
       if (written < head_.size()) {
@@ -373,8 +451,9 @@ asio::awaitable<bool> HttpSession<Stream>::write(const Response& response, bool 
         unsent[0] = asio::const_buffer{};
         unsent[1] += written - head_.size();
       }
-      transport().expires_at(progress.deadline());
+      deadline_.set(progress.deadline());
       std::tie(ec, n) = co_await stream_.async_write_some(unsent, as_tuple(use_awaitable));
+      if (deadline_.passed()) ec = beast::error::timeout;
     }
     if (ec) {
       if (ec == beast::error::timeout) output_.budget().count_slow_reader();
@@ -382,7 +461,7 @@ asio::awaitable<bool> HttpSession<Stream>::write(const Response& response, bool 
       break;
     }
     written += n;
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = deadline_.now();
     progress.sent(n, now);
     if (progress.too_slow(now)) {
       output_.budget().count_slow_reader();
@@ -395,45 +474,28 @@ asio::awaitable<bool> HttpSession<Stream>::write(const Response& response, bool 
 }
 
 template <class Stream>
-asio::awaitable<std::tuple<boost::system::error_code, std::size_t>>
-HttpSession<Stream>::send_from_file(int file, std::size_t length, std::size_t sent,
-                                    std::chrono::steady_clock::time_point deadline) {
+FileSendStep HttpSession<Stream>::send_step(std::string_view body, int file, std::size_t sent) {
   auto& socket = transport().socket();
-  boost::system::error_code ec;
-  // Asio's setter issues ioctl(FIONBIO) on every call; its getter reads Asio's own flag, which
-  // the session's earlier reads have already set. One syscall fewer per answer.
-  if (!socket.native_non_blocking()) socket.native_non_blocking(true, ec);
-  if (ec) co_return std::tuple{ec, std::size_t{0}};
-  for (;;) {
-    const FileSendStep step = send_head_and_file(socket.native_handle(), head_, file, length, sent);
-    if (step.error != EAGAIN) {
-      if (step.error != 0) ec.assign(step.error, boost::system::system_category());
-      co_return std::tuple{ec, step.bytes};
-    }
-    if (step.bytes > 0) co_return std::tuple{ec, step.bytes};
-    if (std::chrono::steady_clock::now() >= deadline) {
-      co_return std::tuple{boost::system::error_code(beast::error::timeout), std::size_t{0}};
-    }
-    // The socket is full: wait until it takes more, or until the deadline.
-    const std::uint64_t wait = ++send_waits_;
-    send_waiting_ = true;
-    send_timed_out_ = false;
-    send_wait_.expires_at(deadline);
-    send_wait_.async_wait([self = this->shared_from_this(), wait](boost::system::error_code e) {
-      if (e || wait != self->send_waits_ || !self->send_waiting_) return;
-      self->send_timed_out_ = true;
-      boost::system::error_code ignored;
-      self->transport().socket().cancel(ignored);
-    });
-    auto [wait_ec] =
-        co_await socket.async_wait(asio::ip::tcp::socket::wait_write, as_tuple(use_awaitable));
-    send_waiting_ = false;
-    send_wait_.cancel();
-    if (send_timed_out_) {
-      co_return std::tuple{boost::system::error_code(beast::error::timeout), std::size_t{0}};
-    }
-    if (wait_ec) co_return std::tuple{boost::system::error_code(wait_ec), std::size_t{0}};
+  if (file < 0) return send_head_and_body(socket.native_handle(), head_, body, sent);
+  if (!socket.native_non_blocking()) {
+    // sendfile has no MSG_DONTWAIT. Asio's setter issues ioctl(FIONBIO) on every call; its
+    // getter reads Asio's own flag, which the session's earlier reads have already set.
+    boost::system::error_code ec;
+    socket.native_non_blocking(true, ec);
+    if (ec) return FileSendStep{0, ec.value()};
   }
+  return send_head_and_file(socket.native_handle(), head_, file, body.size(), sent);
+}
+
+template <class Stream>
+asio::awaitable<boost::system::error_code> HttpSession<Stream>::wait_for_socket_room(
+    SteadyTime deadline) {
+  if (deadline_.now() >= deadline) co_return beast::error::timeout;
+  deadline_.set(deadline);
+  auto [ec] = co_await transport().socket().async_wait(asio::ip::tcp::socket::wait_write,
+                                                       as_tuple(use_awaitable));
+  if (deadline_.passed()) co_return beast::error::timeout;
+  co_return ec;
 }
 
 template <class Stream>

@@ -3,6 +3,11 @@
 // buffer and are answered in order), enforces the listener's limits and timeouts, hands
 // well-formed requests to the handler and writes the answers. Runs on its own strand. Over TLS
 // the handshake comes first; HTTP/2 (ALPN h2, or the h2c preface) goes to H2Session.
+//
+// The I/O is the session's own (docs/listener.md, "The HTTP/1.1 session's I/O"): one deadline
+// for the connection rather than a timer per operation; a head already in the buffer is parsed
+// where it lies, without an asynchronous operation; over plain TCP an answer goes straight to
+// the socket, and only a full socket makes the session wait.
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -20,8 +25,11 @@
 #include <string>
 #include <tuple>
 
+#include "connection_deadline.hpp"
+#include "file_send.hpp"
 #include "head_checks.hpp"
 #include "output_budget.hpp"
+#include "widget_gateway/common/clock.hpp"
 #include "widget_gateway/http/request_handler.hpp"
 #include "widget_gateway/http/response.hpp"
 
@@ -39,6 +47,9 @@ class Connection {
   virtual void force_close() = 0;
   // A strong reference while the connection lives; null once it is ending.
   virtual std::shared_ptr<Connection> lock() = 0;
+  // Thread-safe. Judges the connection's deadline by the clock now, as its timer's wake-up
+  // does (HttpServer::check_deadlines).
+  virtual void check_deadline() = 0;
 };
 
 template <class Stream>
@@ -63,6 +74,7 @@ class HttpSession final : public Connection,
   void drain() override;
   void force_close() override;
   std::shared_ptr<Connection> lock() override { return this->weak_from_this().lock(); }
+  void check_deadline() override;
 
  private:
   auto& transport() { return boost::beast::get_lowest_layer(stream_); }
@@ -82,18 +94,31 @@ class HttpSession final : public Connection,
   // output budget until the answer is written. The client must take it at
   // server.min_send_rate; false when the connection must end.
   boost::asio::awaitable<bool> write(const Response& response, bool close, unsigned version = 11);
-  // Plain TCP, a body in a file: from byte `sent` of head_ + the file's first `length` bytes
-  // on, what the socket takes once it has room (waiting until `deadline` at most); the bytes
-  // sent, or an error (beast::error::timeout when the deadline passed).
-  boost::asio::awaitable<std::tuple<boost::system::error_code, std::size_t>> send_from_file(
-      int file, std::size_t length, std::size_t sent,
-      std::chrono::steady_clock::time_point deadline);
+  // The next read into buffer_ (not a coroutine: a frame per read would be an allocation on
+  // the hit path); took() commits what it read.
+  boost::asio::awaitable<std::tuple<boost::system::error_code, std::size_t>> read_some();
+  // After read_some: the bytes committed; its error, or beast::error::timeout when the
+  // deadline passed.
+  boost::system::error_code took(boost::system::error_code ec, std::size_t n);
+  // Parses the head from the bytes buffered: need_more when they hold only part of it.
+  boost::system::error_code parse_buffered_head(HeadParser& parser);
+  // The rest of a head the buffer held only part of, read within header_timeout. Errors as
+  // Beast's async_read_header gives them.
+  boost::asio::awaitable<boost::system::error_code> read_rest_of_head(HeadParser& parser);
+  // Plain TCP: from byte `sent` of head_ + body (or, with `file`, the file's first
+  // body.size() bytes) on, what the socket takes now, without waiting.
+  FileSendStep send_step(std::string_view body, int file, std::size_t sent);
+  // Plain TCP: until the socket takes more, or `deadline` (beast::error::timeout).
+  boost::asio::awaitable<boost::system::error_code> wait_for_socket_room(SteadyTime deadline);
+  // The deadline passed: what the connection waits for ends now.
+  void on_deadline();
   // The handler's answer to a refusal, then the connection closes. Takes the refusal, not a
   // Response: GCC 12 mishandles temporaries in co_await expressions. `head`: the request was
   // HEAD, so the answer carries no body (Content-Length still does).
   boost::asio::awaitable<void> refuse_and_close(Refusal why, bool head = false);
 
   HttpServer& server_;
+  const Clock& clock_;
   Stream stream_;
   boost::asio::any_io_executor executor_;  // the stream's, also once it moved to HTTP/2
   std::shared_ptr<const void> keep_;
@@ -104,12 +129,7 @@ class HttpSession final : public Connection,
   ConnectionOutput output_;  // answers this connection holds, against its bound and the listener's
   OutputHold sending_;       // the answer being written
   boost::asio::steady_timer room_;  // wait_for_room: expiry idle_timeout, cancelled on room
-  // send_from_file: the send deadline while it waits for the socket to take more. The socket
-  // wait it ends is known by its number, so that a late expiry ends no other wait.
-  boost::asio::steady_timer send_wait_;
-  std::uint64_t send_waits_ = 0;
-  bool send_waiting_ = false;
-  bool send_timed_out_ = false;
+  ConnectionDeadline deadline_;     // of every read and write; cancels the socket when it passes
   // The listener's handler for HTTP/2 requests, counting each as the HTTP/1.1 loop does.
   class CountingHandler final : public RequestHandler {
    public:

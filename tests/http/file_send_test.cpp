@@ -1,6 +1,7 @@
-// The step that sends an answer's head, then its body from a file with sendfile, on a
-// non-blocking socket: whatever the socket takes at each step, the bytes read at the other
-// end are the head then the body, once; a closed peer is an error, not a signal.
+// The steps that send an answer's head, then its body (from memory, or from a file with
+// sendfile), on a socket without blocking: whatever the socket takes at each step, the bytes
+// read at the other end are the head then the body, once; a closed peer is an error, not a
+// signal.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -14,6 +15,7 @@
 #include "http/file_send.hpp"
 
 using wg::http::FileSendStep;
+using wg::http::send_head_and_body;
 using wg::http::send_head_and_file;
 
 namespace {
@@ -124,6 +126,39 @@ BOOST_AUTO_TEST_CASE(a_peer_that_closed_is_an_error) {
   BOOST_TEST(from_file.error == EPIPE);
   BOOST_TEST(from_file.bytes == 0u);
   ::close(file);
+}
+
+BOOST_AUTO_TEST_CASE(a_body_in_memory_goes_with_its_head_whatever_the_socket_takes) {
+  std::signal(SIGPIPE, SIG_IGN);
+  Pair pair;
+  const std::string head = "HTTP/1.1 200 OK\r\nContent-Length: 200000\r\n\r\n";
+  const std::string body = body_of(200'000);
+  std::string received;
+  std::size_t sent = 0;
+  int full = 0;
+  while (sent < head.size() + body.size()) {
+    const FileSendStep step = send_head_and_body(pair.writer, head, body, sent);
+    sent += step.bytes;
+    if (step.error == EAGAIN) {
+      ++full;
+      received += pair.drain();
+    } else {
+      BOOST_REQUIRE_EQUAL(step.error, 0);
+    }
+  }
+  received += pair.drain();
+  BOOST_TEST(full > 0);
+  BOOST_TEST((received == head + body));
+  // From the middle of the head, from the middle of the body, a head alone.
+  BOOST_TEST(send_head_and_body(pair.writer, head, "xyz", 5).bytes == head.size() - 5 + 3);
+  BOOST_TEST((pair.drain() == head.substr(5) + "xyz"));
+  BOOST_TEST(send_head_and_body(pair.writer, head, "xyz", head.size() + 1).bytes == 2u);
+  BOOST_TEST((pair.drain() == "yz"));
+  BOOST_TEST(send_head_and_body(pair.writer, head, "", 0).bytes == head.size());
+  BOOST_TEST((pair.drain() == head));
+  ::close(pair.reader);
+  pair.reader = -1;
+  BOOST_TEST(send_head_and_body(pair.writer, head, body, 0).error == EPIPE);
 }
 
 BOOST_AUTO_TEST_SUITE_END()  // file_send_test

@@ -13,7 +13,9 @@
 #include <mutex>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
+#include "widget_gateway/common/clock.hpp"
 #include "widget_gateway/config/config.hpp"
 #include "widget_gateway/http/request_handler.hpp"
 
@@ -43,8 +45,9 @@ class HttpServer {
   // `name` labels the listener in logs ("public", "admin"). The handler must outlive the server.
   // `one_io_thread`: only one thread runs `ioc`, so a connection's handlers can never run
   // concurrently and sessions skip the per-connection strand (and its locking and dispatch).
+  // `clock`: the sessions' time (their deadlines, the send rate, the Date field).
   HttpServer(boost::asio::io_context& ioc, std::string name, const config::ServerConfig& limits,
-             RequestHandler& handler, bool one_io_thread = false);
+             RequestHandler& handler, const Clock& clock, bool one_io_thread = false);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -64,6 +67,11 @@ class HttpServer {
   // connections close after the answer), and force-closes whatever is left after `timeout`.
   // Completes when every session has ended.
   boost::asio::awaitable<void> drain(std::chrono::steady_clock::duration timeout);
+
+  // Every HTTP/1.x connection judges its deadline by the clock now, as its timer's wake-up
+  // does. The timers wait in real time (common/clock.hpp): a test that moved its ManualClock
+  // calls this instead of waiting for them.
+  void check_deadlines();
 
   const ServerStats& stats() const { return stats_; }
   // Request bodies up to this size are read and handed to the handler (default 0: any body
@@ -85,10 +93,12 @@ class HttpServer {
       stats_.requests.fetch_add(1, std::memory_order_relaxed);
     }
   }
+  std::vector<std::shared_ptr<Connection>> live_sessions();
   void register_session(Connection* session);
   void unregister_session(Connection* session);
 
   boost::asio::io_context& ioc_;
+  const Clock& clock_;
   bool one_io_thread_;
   std::string name_;
   config::ServerConfig limits_;

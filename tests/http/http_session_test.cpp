@@ -1,0 +1,242 @@
+// The HTTP/1.1 session's timeouts on the injected clock: a listener in this process with a
+// ManualClock, clients over loopback. The clock moves past header_timeout, idle_timeout or the
+// send rate's interval and the connection is cut, with no test sleeping for those durations;
+// short of them it is not. Every wait here is bounded and none is asserted on.
+
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/test/unit_test.hpp>
+#include <chrono>
+#include <exception>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "widget_gateway/common/clock.hpp"
+#include "widget_gateway/http/request_handler.hpp"
+#include "widget_gateway/http/server.hpp"
+
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+
+namespace {
+
+constexpr std::size_t kSessionBigBody = 8 * 1024 * 1024;
+
+class SessionTestHandler final : public wg::http::RequestHandler {
+ public:
+  asio::awaitable<wg::http::Response> handle(const wg::http::Request& request) override {
+    wg::http::Response response;
+    response.add_header("Content-Type", "text/plain");
+    response.set_body(request.target == "/big" ? std::string(kSessionBigBody, 'b') : "hello");
+    co_return response;
+  }
+  wg::http::Response refuse(wg::http::Refusal) override {
+    wg::http::Response response;
+    response.status = 400;
+    response.set_body("refused");
+    return response;
+  }
+};
+
+wg::config::ServerConfig session_limits() {
+  wg::config::ServerConfig limits;
+  limits.header_timeout = 10s;
+  limits.idle_timeout = 60s;
+  limits.min_send_rate = 2048;
+  limits.send_rate_interval = 20s;
+  limits.max_pending_output_bytes_per_connection = 64 * 1024 * 1024;
+  return limits;
+}
+
+// A listener on 127.0.0.1 with its own io thread, stopped (drained) at the end.
+struct SessionFixture {
+  wg::ManualClock clock;
+  asio::io_context ioc;
+  asio::executor_work_guard<asio::io_context::executor_type> work{ioc.get_executor()};
+  SessionTestHandler handler;
+  wg::http::HttpServer server{ioc, "public", session_limits(), handler, clock, true};
+  std::uint16_t port = 0;
+  std::thread io;
+
+  SessionFixture() {
+    port =
+        server.bind(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0), false).port();
+    server.start();
+    io = std::thread([this] { ioc.run(); });
+  }
+  ~SessionFixture() {
+    // Every session ends before the server and the io_context go.
+    std::promise<void> drained;
+    asio::co_spawn(ioc, server.drain(1s), [&drained](std::exception_ptr) { drained.set_value(); });
+    drained.get_future().wait();
+    work.reset();
+    ioc.stop();
+    io.join();
+  }
+
+  // Returns once the io thread has run everything queued before: each session has gone as far
+  // as it can without new bytes or a timer.
+  void settle() {
+    for (int round = 0; round < 2; ++round) {
+      std::promise<void> done;
+      asio::post(ioc, [&done] { done.set_value(); });
+      done.get_future().wait();
+    }
+  }
+
+  // Moves the clock and has every connection judge its deadline by it.
+  void advance(std::chrono::milliseconds by) {
+    clock.advance(by);
+    server.check_deadlines();
+    settle();
+  }
+
+  int connect_client(int receive_buffer = 0) const {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (receive_buffer > 0) {
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
+    }
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(port);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    BOOST_REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+    return fd;
+  }
+};
+
+void send_text(int fd, std::string_view text) {
+  BOOST_REQUIRE(::send(fd, text.data(), text.size(), MSG_NOSIGNAL) ==
+                static_cast<ssize_t>(text.size()));
+}
+
+// What the server sent within `wait`, until a whole answer ("hello") or the end.
+struct Received {
+  std::string bytes;
+  bool closed = false;  // EOF or reset
+};
+
+Received receive(int fd, std::chrono::milliseconds wait, std::size_t enough = 0) {
+  Received got;
+  const auto until = std::chrono::steady_clock::now() + wait;
+  char chunk[65536];
+  while (std::chrono::steady_clock::now() < until) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 20) <= 0) continue;
+    const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
+    if (n <= 0) {
+      got.closed = true;
+      break;
+    }
+    got.bytes.append(chunk, static_cast<std::size_t>(n));
+    if (enough > 0 && got.bytes.size() >= enough) break;
+  }
+  return got;
+}
+
+bool answered(const Received& got) {
+  return got.bytes.ends_with("\r\n\r\nhello");
+}
+
+// Moves the clock a second at a time (at most `steps`) until the connection is cut; the
+// seconds it took. Bounded by the steps, whatever the session's deadline.
+int seconds_until_cut(SessionFixture& f, int fd, int steps) {
+  for (int step = 1; step <= steps; ++step) {
+    f.advance(1s);
+    if (receive(fd, 100ms).closed) return step;
+  }
+  return -1;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(http_session_test)
+
+BOOST_FIXTURE_TEST_CASE(a_head_that_stops_half_way_is_cut_at_header_timeout, SessionFixture) {
+  const int fd = connect_client();
+  send_text(fd, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
+  BOOST_TEST(answered(receive(fd, 5s, 5)));
+
+  send_text(fd, "GET /a HTTP/1.1\r\nHost: x\r\n");  // the head's end never comes
+  settle();
+  advance(9s);
+  const Received early = receive(fd, 100ms);
+  BOOST_TEST(!early.closed);
+  BOOST_TEST(early.bytes.empty());
+  // The clock passes header_timeout: cut, without an answer (a slow client gets none).
+  const int seconds = seconds_until_cut(*this, fd, 30);
+  BOOST_TEST(seconds >= 1);
+  ::close(fd);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_head_completed_in_time_is_answered, SessionFixture) {
+  const int fd = connect_client();
+  send_text(fd, "GET /a HTTP/1.1\r\n");
+  settle();
+  advance(9s);
+  send_text(fd, "Host: x\r\n\r\n");
+  BOOST_TEST(answered(receive(fd, 5s, 5)));
+  ::close(fd);
+}
+
+BOOST_FIXTURE_TEST_CASE(an_idle_keep_alive_connection_is_cut_at_idle_timeout, SessionFixture) {
+  const int fd = connect_client();
+  send_text(fd, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
+  BOOST_TEST(answered(receive(fd, 5s, 5)));
+  settle();
+  advance(59s);
+  BOOST_TEST(!receive(fd, 100ms).closed);
+  // Still served just short of the timeout, which starts again after the answer.
+  send_text(fd, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
+  BOOST_TEST(answered(receive(fd, 5s, 5)));
+  settle();
+  advance(59s);
+  BOOST_TEST(!receive(fd, 100ms).closed);
+  const int seconds = seconds_until_cut(*this, fd, 30);
+  BOOST_TEST(seconds >= 1);
+  ::close(fd);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_new_connection_that_sends_nothing_is_cut_at_header_timeout,
+                        SessionFixture) {
+  const int fd = connect_client();
+  settle();
+  advance(9s);
+  BOOST_TEST(!receive(fd, 100ms).closed);
+  const int seconds = seconds_until_cut(*this, fd, 30);
+  BOOST_TEST(seconds >= 1);
+  ::close(fd);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_reader_that_takes_nothing_is_cut_by_the_send_rate, SessionFixture) {
+  const int fd = connect_client(4096);
+  send_text(fd, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
+  // The answer fills both sockets' buffers, and the session waits for room. The client reads
+  // nothing until the end: reading would be progress.
+  settle();
+  advance(19s);
+  BOOST_TEST(server.stats().slow_readers_closed.load() == 0u);
+  // The first interval carried megabytes: the cut comes at the end of the second one.
+  int seconds = 0;
+  while (server.stats().slow_readers_closed.load() == 0 && seconds < 60) {
+    advance(1s);
+    ++seconds;
+  }
+  BOOST_TEST(server.stats().slow_readers_closed.load() == 1u);
+  BOOST_TEST(seconds >= 1);
+  // What the client still reads is less than the answer: it was cut, not finished.
+  const Received rest = receive(fd, 5s);
+  BOOST_TEST(rest.bytes.size() < kSessionBigBody);
+  ::close(fd);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
