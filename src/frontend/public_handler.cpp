@@ -163,9 +163,14 @@ asio::awaitable<http::Response> PublicHandler::handle(const http::Request& reque
                                                 : method_not_allowed(kHealthMethods);
       break;
     case api::Route::widget:
-    case api::Route::reviews:
-      response = co_await handle_api(request, match, *settings, observation, trace);
+    case api::Route::reviews: {
+      // A hit is answered without a coroutine of its own; a miss goes on in one.
+      std::unique_ptr<ApiMiss> miss;
+      response = answer_api(request, match, *settings, observation, trace, miss);
+      if (miss)
+        response = co_await serve_miss(request, std::move(miss), *settings, observation, trace);
       break;
+    }
   }
   if (request.is_head() && response.body_mode == http::BodyMode::send) {
     response.body_mode = http::BodyMode::length_only;
@@ -262,11 +267,21 @@ void PublicHandler::observe(const http::Request& request, api::Route route,
   }
 }
 
-asio::awaitable<http::Response> PublicHandler::handle_api(const http::Request& request,
-                                                          const api::RouteMatch& match,
-                                                          const Settings& settings,
-                                                          Observation& observation,
-                                                          tracing::RequestTrace& trace) {
+// What an API miss goes on with once the request is past its checks and its L1 lookup: on the
+// heap, and only for a miss, so that a hit's coroutine frames stay small enough for Asio to
+// recycle (about 1 KiB) and a hit allocates nothing for them.
+struct PublicHandler::ApiMiss {
+  api::ApiRequest request;
+  FirstLook look;
+  std::unique_ptr<Admission> admission;  // the per-client limits, when any is on
+  RequestView view;
+  bool logging = false;
+};
+
+http::Response PublicHandler::answer_api(const http::Request& request, const api::RouteMatch& match,
+                                         const Settings& settings, Observation& observation,
+                                         tracing::RequestTrace& trace,
+                                         std::unique_ptr<ApiMiss>& miss) {
   const api::Endpoint endpoint =
       match.route == api::Route::widget ? api::Endpoint::widget : api::Endpoint::reviews;
   const RequestView view = request_view(request);
@@ -278,7 +293,7 @@ asio::awaitable<http::Response> PublicHandler::handle_api(const http::Request& r
 
   if (request.method == verb::options) {
     if (!api::target_encoding_valid(match)) {
-      co_return with_cors(error_response(api::ErrorCode::bad_request, endpoint));
+      return with_cors(error_response(api::ErrorCode::bad_request, endpoint));
     }
     http::Response response;
     response.status = 204;
@@ -287,28 +302,26 @@ asio::awaitable<http::Response> PublicHandler::handle_api(const http::Request& r
     settings.cors.add_preflight_headers(
         view.origin, field(request, bhttp::field::access_control_request_method),
         field(request, bhttp::field::access_control_request_headers), response.headers);
-    co_return response;
+    return response;
   }
-  if (!is_get_or_head(request.method)) co_return with_cors(method_not_allowed(kApiMethods));
+  if (!is_get_or_head(request.method)) return with_cors(method_not_allowed(kApiMethods));
 
   auto validated = api::validate_api_request(match, settings.policy);
   if (auto* rejection = std::get_if<api::Rejection>(&validated)) {
-    co_return with_cors(rejection_response(*rejection, endpoint, settings.response));
+    return with_cors(rejection_response(*rejection, endpoint, settings.response));
   }
-  const auto& api_request = std::get<api::ApiRequest>(validated);
+  auto& api_request = std::get<api::ApiRequest>(validated);
   observation.widget = match.raw_widget;
 
-  std::optional<IpAdmission> admission;
+  std::optional<boost::asio::ip::address> limited_client;  // asked only if it would go upstream
   const bool logging = access_log_ && access_log_->enabled();
   const bool limited = settings.limiters.misses || settings.limiters.unknown_ids;
   if (limited || logging) {
     auto client = settings.proxies.client_address(request.peer, forwarded_for(request));
     if (logging) observation.client = client.to_string();
-    if (limited) admission.emplace(settings.limiters, client, clock_);
+    if (limited) limited_client = client;
   }
-  Served served;
   FirstLook look;
-  tracing::SpanContext context;  // the request's, for what a miss does (ids made only then)
   tracing::Span l1_lookup;
   if (trace.recording()) {
     l1_lookup = tracing::Span::child(trace.context(), "l1 lookup", tracing::SpanKind::internal);
@@ -316,13 +329,36 @@ asio::awaitable<http::Response> PublicHandler::handle_api(const http::Request& r
   std::optional<Served> hit = service_.serve_from_l1(api_request, look);
   l1_lookup.set("wg.hit", hit.has_value());
   l1_lookup.end();
-  if (hit) {
-    served = std::move(*hit);
-  } else {
-    Admission* asked = admission ? &*admission : nullptr;
-    context = trace.context();
-    served = co_await service_.serve(api_request, look, asked, &context);
+  if (!hit) {
+    miss = std::make_unique<ApiMiss>(
+        ApiMiss{std::move(api_request), std::move(look), nullptr, view, logging});
+    if (limited_client) {
+      miss->admission = std::make_unique<IpAdmission>(settings.limiters, *limited_client, clock_);
+    }
+    return {};
   }
+  return finish_api(request, std::move(*hit), endpoint, api_request, look, view, logging, settings,
+                    observation);
+}
+
+asio::awaitable<http::Response> PublicHandler::serve_miss(const http::Request& request,
+                                                          std::unique_ptr<ApiMiss> miss,
+                                                          const Settings& settings,
+                                                          Observation& observation,
+                                                          tracing::RequestTrace& trace) {
+  Admission* asked = miss->admission.get();
+  tracing::SpanContext context = trace.context();  // the request's, for what the miss does
+  Served served = co_await service_.serve(miss->request, miss->look, asked, &context);
+  const api::Endpoint endpoint = miss->request.endpoint;
+  co_return finish_api(request, std::move(served), endpoint, miss->request, miss->look, miss->view,
+                       miss->logging, settings, observation);
+}
+
+http::Response PublicHandler::finish_api(const http::Request& request, Served served,
+                                         api::Endpoint endpoint, const api::ApiRequest& api_request,
+                                         const FirstLook& look, const RequestView& view,
+                                         bool logging, const Settings& settings,
+                                         Observation& observation) {
   // Only while the page still lacks a coding: its hits then skip parsing Accept-Encoding here
   // (the response builder parses it anyway).
   // Either makes a copy of the entry with one thing more (entries do not change once shared):
@@ -360,7 +396,7 @@ asio::awaitable<http::Response> PublicHandler::handle_api(const http::Request& r
     if (metrics_) metrics_->refused(*served.refusal);
   }
   if (metrics_) metrics_->stale_served(served.outcome.stale());
-  co_return build_response(served, endpoint, settings.response, view, settings.cors);
+  return build_response(served, endpoint, settings.response, view, settings.cors);
 }
 
 }  // namespace wg::frontend

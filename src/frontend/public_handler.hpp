@@ -74,11 +74,23 @@ class PublicHandler final : public http::RequestHandler {
     std::optional<api::ReviewsQuery> query;
     std::shared_ptr<const cache::Entry> widget_entry;
   };
-  boost::asio::awaitable<http::Response> handle_api(const http::Request& request,
-                                                    const api::RouteMatch& match,
+  struct ApiMiss;
+  // An API request up to its L1 lookup, without waiting: the answer (a hit, a refusal, a
+  // preflight), or, for a miss, an empty answer and in `miss` what serve_miss goes on with.
+  http::Response answer_api(const http::Request& request, const api::RouteMatch& match,
+                            const Settings& settings, Observation& observation,
+                            tracing::RequestTrace& trace, std::unique_ptr<ApiMiss>& miss);
+  boost::asio::awaitable<http::Response> serve_miss(const http::Request& request,
+                                                    std::unique_ptr<ApiMiss> miss,
                                                     const Settings& settings,
                                                     Observation& observation,
                                                     tracing::RequestTrace& trace);
+  // A hit's or a miss's answer from what was served: codings, a body file, demand, the
+  // observation and the metrics, then the response.
+  http::Response finish_api(const http::Request& request, serving::Served served,
+                            api::Endpoint endpoint, const api::ApiRequest& api_request,
+                            const FirstLook& look, const RequestView& view, bool logging,
+                            const Settings& settings, Observation& observation);
   void observe(const http::Request& request, api::Route route, const http::Response& response,
                const Observation& observation, SteadyTime started);
 

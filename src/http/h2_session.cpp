@@ -1,4 +1,5 @@
 #include "h2_session.hpp"
+#include "h2_stream.hpp"
 #include "header_limits.hpp"
 #include "http_date.hpp"
 #include "response_head.hpp"
@@ -35,10 +36,6 @@ using asio::use_awaitable;
 
 namespace {
 
-// A header block decoding to more than this many times max_header_bytes is an attack (HPACK
-// bomb: a few bytes of indexed references to one large table entry), not an oversight: the
-// connection ends instead of the stream getting 431.
-constexpr std::size_t kHeaderBombFactor = 4;
 // CONTINUATION frames per header block; browsers send none. nghttp2 closes the session
 // beyond it (NGHTTP2_ERR_TOO_MANY_CONTINUATIONS).
 constexpr std::size_t kMaxContinuations = 8;
@@ -57,11 +54,13 @@ constexpr std::size_t kMaxSettingsEntries = 32;
 constexpr std::size_t kMaxQueuedFrames = 512;
 constexpr std::size_t kReadChunk = 16 * 1024;
 constexpr std::size_t kWriteChunk = 64 * 1024;
-constexpr std::size_t kFrameHeadBytes = 9;
 // Once a GOAWAY ends the connection, the socket closes within this whatever the peer does.
 constexpr std::chrono::milliseconds kCloseGrace{1000};
 // The watchdog's reason when a send-rate interval ends (SendProgress).
 constexpr std::string_view kSlowReader = "slow_reader";
+// ... when a write has waited idle_timeout for the client to take it: closed at once (a GOAWAY
+// could not go out either).
+constexpr std::string_view kWriteStalled = "write_stalled";
 
 struct CallbacksDeleter {
   void operator()(nghttp2_session_callbacks* p) const { nghttp2_session_callbacks_del(p); }
@@ -71,228 +70,6 @@ struct OptionDeleter {
 };
 
 }  // namespace
-
-// One request stream, from its first HEADERS frame until nghttp2 closes it; its handler call
-// (which holds a reference) may outlive that.
-template <class Stream>
-struct H2Session<Stream>::StreamState {
-  std::int32_t id = 0;
-  std::string method;
-  std::string path;
-  std::string authority;
-  std::string host;  // a "host" field, when the client sent one
-  unsigned hosts = 0;
-  std::string cookie;  // crumbs joined with "; "
-  std::string content_length;
-  std::size_t field_count = 0;  // regular fields, cookie crumbs counted one by one
-  RequestFields fields;
-  bool path_too_long = false;
-  bool too_large = false;    // over max_header_bytes or kMaxHeaderFields: fields not stored
-  bool waiting_end = false;  // content-length: 0 but no END_STREAM yet
-  bool dispatched = false;
-  bool answered = false;            // the answer was submitted
-  bool complete = false;            // its last frame was sent
-  bool closed = false;              // nghttp2 closed the stream
-  bool reset_after_answer = false;  // a body follows the head: reset the stream once answered
-  bool unsent_counted = false;      // its body counts in the session's unsent_
-  Response response;                // body read from here by the data provider
-  OutputHold hold;                  // what the answer keeps alive (the body's owner)
-  std::size_t sent = 0;             // body bytes handed over in DATA frames
-  std::uint64_t batch = 0;          // the last write batch that refers to its body
-
-  bool is_head() const { return method == "HEAD"; }
-};
-
-template <class Stream>
-struct H2Session<Stream>::Callbacks {
-  static H2Session& session(void* user_data) { return *static_cast<H2Session*>(user_data); }
-
-  static std::shared_ptr<StreamState> find(H2Session& s, std::int32_t id) {
-    auto it = s.streams_.find(id);
-    return it == s.streams_.end() ? nullptr : it->second;
-  }
-
-  static int on_begin_frame(nghttp2_session*, const nghttp2_frame_hd* hd, void* user_data) {
-    H2Session& s = session(user_data);
-    if (hd->type == NGHTTP2_HEADERS || hd->type == NGHTTP2_CONTINUATION) {
-      if (hd->type == NGHTTP2_HEADERS) s.block_started_ = Clock::now();
-      s.in_header_block_ = (hd->flags & NGHTTP2_FLAG_END_HEADERS) == 0;
-    }
-    return 0;
-  }
-
-  static int on_begin_headers(nghttp2_session*, const nghttp2_frame* frame, void* user_data) {
-    H2Session& s = session(user_data);
-    s.block_bytes_ = 0;
-    if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
-    auto stream = std::make_shared<StreamState>();
-    stream->id = frame->hd.stream_id;
-    s.streams_[stream->id] = std::move(stream);
-    return 0;
-  }
-
-  static int on_header(nghttp2_session*, const nghttp2_frame* frame, const std::uint8_t* name,
-                       std::size_t name_length, const std::uint8_t* value, std::size_t value_length,
-                       std::uint8_t, void* user_data) {
-    H2Session& s = session(user_data);
-    // Every header block counts, trailers included: HPACK makes a huge list cheap to send.
-    s.block_bytes_ += name_length + value_length + 32;
-    if (s.block_bytes_ > kHeaderBombFactor * s.settings_.max_header_bytes) {
-      s.header_bomb_ = true;
-      return NGHTTP2_ERR_CALLBACK_FAILURE;  // mem_recv fails; the session sends GOAWAY
-    }
-    if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
-    auto it = s.streams_.find(frame->hd.stream_id);
-    if (it == s.streams_.end()) return 0;
-    StreamState& st = *it->second;
-    const std::string_view n(reinterpret_cast<const char*>(name), name_length);
-    const std::string_view v(reinterpret_cast<const char*>(value), value_length);
-    const bool pseudo = n.starts_with(':');
-    if (!pseudo) ++st.field_count;
-    if (s.block_bytes_ > s.settings_.max_header_bytes || st.field_count > kMaxHeaderFields) {
-      st.too_large = true;
-    }
-    // nghttp2 has checked names, values and pseudo-header order (HTTP messaging is on).
-    if (pseudo) {
-      if (n == ":method") {
-        st.method = v;
-      } else if (n == ":path") {
-        st.path_too_long = v.size() > s.settings_.max_target_bytes;
-        if (!st.path_too_long) st.path = v;
-      } else if (n == ":authority" && !st.too_large) {
-        st.authority = v;
-      }
-      return 0;
-    }
-    if (st.too_large || st.path_too_long) return 0;
-    if (n == "cookie") {
-      if (!st.cookie.empty()) st.cookie.append("; ");
-      st.cookie.append(v);
-    } else if (n == "host") {
-      ++st.hosts;
-      st.host = v;
-    } else {
-      if (n == "content-length") st.content_length = v;
-      st.fields.insert(n, v);
-    }
-    return 0;
-  }
-
-  static int on_frame_recv(nghttp2_session*, const nghttp2_frame* frame, void* user_data) {
-    H2Session& s = session(user_data);
-    const std::int32_t id = frame->hd.stream_id;
-    const bool end_stream = (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
-    switch (frame->hd.type) {
-      case NGHTTP2_SETTINGS:
-        if ((frame->hd.flags & NGHTTP2_FLAG_ACK) == 0 && !s.settings_received_) {
-          s.settings_received_ = true;
-          s.idle_since_ = Clock::now();
-        }
-        break;
-      case NGHTTP2_HEADERS: {
-        auto stream = find(s, id);
-        if (!stream) break;
-        if (frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
-          s.last_progress_ = Clock::now();
-          if (end_stream) {
-            s.dispatch(stream, false);
-          } else if (stream->content_length == "0" && !stream->too_large &&
-                     !stream->path_too_long) {
-            stream->waiting_end = true;  // served once the (empty) body has ended
-          } else {
-            s.dispatch(stream, true);
-          }
-        } else if (end_stream && stream->waiting_end) {
-          stream->waiting_end = false;
-          s.dispatch(stream, false);
-        }
-        break;
-      }
-      case NGHTTP2_DATA: {
-        auto stream = end_stream ? find(s, id) : nullptr;
-        if (stream && stream->waiting_end) {
-          stream->waiting_end = false;
-          s.dispatch(stream, false);
-        }
-        break;
-      }
-      case NGHTTP2_RST_STREAM: {
-        // Called before nghttp2 closes the stream. Reset before its answer went out: the
-        // handler's work (if any) was for nothing.
-        auto stream = find(s, id);
-        if (stream && !stream->complete) s.count_abuse();
-        break;
-      }
-      default:
-        break;
-    }
-    return 0;
-  }
-
-  static int on_frame_send(nghttp2_session* ng, const nghttp2_frame* frame, void* user_data) {
-    H2Session& s = session(user_data);
-    if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) return 0;
-    s.last_progress_ = Clock::now();
-    // Bytes, not frames, are progress for the send rate.
-    if (frame->hd.type == NGHTTP2_DATA) s.progress_.sent(frame->hd.length, s.last_progress_);
-    if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM) == 0) return 0;
-    auto stream = find(s, frame->hd.stream_id);
-    if (!stream) return 0;
-    stream->complete = true;
-    s.let_go(*stream);
-    // The answer to a head whose body was never read: stop the client sending it
-    // (RFC 9113 8.1).
-    if (stream->reset_after_answer && !nghttp2_session_get_stream_remote_close(ng, stream->id)) {
-      nghttp2_submit_rst_stream(ng, NGHTTP2_FLAG_NONE, stream->id, NGHTTP2_NO_ERROR);
-    }
-    return 0;
-  }
-
-  static int on_stream_close(nghttp2_session*, std::int32_t id, std::uint32_t, void* user_data) {
-    H2Session& s = session(user_data);
-    auto it = s.streams_.find(id);
-    if (it == s.streams_.end()) return 0;
-    it->second->closed = true;
-    s.let_go(*it->second);
-    s.wake_waiting_handlers();  // one of them may be this stream's: it need not wait any more
-    s.streams_.erase(it);
-    if (s.streams_.empty()) s.idle_since_ = Clock::now();
-    return 0;
-  }
-
-  // How much of the body the next DATA frame carries; the bytes themselves go in send_data
-  // (NO_COPY), without passing through nghttp2's buffers.
-  static ssize_t read_body(nghttp2_session*, std::int32_t, std::uint8_t*, std::size_t length,
-                           std::uint32_t* data_flags, nghttp2_data_source* source, void*) {
-    auto* stream = static_cast<StreamState*>(source->ptr);
-    const std::size_t n = std::min(length, stream->response.body.size() - stream->sent);
-    *data_flags |= NGHTTP2_DATA_FLAG_NO_COPY;
-    if (stream->sent + n == stream->response.body.size()) *data_flags |= NGHTTP2_DATA_FLAG_EOF;
-    return static_cast<ssize_t>(n);
-  }
-
-  // A DATA frame of `length` body bytes goes out now: its 9-byte head into the write buffer,
-  // its payload as a view of the body, written from where it lies (docs/listener.md).
-  static int send_data(nghttp2_session*, nghttp2_frame* frame, const std::uint8_t* framehd,
-                       std::size_t length, nghttp2_data_source* source, void* user_data) {
-    H2Session& s = session(user_data);
-    auto* stream = static_cast<StreamState*>(source->ptr);
-    const std::string_view body = stream->response.body;
-    // No padding: the session never asks nghttp2 for any.
-    if (frame->data.padlen != 0 || stream->sent + length > body.size()) {
-      return NGHTTP2_ERR_CALLBACK_FAILURE;
-    }
-    s.write_buffer_.append(reinterpret_cast<const char*>(framehd), kFrameHeadBytes);
-    s.body_pieces_.emplace_back(s.write_buffer_.size(), body.substr(stream->sent, length));
-    s.batch_body_bytes_ += length;
-    stream->batch = s.batch_;
-    stream->sent += length;
-    if (stream->unsent_counted) s.unsent_ -= length;
-    // All handed over: the hold goes with the batch that sends its last bytes (let_go).
-    if (stream->sent == body.size()) s.let_go(*stream);
-    return 0;
-  }
-};
 
 template <class Stream>
 H2Session<Stream>::H2Session(Stream stream, RequestHandler& handler, H2Settings settings,
@@ -308,8 +85,10 @@ H2Session<Stream>::H2Session(Stream stream, RequestHandler& handler, H2Settings 
       reader_wake_(stream_.get_executor()),
       watchdog_(stream_.get_executor()),
       done_(stream_.get_executor()),
-      room_(stream_.get_executor(), Clock::time_point::max()),
-      read_buffer_(kReadChunk) {}
+      room_(stream_.get_executor(), asio::steady_timer::time_point::max()),
+      read_buffer_(kReadChunk) {
+  if (settings_.clock == nullptr) settings_.clock = &SystemClock::instance();
+}
 
 template <class Stream>
 H2Session<Stream>::~H2Session() {
@@ -371,7 +150,7 @@ bool H2Session<Stream>::start_nghttp2() {
 template <class Stream>
 asio::awaitable<void> H2Session<Stream>::run() {
   Self self = this->shared_from_this();
-  started_ = idle_since_ = last_progress_ = abuse_window_start_ = Clock::now();
+  started_ = idle_since_ = last_progress_ = abuse_window_start_ = now();
   if (!start_nghttp2()) {
     log::error("h2_session_init_failed");
     close_now();
@@ -389,7 +168,7 @@ asio::awaitable<void> H2Session<Stream>::run() {
   // Handler calls hold references into this session and to the handler: wait for them
   // (each is bounded by the handler's own timeouts), and for the reader and the watchdog.
   while (!reader_done_ || !watchdog_done_ || running_handlers_ > 0) {
-    done_.expires_at(Clock::time_point::max());
+    done_.expires_at(asio::steady_timer::time_point::max());
     co_await done_.async_wait(as_tuple(use_awaitable));
   }
 }
@@ -406,14 +185,13 @@ asio::awaitable<void> H2Session<Stream>::read_loop(Self self) {
       if (nghttp2_session_want_read(session_) == 0) break;
       if (nghttp2_session_get_outbound_queue_size(session_) > kMaxQueuedFrames) {
         // The client is not reading what it asks for: stop reading until the writer gets on.
-        reader_wake_.expires_at(Clock::time_point::max());
+        reader_wake_.expires_at(asio::steady_timer::time_point::max());
         co_await reader_wake_.async_wait(as_tuple(use_awaitable));
         continue;
       }
     }
     // The watchdog owns read deadlines: how long a quiet client may stay depends on the
     // streams, which change while the read is pending.
-    beast::get_lowest_layer(stream_).expires_never();
     auto [ec, n] =
         co_await stream_.async_read_some(asio::buffer(read_buffer_), as_tuple(use_awaitable));
     if (ec) {
@@ -481,7 +259,7 @@ asio::awaitable<void> H2Session<Stream>::write_loop() {
       if (nghttp2_session_want_read(session_) == 0 && nghttp2_session_want_write(session_) == 0) {
         break;
       }
-      writer_wake_.expires_at(Clock::time_point::max());
+      writer_wake_.expires_at(asio::steady_timer::time_point::max());
       co_await writer_wake_.async_wait(as_tuple(use_awaitable));
       continue;
     }
@@ -494,13 +272,13 @@ asio::awaitable<void> H2Session<Stream>::write_loop() {
       from = at;
     }
     gather_.emplace_back(write_buffer_.data() + from, write_buffer_.size() - from);
-    beast::get_lowest_layer(stream_).expires_after(settings_.idle_timeout);
+    writing_since_ = now();
+    rearm();
     auto [ec, n] = co_await asio::async_write(stream_, gather_, as_tuple(use_awaitable));
+    writing_since_ = TimePoint::max();
     writing_ = false;
     release_write_holds();
     if (ec) break;
-    // No stale deadline for writes TLS may make on the reader's behalf (e.g. a key update).
-    beast::get_lowest_layer(stream_).expires_never();
     reader_wake_.cancel();  // the outbound queue may have room again
     rearm();
   }
@@ -512,10 +290,10 @@ template <class Stream>
 asio::awaitable<void> H2Session<Stream>::watchdog(Self self) {
   while (!closed_) {
     std::string_view reason;
-    const Clock::time_point due = deadline(&reason);
-    const Clock::time_point now = Clock::now();
+    const TimePoint due = deadline(&reason);
+    const TimePoint now = this->now();
     if (now >= due) {
-      if (closing_ || !settings_received_) {
+      if (closing_ || !settings_received_ || reason == kWriteStalled) {
         close_now();
       } else if (reason == kSlowReader) {
         // The end of a send-rate interval: too slow, or on to the next interval.
@@ -528,18 +306,23 @@ asio::awaitable<void> H2Session<Stream>::watchdog(Self self) {
       }
       continue;
     }
-    watchdog_.expires_at(due);
+    watchdog_at_ = due;
+    if (due == TimePoint::max()) {
+      watchdog_.expires_at(asio::steady_timer::time_point::max());
+    } else {
+      watchdog_.expires_after(due - now);
+    }
     co_await watchdog_.async_wait(as_tuple(use_awaitable));
+    watchdog_at_ = TimePoint::max();
   }
   watchdog_done_ = true;
   notify_done();
 }
 
 template <class Stream>
-typename H2Session<Stream>::Clock::time_point H2Session<Stream>::deadline(
-    std::string_view* reason) const {
+typename H2Session<Stream>::TimePoint H2Session<Stream>::deadline(std::string_view* reason) const {
   std::string_view why;
-  Clock::time_point due = Clock::time_point::max();
+  TimePoint due = TimePoint::max();
   if (closing_) {
     why = "close_grace";
     due = close_by_;
@@ -559,12 +342,18 @@ typename H2Session<Stream>::Clock::time_point H2Session<Stream>::deadline(
     // One waiting for room in the output budget waits on the client, which is.
     if (running_handlers_ == waiting_handlers_) {
       const bool idle = streams_.empty();
-      const Clock::time_point quiet =
-          (idle ? idle_since_ : last_progress_) + settings_.idle_timeout;
+      const TimePoint quiet = (idle ? idle_since_ : last_progress_) + settings_.idle_timeout;
       if (quiet < due) {
         why = idle ? "idle" : "stalled";
         due = quiet;
       }
+    }
+  }
+  if (writing_since_ != TimePoint::max()) {
+    const TimePoint stalled = writing_since_ + settings_.idle_timeout;
+    if (stalled < due) {
+      why = kWriteStalled;
+      due = stalled;
     }
   }
   if (reason != nullptr) *reason = why;
@@ -572,8 +361,14 @@ typename H2Session<Stream>::Clock::time_point H2Session<Stream>::deadline(
 }
 
 template <class Stream>
+void H2Session<Stream>::check_deadline() {
+  asio::post(stream_.get_executor(),
+             [self = this->shared_from_this()] { self->watchdog_.cancel(); });
+}
+
+template <class Stream>
 void H2Session<Stream>::rearm() {
-  if (!closed_ && deadline() < watchdog_.expiry()) watchdog_.cancel();
+  if (!closed_ && deadline() < watchdog_at_) watchdog_.cancel();
 }
 
 template <class Stream>
@@ -668,7 +463,7 @@ asio::awaitable<void> H2Session<Stream>::serve(Self self, std::shared_ptr<Stream
     wake_waiting_handlers();
   }
   --running_handlers_;
-  last_progress_ = Clock::now();
+  last_progress_ = now();
   wake_writer();
   rearm();
   notify_done();
@@ -692,7 +487,7 @@ void H2Session<Stream>::answer(StreamState& st, Response response, bool may_refu
   st.response = std::move(response);
   Response& r = st.response;
   st.hold = output_.hold(r);  // the body view stays valid while the hold lives
-  const H2Head head(r, date_value());
+  const H2Head head(r, date_value(settings_.clock->wall_now()));
 
   nghttp2_data_provider provider{};
   provider.source.ptr = &st;  // alive in streams_ until nghttp2 closes the stream
@@ -742,7 +537,7 @@ void H2Session<Stream>::note_unsent() {
   if (unsent_ == 0) {
     progress_.stop();
   } else if (!progress_.active()) {
-    progress_.start(Clock::now());
+    progress_.start(now());
     rearm();
   }
 }
@@ -754,7 +549,7 @@ void H2Session<Stream>::refuse(StreamState& st, Refusal why) {
 
 template <class Stream>
 void H2Session<Stream>::count_abuse() {
-  const auto now = Clock::now();
+  const auto now = this->now();
   if (now - abuse_window_start_ >= kAbuseWindow) {
     abuse_window_start_ = now;
     abuse_in_window_ = 0;
@@ -766,7 +561,7 @@ template <class Stream>
 void H2Session<Stream>::terminate(std::uint32_t error_code, std::string_view reason) {
   if (closed_ || closing_) return;
   closing_ = true;
-  close_by_ = Clock::now() + std::min<Clock::duration>(kCloseGrace, settings_.idle_timeout);
+  close_by_ = now() + std::min<SteadyTime::duration>(kCloseGrace, settings_.idle_timeout);
   nghttp2_session_terminate_session(session_, error_code);
   if (error_code == NGHTTP2_NO_ERROR) {
     log::debug("h2_goaway", {{"reason", reason}});

@@ -79,6 +79,7 @@
 
 #include "output_budget.hpp"
 #include "send_progress.hpp"
+#include "widget_gateway/common/clock.hpp"
 #include "widget_gateway/http/request_handler.hpp"
 
 struct nghttp2_session;
@@ -94,6 +95,9 @@ struct H2Settings {
   std::size_t max_pending_output_bytes = 512 * 1024;    // kept alive by this connection's answers
   std::size_t min_send_rate = 2 * 1024;                 // bytes/s while answers wait, or close
   std::chrono::milliseconds send_rate_interval{20000};  // ... measured over each such interval
+  // The session's time (its deadlines, the send rate, the Date field); null: the system's.
+  // Must outlive the session.
+  const Clock* clock = nullptr;
 };
 
 // One HTTP/2 connection. Stream is boost::beast::tcp_stream or
@@ -117,14 +121,16 @@ class H2Session : public std::enable_shared_from_this<H2Session<Stream>> {
   void drain();
   // Thread-safe. Closes the socket now.
   void force_close();
+  // Thread-safe. The watchdog judges the deadline by the clock now (HttpServer::check_deadlines).
+  void check_deadline();
 
  private:
   struct StreamState;
   struct Callbacks;  // nghttp2's callbacks, defined with the session
-  // Real time, on purpose: every time read here arms or checks a deadline of the session's
-  // Asio timer, which waits in real time whatever an injected clock would say (the same seam
-  // as the Redis client's timer_now).
-  using Clock = std::chrono::steady_clock;
+  // Times are the injected clock's (settings.clock). The watchdog's timer sleeps the
+  // difference to the deadline in real time and judges by the clock when it wakes, as the
+  // HTTP/1.1 session's deadline does (connection_deadline.hpp).
+  using TimePoint = SteadyTime;
   using Self = std::shared_ptr<H2Session>;
 
   bool start_nghttp2();
@@ -154,8 +160,9 @@ class H2Session : public std::enable_shared_from_this<H2Session<Stream>> {
   void start_drain();
   void close_now();
 
+  TimePoint now() const { return settings_.clock->steady_now(); }
   // When the watchdog acts next, and why (for the log).
-  Clock::time_point deadline(std::string_view* reason = nullptr) const;
+  TimePoint deadline(std::string_view* reason = nullptr) const;
   void rearm();  // the deadline may have moved earlier: wake the watchdog
   void wake_writer() { writer_wake_.cancel(); }
   // Handlers waiting for the connection's answers to go may look again.
@@ -208,15 +215,19 @@ class H2Session : public std::enable_shared_from_this<H2Session<Stream>> {
 
   // The header block being received (HEADERS and its CONTINUATIONs).
   bool in_header_block_ = false;
-  Clock::time_point block_started_;
+  TimePoint block_started_;
   std::size_t block_bytes_ = 0;  // decoded so far, name + value + 32 per field
   bool header_bomb_ = false;
 
-  Clock::time_point started_;
-  Clock::time_point idle_since_;     // when the last stream closed
-  Clock::time_point last_progress_;  // last answer frame sent, request received, handler done
-  Clock::time_point close_by_;       // hard close once closing_
-  Clock::time_point abuse_window_start_;
+  TimePoint started_;
+  TimePoint idle_since_;     // when the last stream closed
+  TimePoint last_progress_;  // last answer frame sent, request received, handler done
+  TimePoint close_by_;       // hard close once closing_
+  TimePoint abuse_window_start_;
+  // A write under way since then (TimePoint::max(): none); stalled past idle_timeout, the
+  // connection closes. The watchdog's one timer watches it, not a timer per write.
+  TimePoint writing_since_ = TimePoint::max();
+  TimePoint watchdog_at_ = TimePoint::max();  // what the watchdog's timer sleeps until
   unsigned abuse_in_window_ = 0;
 };
 

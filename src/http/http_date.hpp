@@ -25,9 +25,4 @@ inline std::string_view date_value(WallTime when) {
   return {text, length};
 }
 
-// The HTTP/2 session's, which still reads real time (clock.hpp).
-inline std::string_view date_value() {
-  return date_value(std::chrono::system_clock::now());
-}
-
 }  // namespace wg::http

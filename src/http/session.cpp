@@ -87,7 +87,13 @@ void HttpSession<Stream>::drain() {
 
 template <class Stream>
 void HttpSession<Stream>::check_deadline() {
-  asio::post(executor_, [self = this->shared_from_this()] { self->deadline_.check(); });
+  asio::post(executor_, [self = this->shared_from_this()] {
+    if (self->h2_) {
+      self->h2_->check_deadline();
+    } else {
+      self->deadline_.check();
+    }
+  });
 }
 
 template <class Stream>
@@ -147,6 +153,7 @@ asio::awaitable<void> HttpSession<Stream>::serve_h2(std::string received) {
   settings.max_pending_output_bytes = limits.max_pending_output_bytes_per_connection;
   settings.min_send_rate = limits.min_send_rate;
   settings.send_rate_interval = limits.send_rate_interval;
+  settings.clock = &clock_;
   h2_handler_.emplace(server_);
   deadline_.stop();  // the HTTP/2 session keeps its own time
   h2_ = std::make_shared<H2Session<Stream>>(std::move(stream_), *h2_handler_, settings,

@@ -45,6 +45,8 @@
 #include <thread>
 #include <vector>
 
+#include "widget_gateway/common/clock.hpp"
+
 #include "frontend/error_response.hpp"
 #include "http/h2_session.hpp"
 #include "support/process.hpp"
@@ -207,6 +209,11 @@ class TestServer {
     for_each_session([](Controls& c) { c.drain(); });
   }
 
+  // Every session's watchdog judges its deadline by the clock now (after a ManualClock moved).
+  void check_deadlines() {
+    for_each_session([](Controls& c) { c.check_deadline(); });
+  }
+
   TestHandler handler;
   std::atomic<int> started{0};
   std::atomic<int> ended{0};
@@ -217,6 +224,7 @@ class TestServer {
   struct Controls {
     std::function<void()> drain;
     std::function<void()> force_close;
+    std::function<void()> check_deadline;
   };
 
   void for_each_session(const std::function<void(Controls&)>& f) {
@@ -233,6 +241,9 @@ class TestServer {
                                  },
                                  [weak] {
                                    if (auto s = weak.lock()) s->force_close();
+                                 },
+                                 [weak] {
+                                   if (auto s = weak.lock()) s->check_deadline();
                                  }});
   }
 
@@ -268,6 +279,7 @@ class TestServer {
     beast::get_lowest_layer(stream).expires_after(5s);
     auto [ec] = co_await stream.async_handshake(asio::ssl::stream_base::server,
                                                 asio::as_tuple(asio::use_awaitable));
+    beast::get_lowest_layer(stream).expires_never();  // the session keeps its own time
     if (!ec) {
       auto session =
           std::make_shared<TlsSession>(std::move(stream), handler, settings_, output, peer);
@@ -1219,6 +1231,62 @@ BOOST_AUTO_TEST_CASE(timeouts_close_quiet_connections) {
     BOOST_CHECK_EQUAL(client.goaway_code, static_cast<std::uint32_t>(NGHTTP2_NO_ERROR));
   }
   BOOST_CHECK(server.wait_ended(4));
+  BOOST_CHECK_EQUAL(server.handler.calls.load(), 1);
+}
+
+// The same quiet connections with the session's time on a ManualClock: the clock moves past
+// the timeouts (10 s, 60 s) instead of the test waiting for them, and short of them nothing is
+// cut. Moving the clock is race-free in one direction: a session that started late has a later
+// deadline, so "not cut yet" holds whenever it runs; the cut is then looked for a second of
+// clock at a time.
+BOOST_AUTO_TEST_CASE(timeouts_follow_the_injected_clock) {
+  wg::ManualClock clock;
+  wg::http::H2Settings settings = test_settings();
+  settings.header_timeout = 10s;
+  settings.idle_timeout = 60s;
+  settings.clock = &clock;
+  TestServer server(settings);
+  auto short_of_it = [&](std::chrono::seconds by) {
+    clock.advance(by);
+    server.check_deadlines();
+  };
+  auto cut_within = [&](auto& conn, auto closed, int seconds) {
+    for (int step = 0; step < seconds; ++step) {
+      clock.advance(1s);
+      server.check_deadlines();
+      if (closed(conn)) return true;
+    }
+    return false;
+  };
+  auto raw_closed = [](RawConn& raw) { return raw.read_until_closed(200ms); };
+  {  // Nothing at all: closed at header_timeout.
+    RawConn raw(server.port());
+    short_of_it(9s);
+    BOOST_CHECK(!raw.read_until_closed(200ms));
+    BOOST_CHECK(cut_within(raw, raw_closed, 30));
+  }
+  {  // A header block that never ends: GOAWAY at header_timeout.
+    RawConn raw(server.port());
+    BOOST_REQUIRE(raw.send(preface_and_settings() +
+                           frame(kHeaders, kEndStream, 1, request_block("GET", "/echo"))));
+    short_of_it(9s);
+    BOOST_CHECK(!raw.read_until_closed(200ms));
+    BOOST_CHECK(cut_within(raw, raw_closed, 30));
+    BOOST_CHECK(raw.goaway_code().has_value());
+  }
+  {  // Served, then idle: GOAWAY NO_ERROR at idle_timeout, not before.
+    H2Client client(server.port());
+    const auto id = client.submit("GET", "/echo");
+    BOOST_REQUIRE(client.wait_closed(id));
+    BOOST_CHECK_EQUAL(client.streams[id].status, 200);
+    short_of_it(59s);
+    BOOST_CHECK(!client.run_until([&] { return client.eof; }, 200ms));
+    BOOST_CHECK(cut_within(
+        client, [](H2Client& c) { return c.run_until([&] { return c.eof; }, 200ms); }, 30));
+    BOOST_CHECK(client.goaway);
+    BOOST_CHECK_EQUAL(client.goaway_code, static_cast<std::uint32_t>(NGHTTP2_NO_ERROR));
+  }
+  BOOST_CHECK(server.wait_ended(3));
   BOOST_CHECK_EQUAL(server.handler.calls.load(), 1);
 }
 

@@ -57,10 +57,9 @@ class SystemClock final : public Clock {
 // upstream connects, the span exporter's posts), and the checks against them, read it: a timer
 // waits in real time whatever an injected Clock says, so they cannot follow one without timers
 // driven by that Clock. Whatever only compares or measures times reads the injected Clock.
-// The HTTP/1.1 session's deadline (http/connection_deadline.hpp) does both: its timer sleeps
-// the difference to the deadline in real time, and when it wakes it judges the deadline by
-// the injected Clock, so a test moves a ManualClock and asks it to judge. The HTTP/2 session
-// (src/http/h2_session.cpp, and the Date field it formats) still reads real time itself.
+// The HTTP sessions' deadlines (http/connection_deadline.hpp, H2Session's watchdog) do both:
+// their timer sleeps the difference to the deadline in real time, and when it wakes it judges
+// the deadline by the injected Clock, so a test moves a ManualClock and asks them to judge.
 inline SteadyTime timer_now() {
   return std::chrono::steady_clock::now();
 }
