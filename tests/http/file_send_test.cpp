@@ -62,6 +62,31 @@ std::string body_of(std::size_t size) {
   return body;
 }
 
+// What the reader got when `step(sent)` was called until `total` bytes had gone, the reader
+// taking what there was each time the socket was full; and how many times it was.
+struct Stepped {
+  std::string received;
+  int full = 0;
+};
+
+template <class Step>
+Stepped in_steps(Pair& pair, std::size_t total, Step step) {
+  Stepped out;
+  std::size_t sent = 0;
+  while (sent < total) {
+    const FileSendStep done = step(sent);
+    sent += done.bytes;
+    if (done.error == EAGAIN) {
+      ++out.full;
+      out.received += pair.drain();
+    } else {
+      BOOST_REQUIRE_EQUAL(done.error, 0);
+    }
+  }
+  out.received += pair.drain();
+  return out;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(file_send_test)
@@ -72,24 +97,13 @@ BOOST_AUTO_TEST_CASE(head_then_body_whatever_the_socket_takes_at_each_step) {
   const std::string head = "HTTP/1.1 200 OK\r\nContent-Length: 200000\r\n\r\n";
   const std::string body = body_of(200'000);
   const int file = file_with(body);
-  std::string received;
-  std::size_t sent = 0;
-  int full = 0;
-  while (sent < head.size() + body.size()) {
-    const FileSendStep step = send_head_and_file(pair.writer, head, file, body.size(), sent);
-    sent += step.bytes;
-    if (step.error == EAGAIN) {
-      ++full;
-      received += pair.drain();
-    } else {
-      BOOST_REQUIRE_EQUAL(step.error, 0);
-    }
-  }
-  received += pair.drain();
+  const Stepped out = in_steps(pair, head.size() + body.size(), [&](std::size_t sent) {
+    return send_head_and_file(pair.writer, head, file, body.size(), sent);
+  });
   ::close(file);
-  BOOST_TEST(full > 0);  // the socket was full along the way: steps resumed mid-stream
-  BOOST_TEST(received.size() == head.size() + body.size());
-  BOOST_TEST((received == head + body));
+  BOOST_TEST(out.full > 0);  // the socket was full along the way: steps resumed mid-stream
+  BOOST_TEST(out.received.size() == head.size() + body.size());
+  BOOST_TEST((out.received == head + body));
 }
 
 BOOST_AUTO_TEST_CASE(a_step_starts_where_the_last_one_ended) {
@@ -133,22 +147,11 @@ BOOST_AUTO_TEST_CASE(a_body_in_memory_goes_with_its_head_whatever_the_socket_tak
   Pair pair;
   const std::string head = "HTTP/1.1 200 OK\r\nContent-Length: 200000\r\n\r\n";
   const std::string body = body_of(200'000);
-  std::string received;
-  std::size_t sent = 0;
-  int full = 0;
-  while (sent < head.size() + body.size()) {
-    const FileSendStep step = send_head_and_body(pair.writer, head, body, sent);
-    sent += step.bytes;
-    if (step.error == EAGAIN) {
-      ++full;
-      received += pair.drain();
-    } else {
-      BOOST_REQUIRE_EQUAL(step.error, 0);
-    }
-  }
-  received += pair.drain();
-  BOOST_TEST(full > 0);
-  BOOST_TEST((received == head + body));
+  const Stepped out = in_steps(pair, head.size() + body.size(), [&](std::size_t sent) {
+    return send_head_and_body(pair.writer, head, body, sent);
+  });
+  BOOST_TEST(out.full > 0);
+  BOOST_TEST((out.received == head + body));
   // From the middle of the head, from the middle of the body, a head alone.
   BOOST_TEST(send_head_and_body(pair.writer, head, "xyz", 5).bytes == head.size() - 5 + 3);
   BOOST_TEST((pair.drain() == head.substr(5) + "xyz"));
