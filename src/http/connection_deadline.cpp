@@ -45,10 +45,6 @@ bool ConnectionDeadline::passed() const {
   return state_->passed;
 }
 
-SteadyTime ConnectionDeadline::at() const {
-  return state_->at;
-}
-
 SteadyTime ConnectionDeadline::now() const {
   return state_->clock.steady_now();
 }

@@ -41,7 +41,6 @@ class ConnectionDeadline {
   void clear();
   // Whether the deadline passed (and `on_passed` ran) since the last set().
   bool passed() const;
-  SteadyTime at() const;
   SteadyTime now() const;
 
   // What the timer's wake-up does: when the deadline has passed, marks it and runs

@@ -97,6 +97,11 @@ void HttpSession<Stream>::check_deadline() {
 }
 
 template <class Stream>
+boost::system::error_code HttpSession<Stream>::timed_out_or(boost::system::error_code ec) const {
+  return deadline_.passed() ? boost::system::error_code(beast::error::timeout) : ec;
+}
+
+template <class Stream>
 void HttpSession<Stream>::on_deadline() {
   boost::system::error_code ignored;
   transport().socket().cancel(ignored);
@@ -118,7 +123,7 @@ asio::awaitable<bool> HttpSession<Stream>::handshake() {
     deadline_.set_after(server_.limits_.header_timeout);
     auto [ec] =
         co_await stream_.async_handshake(asio::ssl::stream_base::server, as_tuple(use_awaitable));
-    co_return !ec && !deadline_.passed();
+    co_return !timed_out_or(ec);
   } else {
     co_return true;
   }
@@ -266,7 +271,7 @@ asio::awaitable<void> HttpSession<Stream>::run() {
       deadline_.set_after(limits.header_timeout);
       auto [body_ec, body_n] =
           co_await bhttp::async_read(stream_, buffer_, parser, as_tuple(use_awaitable));
-      if (deadline_.passed()) body_ec = beast::error::timeout;
+      body_ec = timed_out_or(body_ec);
       if (body_ec == bhttp::error::body_limit) {
         co_await refuse_and_close(Refusal::body_too_large);
         break;
@@ -344,8 +349,7 @@ HttpSession<Stream>::read_some() {
 template <class Stream>
 boost::system::error_code HttpSession<Stream>::took(boost::system::error_code ec, std::size_t n) {
   buffer_.commit(n);
-  if (deadline_.passed()) return beast::error::timeout;
-  return ec;
+  return timed_out_or(ec);
 }
 
 template <class Stream>
@@ -460,7 +464,7 @@ asio::awaitable<bool> HttpSession<Stream>::write(const Response& response, bool 
       }
       deadline_.set(progress.deadline());
       std::tie(ec, n) = co_await stream_.async_write_some(unsent, as_tuple(use_awaitable));
-      if (deadline_.passed()) ec = beast::error::timeout;
+      ec = timed_out_or(ec);
     }
     if (ec) {
       if (ec == beast::error::timeout) output_.budget().count_slow_reader();
@@ -501,8 +505,7 @@ asio::awaitable<boost::system::error_code> HttpSession<Stream>::wait_for_socket_
   deadline_.set(deadline);
   auto [ec] = co_await transport().socket().async_wait(asio::ip::tcp::socket::wait_write,
                                                        as_tuple(use_awaitable));
-  if (deadline_.passed()) co_return beast::error::timeout;
-  co_return ec;
+  co_return timed_out_or(ec);
 }
 
 template <class Stream>

@@ -112,6 +112,9 @@ class HttpSession final : public Connection,
   boost::asio::awaitable<boost::system::error_code> wait_for_socket_room(SteadyTime deadline);
   // The deadline passed: what the connection waits for ends now.
   void on_deadline();
+  // What an operation under the deadline ended with: beast::error::timeout once the deadline
+  // passed (the operation was cancelled for it), its own error otherwise.
+  boost::system::error_code timed_out_or(boost::system::error_code ec) const;
   // The handler's answer to a refusal, then the connection closes. Takes the refusal, not a
   // Response: GCC 12 mishandles temporaries in co_await expressions. `head`: the request was
   // HEAD, so the answer carries no body (Content-Length still does).
