@@ -271,6 +271,7 @@ const KeySpec kKeys[] = {
     WG_KEY(DurationCodec, server, drain_timeout),
     WG_KEY(ByteSizeCodec, server, max_header_bytes),
     WG_KEY(ByteSizeCodec, server, max_target_bytes),
+    WG_KEY(StringCodec, server, http1_parser),
     WG_KEY(StringCodec, server, tls_cert_file),
     WG_KEY(StringCodec, server, tls_key_file),
     WG_KEY(IntCodec<std::uint32_t>, server, h2_max_concurrent_streams),

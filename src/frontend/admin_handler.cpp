@@ -151,9 +151,7 @@ asio::awaitable<http::Response> AdminHandler::handle(const http::Request& reques
       // sends it to the JSON endpoints below, never in a URL.
       response = get_or_head ? status_page_response() : method_not_allowed("GET, HEAD");
     } else {
-      auto auth = request.headers.find(boost::beast::http::field::authorization);
-      std::string_view presented;
-      if (auth != request.headers.end()) presented = std::string_view(auth->value());
+      const std::string_view presented = request.headers.value("Authorization");
       constexpr std::string_view kBearer = "Bearer ";
       if (!presented.starts_with(kBearer) ||
           !token_matches(presented.substr(kBearer.size()), *token)) {

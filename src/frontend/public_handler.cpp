@@ -22,11 +22,6 @@ bool is_get_or_head(verb method) {
   return method == verb::get || method == verb::head;
 }
 
-std::string_view field(const http::Request& request, bhttp::field name) {
-  auto it = request.headers.find(name);
-  return it == request.headers.end() ? std::string_view() : std::string_view(it->value());
-}
-
 // The server span's name: the route's template (OpenTelemetry's `http.route`); the method, which
 // may be GET, HEAD or OPTIONS, is an attribute.
 std::string_view span_name(api::Route route) {
@@ -51,26 +46,22 @@ std::string_view span_name(api::Route route) {
 tracing::RequestTrace begin_trace(tracing::Tracer* tracer, const http::Request& request,
                                   const client_policy::TrustedProxies& proxies, api::Route route) {
   if (tracer == nullptr) return {};
-  auto found = request.headers.find("traceparent");
-  if (found == request.headers.end()) return tracer->begin({}, {}, false, span_name(route));
+  const http::HeaderLine* found = request.headers.find("traceparent");
+  if (found == nullptr) return tracer->begin({}, {}, false, span_name(route));
   const bool trusted = !proxies.empty() && proxies.contains(request.peer);
-  const std::string_view traceparent(found->value());
-  auto [first, last] = request.headers.equal_range("traceparent");
-  const bool repeated = std::next(first) != last;
-  auto state = request.headers.find("tracestate");
-  const std::string_view tracestate =
-      state == request.headers.end() ? std::string_view() : std::string_view(state->value());
+  const std::string_view traceparent = found->value;
+  const bool repeated = request.headers.count("traceparent") > 1;
+  const std::string_view tracestate = request.headers.value("tracestate");
   return tracer->begin(traceparent, tracestate, repeated, span_name(route), trusted);
 }
 
 // Every X-Forwarded-For line, joined as one list.
 std::string forwarded_for(const http::Request& request) {
   std::string joined;
-  auto [first, last] = request.headers.equal_range("X-Forwarded-For");
-  for (auto it = first; it != last; ++it) {
+  request.headers.for_each("X-Forwarded-For", [&](std::string_view value) {
     if (!joined.empty()) joined += ", ";
-    joined += std::string_view(it->value());
-  }
+    joined += value;
+  });
   return joined;
 }
 
@@ -300,8 +291,8 @@ http::Response PublicHandler::answer_api(const http::Request& request, const api
     response.body_mode = http::BodyMode::none;
     response.add_header("Allow", kApiMethods);
     settings.cors.add_preflight_headers(
-        view.origin, field(request, bhttp::field::access_control_request_method),
-        field(request, bhttp::field::access_control_request_headers), response.headers);
+        view.origin, request.headers.value("Access-Control-Request-Method"),
+        request.headers.value("Access-Control-Request-Headers"), response.headers);
     return response;
   }
   if (!is_get_or_head(request.method)) return with_cors(method_not_allowed(kApiMethods));

@@ -9,7 +9,6 @@
 #include "widget_gateway/client_policy/conditional.hpp"
 
 namespace wg::frontend {
-namespace bhttp = boost::beast::http;
 
 namespace {
 
@@ -24,11 +23,6 @@ void append_number(std::string& out, long long value) {
 
 long long seconds_between(WallTime from, WallTime to) {
   return std::chrono::duration_cast<std::chrono::seconds>(to - from).count();
-}
-
-std::string_view field(const http::Request& request, bhttp::field name) {
-  auto it = request.headers.find(name);
-  return it == request.headers.end() ? std::string_view() : std::string_view(it->value());
 }
 
 const std::string* variant_body(const cache::Entry& entry, client_policy::Coding coding) {
@@ -90,8 +84,8 @@ http::Response rejection_response(const api::Rejection& rejection, api::Endpoint
 }
 
 RequestView request_view(const http::Request& request) {
-  return {field(request, bhttp::field::accept_encoding),
-          field(request, bhttp::field::if_none_match), field(request, bhttp::field::origin)};
+  return {request.headers.value("Accept-Encoding"),
+          request.headers.value("If-None-Match"), request.headers.value("Origin")};
 }
 
 long long downstream_seconds(const cache::Entry& entry, WallTime now, std::chrono::seconds cap) {

@@ -395,11 +395,13 @@ void H2Session<Stream>::dispatch(const std::shared_ptr<StreamState>& stream, boo
   }
   st.fields.set(bhttp::field::host, st.authority.empty() ? st.host : st.authority);
   if (!st.cookie.empty()) st.fields.set(bhttp::field::cookie, st.cookie);
+  header_lines(st.fields, st.lines);
 
   if (has_body) {
     // Bodies are never read. What the head alone decides (405) comes first, as over HTTP/1.1.
     const Request request{
-        bhttp::string_to_verb(st.method), st.method, st.path, 11, st.fields, peer_, true};
+        bhttp::string_to_verb(st.method), st.method, st.path, 11, RequestHeaders(st.lines), peer_,
+        true};
     if (auto early = handler_.answer_before_body(request)) {
       answer(st, std::move(*early));
     } else {
@@ -448,7 +450,7 @@ asio::awaitable<void> H2Session<Stream>::serve(Self self, std::shared_ptr<Stream
                           stream->method,
                           stream->path,
                           11,
-                          stream->fields,
+                          RequestHeaders(stream->lines),
                           peer_,
                           true};
     Response response;

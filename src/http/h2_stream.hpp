@@ -13,8 +13,10 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "h2_session.hpp"
+#include "head_checks.hpp"
 #include "header_limits.hpp"
 
 namespace wg::http::h2 {
@@ -43,6 +45,7 @@ struct H2Session<Stream>::StreamState {
   std::string content_length;
   std::size_t field_count = 0;  // regular fields, cookie crumbs counted one by one
   RequestFields fields;
+  std::vector<HeaderLine> lines;  // the handler's view of `fields`
   bool path_too_long = false;
   bool too_large = false;    // over max_header_bytes or kMaxHeaderFields: fields not stored
   bool waiting_end = false;  // content-length: 0 but no END_STREAM yet

@@ -10,9 +10,12 @@
 #include <cstddef>
 #include <optional>
 #include <string_view>
+#include <vector>
 
+#include "head_scanner.hpp"
 #include "widget_gateway/http/refusal.hpp"
 #include "widget_gateway/http/request_fields.hpp"
+#include "widget_gateway/http/request_headers.hpp"
 
 namespace wg::http {
 
@@ -29,8 +32,15 @@ inline std::string_view buffered(const boost::beast::flat_buffer& buffer) {
 bool starts_h2_preface(std::string_view bytes);
 
 // Whether an over-long head is the request line's fault (414) rather than the fields' (431).
-bool request_line_too_long(const HeadParser& parser, const boost::beast::flat_buffer& buffer,
+// `parsed_target`: the target's size once the request line parsed, 0 before; `bytes`: the
+// buffered bytes from the request line on.
+bool request_line_too_long(std::size_t parsed_target, std::string_view bytes,
                            std::size_t max_target);
+
+// A head Beast's parser read, as the session acts on it (the scanner's ScannedHead), and its
+// lines: the Beast path's, and what an HTTP/2 stream's fields give the handler.
+ScannedHead scanned_from(const HeadParser& parser);
+void header_lines(const RequestFields& fields, std::vector<HeaderLine>& lines);
 
 // RFC 9112 2.2: a server SHOULD ignore an empty line or two before a request line (some
 // clients send CRLF after a body). Only a few, so that they cannot keep a connection busy.
@@ -44,6 +54,7 @@ char* other_version(boost::beast::flat_buffer& buffer);
 // What Beast's parser accepts but this server refuses, checked right after the head is read
 // (before any body byte): the first applicable refusal, or nullopt when the head may be served.
 // Each of these answers closes the connection.
-std::optional<Refusal> refuse_head(const HeadRequest& req, std::size_t max_target);
+std::optional<Refusal> refuse_head(const ScannedHead& head, const RequestHeaders& headers,
+                                   std::size_t max_target);
 
 }  // namespace wg::http

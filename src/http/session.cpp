@@ -49,6 +49,16 @@ bool is_disconnect(const boost::system::error_code& ec) {
          ec == asio::error::bad_descriptor;
 }
 
+// What Beast's reading of a head ended with, in the scanner's terms; nullopt when the client
+// went away or the deadline passed (no answer).
+std::optional<ScanResult> verdict_of(const boost::system::error_code& ec) {
+  if (!ec) return ScanResult::complete;
+  if (ec == bhttp::error::header_limit) return ScanResult::header_limit;
+  if (ec == bhttp::error::bad_version) return ScanResult::bad_version;
+  if (is_disconnect(ec)) return std::nullopt;
+  return ScanResult::malformed;
+}
+
 }  // namespace
 
 template <class Stream>
@@ -61,7 +71,9 @@ HttpSession<Stream>::HttpSession(HttpServer& server, Stream stream,
       keep_(std::move(keep)),
       output_(*server.output_, server.limits_.max_pending_output_bytes_per_connection),
       room_(executor_),
-      deadline_(executor_, clock_, [this] { on_deadline(); }) {
+      deadline_(executor_, clock_, [this] { on_deadline(); }),
+      own_parser_(server.limits_.http1_parser != "beast"),
+      scanner_(server.limits_.max_header_bytes) {
   boost::system::error_code ec;
   auto remote = transport().socket().remote_endpoint(ec);
   if (!ec) peer_ = remote.address();
@@ -206,30 +218,47 @@ asio::awaitable<void> HttpSession<Stream>::run() {
     idle_ = false;
     first_request = false;
 
-    // The whole head must arrive within header_timeout (slowloris).
-    skip_empty_lines(buffer_);
-    HeadParser parser;
-    parser.header_limit(static_cast<std::uint32_t>(limits.max_header_bytes));
-    // No request we serve has a body, but Content-Length is checked after the head (below):
-    // a body_limit error here would come before the Transfer-Encoding + Content-Length check.
-    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-    boost::system::error_code ec = parse_buffered_head(parser);
-    if (ec == bhttp::error::need_more) ec = co_await read_rest_of_head(parser);
-    if (ec) {
-      if (ec == bhttp::error::header_limit) {
-        const bool line = request_line_too_long(parser, buffer_, limits.max_target_bytes);
+    // The whole head must arrive within header_timeout (slowloris). The session's scanner
+    // reads it, or Beast's parser: with server.http1_parser = "beast", and for a request with
+    // a body, which Beast reads (docs/listener.md, "The request-head scanner").
+    std::optional<HeadParser> parser;
+    std::optional<ScanResult> verdict;  // nullopt: the client went away, or the deadline passed
+    if (own_parser_) {
+      scanner_.reset();
+      verdict = scanner_.scan(buffered(buffer_));
+      if (verdict == ScanResult::need_more) verdict = co_await scan_rest_of_head();
+      if (verdict.has_value()) buffer_.consume(scanner_.skipped());
+    }
+    if (!own_parser_ || (verdict == ScanResult::complete && scanner_.head().body())) {
+      skip_empty_lines(buffer_);
+      parser.emplace();
+      parser->header_limit(static_cast<std::uint32_t>(limits.max_header_bytes));
+      // No request we serve has a body, but Content-Length is checked after the head (below):
+      // a body_limit error here would come before the Transfer-Encoding + Content-Length check.
+      parser->body_limit(std::numeric_limits<std::uint64_t>::max());
+      boost::system::error_code ec = parse_buffered_head(*parser);
+      if (ec == bhttp::error::need_more) ec = co_await read_rest_of_head(*parser);
+      verdict = verdict_of(ec);
+    }
+    if (verdict != ScanResult::complete) {
+      if (!verdict.has_value()) break;
+      const std::size_t target =
+          parser.has_value() ? parser->get().target().size() : scanner_.parsed_target_size();
+      if (*verdict == ScanResult::header_limit) {
+        const bool line = request_line_too_long(target, buffered(buffer_), limits.max_target_bytes);
         co_await refuse_and_close(line ? Refusal::target_too_long : Refusal::head_too_large);
-      } else if (char* major = ec == bhttp::error::bad_version ? other_version(buffer_) : nullptr) {
+      } else if (char* major =
+                     *verdict == ScanResult::bad_version ? other_version(buffer_) : nullptr) {
         if (*major == '1' && !version_rewritten) {
-          // HTTP/1.2 and later 1.x are served as 1.1 (RFC 9112 2.3): parse the head again
-          // with the minor digit rewritten, which Beast accepts.
+          // HTTP/1.2 and later 1.x are served as 1.1 (RFC 9112 2.3): read the head again
+          // with the minor digit rewritten.
           major[2] = '1';
           version_rewritten = true;
           continue;
         }
         const bool head = buffered(buffer_).starts_with("HEAD ");
         co_await refuse_and_close(Refusal::version, head);
-      } else if (!is_disconnect(ec)) {
+      } else {
         // Unparseable head, conflicting Content-Length / Transfer-Encoding (RFC 9112 6.3):
         // answer, then close because the byte stream can no longer be trusted.
         co_await refuse_and_close(Refusal::malformed);
@@ -238,13 +267,16 @@ asio::awaitable<void> HttpSession<Stream>::run() {
     }
 
     version_rewritten = false;
-    auto& req = parser.get();
-    const bool head = req.method() == bhttp::verb::head;
-    if (auto refusal = refuse_head(req, limits.max_target_bytes)) {
+    const ScannedHead req = parser.has_value() ? scanned_from(*parser) : scanner_.head();
+    if (parser.has_value()) header_lines(parser->get(), beast_lines_);
+    const RequestHeaders headers =
+        parser.has_value() ? RequestHeaders(beast_lines_) : scanner_.headers();
+    const bool head = req.method == bhttp::verb::head;
+    if (auto refusal = refuse_head(req, headers, limits.max_target_bytes)) {
       co_await refuse_and_close(*refusal, head);
       break;
     }
-    if (req.method() == bhttp::verb::connect) {
+    if (req.method == bhttp::verb::connect) {
       // No tunnels. Closed afterwards: the client may already be sending tunnel bytes (a TLS
       // ClientHello) that must not be parsed as HTTP.
       co_await refuse_and_close(Refusal::tunnel, head);
@@ -253,24 +285,25 @@ asio::awaitable<void> HttpSession<Stream>::run() {
     // A body follows: what the head alone decides (405) comes before any body limit. The body
     // stays unread, so the connection closes after the answer.
     std::optional<Response> early;
-    if (!parser.is_done()) early = answer_before_body(req);
+    if (req.body()) early = answer_before_body(req, headers);
     if (early.has_value()) {
       sending_ = output_.hold(*early);
-      co_await write(*early, true, req.version() == 10 ? 10u : 11u);
+      co_await write(*early, true, req.version);
       break;
     }
     // Bodies are refused (413) except on a listener that takes them (admin), up to its limit.
     const std::size_t max_body = server_.max_body_bytes();
-    if (parser.content_length().value_or(0) > max_body) {
+    if (req.content_length.value_or(0) > max_body) {
       co_await refuse_and_close(Refusal::body_too_large, head);
       break;
     }
-    if (!parser.is_done()) {
-      // The body follows (Content-Length within the limit, or chunked).
-      parser.body_limit(max_body);
+    if (req.body()) {
+      // The body follows (Content-Length within the limit, or chunked): Beast's parser read
+      // the head, and reads the body.
+      parser->body_limit(max_body);
       deadline_.set_after(limits.header_timeout);
       auto [body_ec, body_n] =
-          co_await bhttp::async_read(stream_, buffer_, parser, as_tuple(use_awaitable));
+          co_await bhttp::async_read(stream_, buffer_, *parser, as_tuple(use_awaitable));
       body_ec = timed_out_or(body_ec);
       if (body_ec == bhttp::error::body_limit) {
         co_await refuse_and_close(Refusal::body_too_large);
@@ -291,15 +324,15 @@ asio::awaitable<void> HttpSession<Stream>::run() {
       if (!room) break;
     }
     server_.count_request();
-    const bool keep_alive = req.keep_alive();
-    Request request{req.method(),
-                    std::string_view(req.method_string()),
-                    std::string_view(req.target()),
-                    req.version() > 11 ? 11u : req.version(),
-                    req,
+    const bool keep_alive = req.keep_alive;
+    Request request{req.method,
+                    req.method_text,
+                    req.target,
+                    req.version,
+                    headers,
                     peer_,
                     keep_alive,
-                    std::string_view(req.body()),
+                    parser.has_value() ? std::string_view(parser->get().body()) : std::string_view(),
                     !kTls<Stream>};
     Response response;
     try {
@@ -318,6 +351,8 @@ asio::awaitable<void> HttpSession<Stream>::run() {
     const bool close = response.close || !keep_alive || server_.draining();
     sending_ = output_.hold(response);
     if (!co_await write(response, close, request.version) || close) break;
+    // The scanner's views into the buffer served their purpose: the head's bytes can go.
+    if (!parser.has_value()) buffer_.consume(scanner_.head().bytes);
   }
 
   if constexpr (kTls<Stream>) {
@@ -386,17 +421,32 @@ asio::awaitable<boost::system::error_code> HttpSession<Stream>::read_rest_of_hea
 }
 
 template <class Stream>
-std::optional<Response> HttpSession<Stream>::answer_before_body(const HeadRequest& req) {
-  const Request request{req.method(),
-                        std::string_view(req.method_string()),
-                        std::string_view(req.target()),
-                        req.version() > 11 ? 11u : req.version(),
-                        req,
-                        peer_,
-                        req.keep_alive()};
+std::optional<Response> HttpSession<Stream>::answer_before_body(const ScannedHead& req,
+                                                                const RequestHeaders& headers) {
+  const Request request{req.method,  req.method_text, req.target,   req.version,
+                        headers,     peer_,           req.keep_alive};
   std::optional<Response> early = server_.handler_.answer_before_body(request);
-  if (early && req.method() == bhttp::verb::head) early->body_mode = BodyMode::length_only;
+  if (early && req.method == bhttp::verb::head) early->body_mode = BodyMode::length_only;
   return early;
+}
+
+template <class Stream>
+asio::awaitable<std::optional<ScanResult>> HttpSession<Stream>::scan_rest_of_head() {
+  // As read_rest_of_head, with the scanner: read until the bytes give an answer.
+  deadline_.set_after(server_.limits_.header_timeout);
+  for (;;) {
+    auto [read_ec, n] = co_await read_some();
+    const boost::system::error_code ec = took(read_ec, n);
+    if (ec == asio::error::eof) {
+      // As Beast's parser at the end of the stream: nothing of a request is a clean end,
+      // part of one is answered for what it holds (malformed when it is cut short).
+      if (scanner_.holds_nothing(buffered(buffer_))) co_return std::nullopt;
+      co_return scanner_.finish(buffered(buffer_));
+    }
+    if (ec) co_return verdict_of(ec);
+    const ScanResult result = scanner_.scan(buffered(buffer_));
+    if (result != ScanResult::need_more) co_return result;
+  }
 }
 
 template <class Stream>

@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "connection_deadline.hpp"
 #include "file_send.hpp"
@@ -84,7 +85,7 @@ class HttpSession final : public Connection,
   boost::asio::awaitable<void> serve_h2(std::string received);
   // The handler's answer from the head alone, for a request whose body follows (not a
   // coroutine: GCC 12 mishandles such locals kept across co_await in the session's loop).
-  std::optional<Response> answer_before_body(const HeadRequest& req);
+  std::optional<Response> answer_before_body(const ScannedHead& req, const RequestHeaders& headers);
   // Waits until the listener's output budget has room again (docs/listener.md, "Output
   // budget"); false when the connection should end instead (idle_timeout passed). A drain or
   // a close ends the wait too, and the request read is answered.
@@ -105,6 +106,9 @@ class HttpSession final : public Connection,
   // The rest of a head the buffer held only part of, read within header_timeout. Errors as
   // Beast's async_read_header gives them.
   boost::asio::awaitable<boost::system::error_code> read_rest_of_head(HeadParser& parser);
+  // The same with the scanner: its answer once the bytes give one; nullopt when the client
+  // went away or the deadline passed (no answer). Entered only after need_more.
+  boost::asio::awaitable<std::optional<ScanResult>> scan_rest_of_head();
   // Plain TCP: from byte `sent` of head_ + body (or, with `file`, the file's first
   // body.size() bytes) on, what the socket takes now, without waiting.
   FileSendStep send_step(std::string_view body, int file, std::size_t sent);
@@ -133,6 +137,9 @@ class HttpSession final : public Connection,
   OutputHold sending_;       // the answer being written
   boost::asio::steady_timer room_;  // wait_for_room: expiry idle_timeout, cancelled on room
   ConnectionDeadline deadline_;     // of every read and write; cancels the socket when it passes
+  const bool own_parser_;           // server.http1_parser: the scanner reads heads, not Beast
+  HeadScanner scanner_;
+  std::vector<HeaderLine> beast_lines_;  // the handler's view of a head Beast's parser read
   // The listener's handler for HTTP/2 requests, counting each as the HTTP/1.1 loop does.
   class CountingHandler final : public RequestHandler {
    public:

@@ -20,7 +20,9 @@
 #include <limits>
 #include <optional>
 #include <string_view>
+#include <vector>
 
+#include "chunked_reader.hpp"
 #include "fuzz_check.hpp"
 #include "http/head_checks.hpp"
 #include "http/header_limits.hpp"
@@ -36,36 +38,6 @@ using wg::http::Refusal;
 constexpr std::size_t kMaxHeaderBytes = 1024;
 constexpr std::size_t kMaxTargetBytes = 256;
 constexpr int kMaxRequests = 16;
-
-// A client's bytes, read as a socket would deliver them: at most `chunk` bytes per read.
-class ChunkedReader {
- public:
-  ChunkedReader(std::string_view bytes, std::size_t chunk) : bytes_(bytes), chunk_(chunk) {}
-
-  template <class Buffers>
-  std::size_t read_some(const Buffers& buffers, boost::system::error_code& ec) {
-    ec = {};
-    if (bytes_.empty()) {
-      ec = asio::error::eof;
-      return 0;
-    }
-    const std::size_t n =
-        asio::buffer_copy(buffers, asio::buffer(bytes_.data(), std::min(chunk_, bytes_.size())));
-    bytes_.remove_prefix(n);
-    return n;
-  }
-  template <class Buffers>
-  std::size_t read_some(const Buffers& buffers) {
-    boost::system::error_code ec;
-    const std::size_t n = read_some(buffers, ec);
-    if (ec) throw boost::system::system_error(ec);
-    return n;
-  }
-
- private:
-  std::string_view bytes_;
-  std::size_t chunk_;
-};
 
 // The rules of refuse_head restated field by field: what a head it lets through must satisfy.
 void check_served(const wg::http::HeadRequest& req) {
@@ -123,7 +95,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const std::size_t chunk = 1 + static_cast<std::size_t>(data[0] % 64) * 67;
   const std::string_view bytes(reinterpret_cast<const char*>(data + 1), size - 1);
-  ChunkedReader stream(bytes, chunk);
+  wg::fuzz::ChunkedReader stream(bytes, chunk);
   beast::flat_buffer buffer;
   boost::system::error_code ec;
 
@@ -144,7 +116,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     parser.body_limit(std::numeric_limits<std::uint64_t>::max());
     bhttp::read_header(stream, buffer, parser, ec);
     if (ec == bhttp::error::header_limit) {
-      wg::http::request_line_too_long(parser, buffer, kMaxTargetBytes);  // 414 or 431
+      wg::http::request_line_too_long(parser.get().target().size(), wg::http::buffered(buffer),
+                                      kMaxTargetBytes);  // 414 or 431
       return 0;
     }
     if (ec == bhttp::error::bad_version) {
@@ -164,7 +137,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (version_rewritten) WG_FUZZ_CHECK(req.version() == 11);
     version_rewritten = false;
     ++requests;
-    if (const std::optional<Refusal> why = wg::http::refuse_head(req, kMaxTargetBytes)) {
+    std::vector<wg::http::HeaderLine> lines;
+    wg::http::header_lines(req, lines);
+    if (const std::optional<Refusal> why = wg::http::refuse_head(
+            wg::http::scanned_from(parser), wg::http::RequestHeaders(lines), kMaxTargetBytes)) {
       check_refused(req, *why);
       return 0;
     }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora of the http1_head, h2_session and redis_reply fuzz targets
+"""Writes the seed corpora of the http1_head, http1_scanner, h2_session and redis_reply fuzz targets
 (tests/fuzz/corpus/<target>/seed-*), so that each seed reads as what it is. Inputs the fuzzer
 found are added to the corpus directories by hand, next to these, and are left alone here.
     tests/fuzz/make_seeds.py
@@ -20,6 +20,27 @@ def write(target, seeds):
 
 
 # ------------------------------------------------------------------------------ HTTP/1 heads
+def http1_scanner():
+    """What the differential target adds: the corners where the two readers could part."""
+    whole = b"\x3f"
+    byte = b"\x00"
+    get = b"GET /api/v1/widgets/widget/abc/remote HTTP/1.1\r\nHost: gw\r\n\r\n"
+    return {
+        "keep-alive-10": whole + b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n" + get,
+        "two-connection-lines": whole
+        + b"GET / HTTP/1.1\r\nHost: a\r\nConnection: x\r\nConnection: close\r\n\r\n"
+        + get,
+        "proxy-connection": whole + b"GET / HTTP/1.1\r\nHost: a\r\nProxy-Connection: close\r\n\r\n" + get,
+        "length-list": whole + b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2, 2\r\n\r\n{}",
+        "length-zero": whole + b"GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n" + get,
+        "fold-twice": whole + b"GET / HTTP/1.1\r\nHost: a\r\nX: a\r\n b\r\n\tc \r\nY:\r\n d\r\n\r\n",
+        "version-split": byte + b"GET /x HTTP/1.7\r\nHost: gw\r\n\r\n" + get,
+        "crlf-split": byte + b"\r\n\r\n" + get,
+        "obs-text": whole + b"GET /\xc3\xa9 HTTP/1.1\r\nHost: a\r\nX: caf\xc3\xa9\r\n\r\n",
+        "pipelined-bytewise": byte + get + get + get,
+    }
+
+
 def http1():
     whole = b"\x3f"  # reads of 4222 bytes: each input arrives in one piece
     byte = b"\x00"  # one byte per read
@@ -254,5 +275,6 @@ def redis():
 
 if __name__ == "__main__":
     write("http1_head", http1())
+    write("http1_scanner", {**http1(), **http1_scanner()})
     write("h2_session", h2())
     write("redis_reply", redis())

@@ -133,9 +133,9 @@ class TestHandler : public wg::http::RequestHandler {
       // Echo (HEAD included: the session must keep the body back by itself).
       std::string body(request.method_text);
       body.append(" ").append(request.target).append(" ");
-      body.append(request.headers[beast::http::field::host]);
+      body.append(request.headers.value("Host"));
       response.add_header("Content-Type", "text/plain");
-      response.add_header("X-Echo-Cookie", request.headers[beast::http::field::cookie]);
+      response.add_header("X-Echo-Cookie", request.headers.value("Cookie"));
       response.add_header("X-Echo-Version", std::to_string(request.version));
       response.set_body(std::move(body));
     }

@@ -31,6 +31,9 @@ struct ServerConfig {
   Duration drain_timeout = std::chrono::seconds(10);
   std::size_t max_header_bytes = 16 * 1024;  // whole request head, request line included
   std::size_t max_target_bytes = 8 * 1024;
+  // What reads HTTP/1.x request heads: "own" (the session's scanner) or "beast" (Beast's
+  // parser, as before; kept for one release as a way back).
+  std::string http1_parser = "own";
   // TLS on the public listener (PEM certificate chain and key; both or neither). With them,
   // ALPN offers h2 and http/1.1; without, the listener is plain (HTTP/1.1 and h2c).
   std::string tls_cert_file;

@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "widget_gateway/http/refusal.hpp"
-#include "widget_gateway/http/request_fields.hpp"
+#include "widget_gateway/http/request_headers.hpp"
 #include "widget_gateway/http/response.hpp"
 
 namespace wg::http {
@@ -21,7 +21,7 @@ struct Request {
   std::string_view method_text;
   std::string_view target;
   unsigned version;  // 10 or 11 (HTTP/1.2+ is treated as 1.1)
-  const RequestFields& headers;
+  RequestHeaders headers;
   boost::asio::ip::address peer;  // the TCP peer, before any X-Forwarded-For
   bool keep_alive;
   std::string_view body = {};  // empty unless the listener accepts bodies (admin)
