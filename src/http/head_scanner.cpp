@@ -1,7 +1,9 @@
 #include "head_scanner.hpp"
 
 #include <algorithm>
+#include <array>
 #include <boost/beast/http/rfc7230.hpp>
+#include <cstring>
 #include <limits>
 
 namespace wg::http {
@@ -15,28 +17,81 @@ constexpr std::size_t kMaxEmptyLineBytes = 8;  // four "\r\n" (skip_empty_lines)
 
 unsigned char byte(char c) { return static_cast<unsigned char>(c); }
 
-// tchar (RFC 9110 5.6.2): methods and field names.
-bool is_token(char c) {
-  static constexpr std::string_view kSeparators = "\"(),/:;<=>?@[\\]{}";
-  const unsigned char b = byte(c);
-  return b > 0x20 && b < 0x7f && kSeparators.find(c) == std::string_view::npos;
-}
-// What Beast takes in a target: any byte but controls, space and DEL.
-bool is_target_char(char c) { return byte(c) > 0x20 && byte(c) != 0x7f; }
+// One table for the scanner's character classes: a lookup per byte, not a search.
+enum CharClass : std::uint8_t {
+  kToken = 1,        // tchar (RFC 9110 5.6.2): methods and field names
+  kTargetChar = 2,   // what Beast takes in a target: any byte but controls, space and DEL
+  kEndsValue = 4,    // ends a field value's run: a control other than HTAB, or DEL
+};
+
+constexpr std::array<std::uint8_t, 256> kClasses = [] {
+  std::array<std::uint8_t, 256> table{};
+  constexpr std::string_view separators = "\"(),/:;<=>?@[\\]{}";
+  for (int b = 0; b < 256; ++b) {
+    std::uint8_t c = 0;
+    if (b > 0x20 && b < 0x7f && separators.find(static_cast<char>(b)) == std::string_view::npos) {
+      c |= kToken;
+    }
+    if (b > 0x20 && b != 0x7f) c |= kTargetChar;
+    if ((b < 0x20 && b != '\t') || b == 0x7f) c |= kEndsValue;
+    table[static_cast<std::size_t>(b)] = c;
+  }
+  return table;
+}();
+
+bool is_token(char c) { return (kClasses[byte(c)] & kToken) != 0; }
+bool is_target_char(char c) { return (kClasses[byte(c)] & kTargetChar) != 0; }
+bool ends_value(char c) { return (kClasses[byte(c)] & kEndsValue) != 0; }
 bool is_digit(char c) { return byte(c - '0') < 10; }
 bool is_blank(char c) { return c == ' ' || c == '\t'; }
-// What ends a field value's run: a control other than HTAB, or DEL (obs-text passes).
-bool ends_value(char c) { return (byte(c) < 0x20 && c != '\t') || byte(c) == 0x7f; }
+
+// Eight bytes at a time (SWAR) where a run is long: targets and field values. Whether any
+// byte of `x` is below `n` (n <= 0x80; bytes of 0x80 and above never match), or equals `b`.
+constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+constexpr std::uint64_t kHighs = 0x8080808080808080ULL;
+std::uint64_t load8(const char* p) {
+  std::uint64_t x;
+  std::memcpy(&x, p, sizeof x);
+  return x;
+}
+bool any_below(std::uint64_t x, std::uint8_t n) { return ((x - kOnes * n) & ~x & kHighs) != 0; }
+bool any_equal(std::uint64_t x, std::uint8_t b) {
+  const std::uint64_t v = x ^ (kOnes * b);
+  return ((v - kOnes) & ~v & kHighs) != 0;
+}
+
+// The first byte from `p` on (before `last`) that cannot be in a target.
+const char* skip_target(const char* p, const char* last) {
+  while (last - p >= 8) {
+    const std::uint64_t x = load8(p);
+    if (any_below(x, 0x21) || any_equal(x, 0x7f)) break;
+    p += 8;
+  }
+  while (p < last && is_target_char(*p)) ++p;
+  return p;
+}
+
+// The first byte from `p` on (before `last`) that ends a field value's run.
+const char* skip_value(const char* p, const char* last) {
+  for (;;) {
+    while (last - p >= 8) {
+      const std::uint64_t x = load8(p);
+      if (any_below(x, 0x20) || any_equal(x, 0x7f)) break;
+      p += 8;
+    }
+    // A HTAB stops the eight-byte steps without ending the run.
+    if (p >= last || ends_value(*p)) return p;
+    ++p;
+  }
+}
 
 enum class Eol { found, need_more, bad };
 
 // From `p`, past the line's CRLF; `content_end`: where its content ends. A control other than
 // CR, or CR without LF, is bad (Beast: bad_value, bad_line_ending).
 Eol to_end_of_line(const char*& p, const char* last, const char*& content_end) {
-  for (;; ++p) {
-    if (p >= last) return Eol::need_more;
-    if (ends_value(*p)) break;
-  }
+  p = skip_value(p, last);
+  if (p >= last) return Eol::need_more;
   if (*p != '\r') return Eol::bad;
   if (++p >= last) return Eol::need_more;
   if (*p++ != '\n') return Eol::bad;
@@ -147,7 +202,7 @@ ScanResult HeadScanner::parse_request_line(const char*& p, const char* start, co
   if (*p != ' ' || p == method) return ScanResult::malformed;
   head_.method_text = std::string_view(method, p - method);
   const char* const target = ++p;
-  while (p < last && is_target_char(*p)) ++p;
+  p = skip_target(p, last);
   if (p >= last) return ran_off(start, end);
   if (*p != ' ' || p == target) return ScanResult::malformed;
   head_.target = std::string_view(target, p - target);
