@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "id_chars.hpp"
+
 #include "widget_gateway/api/percent.hpp"
 #include "widget_gateway/api/validate.hpp"
 #include "widget_gateway/api/widget_policy.hpp"
@@ -37,9 +39,7 @@ void append_path_segment(std::string& out, std::string_view id) {
   }
 }
 
-bool key_safe(char c) {
-  return is_alnum(c) || c == '_' || c == '-';
-}
+bool key_safe(char c) { return is_id_char(c); }
 
 // Ids are nearly always made only of safe characters: copy runs of them at once.
 void append_escaped_id(std::string& out, std::string_view id) {
@@ -92,13 +92,19 @@ std::string widget_key_prefix(std::string_view widget_id) {
 }
 
 std::string cache_key(const ApiRequest& request) {
-  // Built in one buffer sized for the longest form: the hit path computes a key per request.
   std::string out;
+  cache_key_into(request, out);
+  return out;
+}
+
+void cache_key_into(const ApiRequest& request, std::string& out) {
+  // Built in one buffer sized for the longest form.
+  out.clear();
   out.reserve(request.widget_id.size() + 48);
   append_widget_key_prefix(out, request.widget_id);
   if (request.endpoint == Endpoint::widget) {
     out += 'w';
-    return out;
+    return;
   }
   out += "r:";
   out += request.query.type ? to_string(*request.query.type) : std::string_view("*");
@@ -106,7 +112,6 @@ std::string cache_key(const ApiRequest& request) {
   append_number(out, request.query.limit);
   out += ':';
   append_number(out, request.query.skip);
-  return out;
 }
 
 std::optional<ApiRequest> request_of_key(std::string_view key) {

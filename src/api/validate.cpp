@@ -103,6 +103,15 @@ bool target_encoding_valid(const RouteMatch& match) {
 
 std::variant<ApiRequest, Rejection> validate_api_request(const RouteMatch& match,
                                                          const WidgetPolicy& policy) {
+  ApiRequest request;
+  if (std::optional<Rejection> rejection = validate_api_request_into(match, policy, request)) {
+    return std::move(*rejection);
+  }
+  return request;
+}
+
+std::optional<Rejection> validate_api_request_into(const RouteMatch& match,
+                                                   const WidgetPolicy& policy, ApiRequest& into) {
   if (match.route != Route::widget && match.route != Route::reviews) {
     return reject(ErrorCode::not_found);
   }
@@ -110,21 +119,21 @@ std::variant<ApiRequest, Rejection> validate_api_request(const RouteMatch& match
     return reject(ErrorCode::bad_request, "malformed percent-encoding in the request target");
   }
 
-  ApiRequest request;
-  request.endpoint = match.route == Route::widget ? Endpoint::widget : Endpoint::reviews;
-  if (request.endpoint == Endpoint::reviews) {
+  into.endpoint = match.route == Route::widget ? Endpoint::widget : Endpoint::reviews;
+  into.query = ReviewsQuery{};
+  if (into.endpoint == Endpoint::reviews) {
     auto parsed = parse_reviews_query(match.raw_query);
     if (auto* rejection = std::get_if<Rejection>(&parsed)) return std::move(*rejection);
-    request.query = std::get<ReviewsQuery>(parsed);
+    into.query = std::get<ReviewsQuery>(parsed);
   }
 
-  request.widget_id = *percent_decode(match.raw_widget);
+  percent_decode_into(match.raw_widget, into.widget_id);  // valid: checked above
   // "." and ".." would become dot-segments somewhere down the line, whatever a custom
   // pattern allows.
-  if (request.widget_id == "." || request.widget_id == ".." || !policy.allows(request.widget_id)) {
+  if (into.widget_id == "." || into.widget_id == ".." || !policy.allows(into.widget_id)) {
     return reject(ErrorCode::widget_not_found);
   }
-  return request;
+  return std::nullopt;
 }
 
 }  // namespace wg::api

@@ -2,14 +2,14 @@
 
 #include <algorithm>
 
+#include "id_chars.hpp"
+
 namespace wg::api {
 
 bool matches_default_widget_pattern(std::string_view id) {
   if (id.empty() || id.size() > 64) return false;
   for (char c : id) {
-    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-';
-    if (!ok) return false;
+    if (!is_id_char(c)) return false;
   }
   return true;
 }

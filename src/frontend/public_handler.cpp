@@ -297,11 +297,10 @@ http::Response PublicHandler::answer_api(const http::Request& request, const api
   }
   if (!is_get_or_head(request.method)) return with_cors(method_not_allowed(kApiMethods));
 
-  auto validated = api::validate_api_request(match, settings.policy);
-  if (auto* rejection = std::get_if<api::Rejection>(&validated)) {
+  api::ApiRequest& api_request = hit_request_;
+  if (auto rejection = api::validate_api_request_into(match, settings.policy, api_request)) {
     return with_cors(rejection_response(*rejection, endpoint, settings.response));
   }
-  auto& api_request = std::get<api::ApiRequest>(validated);
   observation.widget = match.raw_widget;
 
   std::optional<boost::asio::ip::address> limited_client;  // asked only if it would go upstream
@@ -312,7 +311,7 @@ http::Response PublicHandler::answer_api(const http::Request& request, const api
     if (logging) observation.client = client.to_string();
     if (limited) limited_client = client;
   }
-  FirstLook look;
+  FirstLook& look = hit_look_;
   tracing::Span l1_lookup;
   if (trace.recording()) {
     l1_lookup = tracing::Span::child(trace.context(), "l1 lookup", tracing::SpanKind::internal);
@@ -328,8 +327,10 @@ http::Response PublicHandler::answer_api(const http::Request& request, const api
     }
     return {};
   }
-  return finish_api(request, std::move(*hit), endpoint, api_request, look, view, logging, settings,
-                    observation);
+  http::Response response = finish_api(request, std::move(*hit), endpoint, api_request, look,
+                                       view, logging, settings, observation);
+  look.own.reset();  // the answer holds the entry as long as it needs it; the buffer does not
+  return response;
 }
 
 asio::awaitable<http::Response> PublicHandler::serve_miss(const http::Request& request,

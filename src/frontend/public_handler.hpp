@@ -102,6 +102,11 @@ class PublicHandler final : public http::RequestHandler {
   tracing::Tracer* tracer_;
   std::shared_ptr<const Settings> settings_;
   WidgetCounts widget_counts_;  // the access log's counts of widget-data answers
+  // What answer_api fills for each API request on this worker (its io thread): their buffers
+  // (the widget id, the key) keep their capacity from one hit to the next, so that a hit
+  // allocates neither. A miss takes them along (the next request allocates them again).
+  api::ApiRequest hit_request_;
+  FirstLook hit_look_;
 };
 
 // 405 with the Allow header listing what the route accepts.

@@ -85,9 +85,19 @@ void GatewayService::update(const config::Config& config) {
 
 FirstLook GatewayService::first_look(const api::ApiRequest& request,
                                      const ServiceSettings& settings, std::string key) {
-  using Shape = RequestFacts::Shape;
   FirstLook look;
-  look.key = key.empty() ? api::cache_key(request) : std::move(key);
+  look.key = std::move(key);
+  fill_first_look(request, settings, look, !look.key.empty());
+  return look;
+}
+
+void GatewayService::fill_first_look(const api::ApiRequest& request,
+                                     const ServiceSettings& settings, FirstLook& look,
+                                     bool key_known) {
+  using Shape = RequestFacts::Shape;
+  if (!key_known) api::cache_key_into(request, look.key);
+  look.shared_missed = false;
+  look.proof = RequestFacts::Proof::not_looked;
   if (request.endpoint == api::Endpoint::widget) {
     look.shape = Shape::widget;
   } else {
@@ -97,7 +107,6 @@ FirstLook GatewayService::first_look(const api::ApiRequest& request,
   look.own = deps_.cache.find_local(look.key);
   look.needs_proof = request.endpoint == api::Endpoint::reviews &&
                      (request.query.skip >= cache::kWindowSize || request.query.type.has_value());
-  return look;
 }
 
 bool GatewayService::early_due(RequestFacts::Shape shape, const cache::Entry* own, WallTime now) {
@@ -108,7 +117,7 @@ bool GatewayService::early_due(RequestFacts::Shape shape, const cache::Entry* ow
 std::optional<Served> GatewayService::serve_from_l1(const api::ApiRequest& request,
                                                     FirstLook& look) {
   const ServiceSettings& settings = *settings_;  // no reference count taken on the hit path
-  look = first_look(request, settings);
+  fill_first_look(request, settings, look, false);
   const WallTime now = deps_.clock.wall_now();
   if (!look.own || now >= look.own->fresh_until) return std::nullopt;
   RequestFacts facts = facts_for(look, now, settings.stale);

@@ -79,7 +79,8 @@ class GatewayService {
 
   // The hit path without a coroutine: the answer when a fresh L1 copy settles the request
   // (no Redis, no quota, no lock); otherwise nullopt, and `look` holds what serve() goes on
-  // from.
+  // from. `look` is filled anew, its key built in the buffer it has (a caller that keeps one
+  // FirstLook for its hits allocates no key).
   std::optional<Served> serve_from_l1(const api::ApiRequest& request, FirstLook& look);
 
   // Everything else. `admission` (may be null) is asked before this request would go
@@ -126,6 +127,10 @@ class GatewayService {
   // `key`: the request's key when the caller has it already ("" computes it).
   FirstLook first_look(const api::ApiRequest& request, const ServiceSettings& settings,
                        std::string key = {});
+  // The same into `look`, all of it replaced; the key built into look.key's buffer unless
+  // `key_known`.
+  void fill_first_look(const api::ApiRequest& request, const ServiceSettings& settings,
+                       FirstLook& look, bool key_known);
   bool early_due(RequestFacts::Shape shape, const cache::Entry* own, WallTime now);
   // The policy's loop for one key, until it answers.
   boost::asio::awaitable<Served> serve_key(const api::ApiRequest& request, FirstLook look,

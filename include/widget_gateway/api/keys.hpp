@@ -16,6 +16,8 @@ namespace wg::api {
 // bytes outside [A-Za-z0-9_-] are written as %XX (upper-case hex; '%' itself included), which
 // keeps the mapping injective and the tag unbreakable whatever the id holds.
 std::string cache_key(const ApiRequest& request);
+// The same into `out` (replaced, its buffer reused: the hit path builds a key per request).
+void cache_key_into(const ApiRequest& request, std::string& out);
 
 // The request a key was built from (cache_key's inverse): nullopt for anything cache_key does
 // not make, so a key read back from Redis (the prefetch's demand) is never trusted blindly.

@@ -13,5 +13,7 @@ bool percent_encoding_valid(std::string_view text);
 
 // The decoded bytes (may contain NUL, '/', non-UTF-8...), nullopt when malformed.
 std::optional<std::string> percent_decode(std::string_view text);
+// The same into `out` (replaced, its buffer reused); false when malformed.
+bool percent_decode_into(std::string_view text, std::string& out);
 
 }  // namespace wg::api

@@ -2,6 +2,7 @@
 // Validation of a request to an API route, after routing and after the method was accepted
 // (gateway-contract.md, "Query rules").
 
+#include <optional>
 #include <variant>
 
 #include "widget_gateway/api/errors.hpp"
@@ -35,6 +36,10 @@ bool target_encoding_valid(const RouteMatch& match);
 // `match.route` must be Route::widget or Route::reviews.
 std::variant<ApiRequest, Rejection> validate_api_request(const RouteMatch& match,
                                                          const WidgetPolicy& policy);
+// The same into `into` (its id's buffer reused: the hit path validates a request each time);
+// the rejection, or nullopt when `into` holds the request.
+std::optional<Rejection> validate_api_request_into(const RouteMatch& match,
+                                                   const WidgetPolicy& policy, ApiRequest& into);
 
 // The query rules alone, on a raw query (the part after '?'), for tests and for the admin
 // entry lookup. Returns bad_request for malformed percent-encoding.
