@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Counts the gateway's user-space instructions per request on the hit path, under callgrind:
-# bench/profile-hit-path.sh [SCENARIO] [--requests N] [--top K] [--build-dir DIR] [--no-build]
+# bench/profile-hit-path.sh [SCENARIO] [--requests N] [--top K] [--http2] [--build-dir DIR] [--no-build]
 #
 # Throughput on a shared machine moves by 10-20 % from run to run; an instruction count does
 # not. The script starts a private redis-server, the stub and the gateway (under valgrind's
@@ -16,12 +16,14 @@ REQUESTS=20000
 TOP=25
 BUILD_DIR="$ROOT/build"
 BUILD=1
+PROTOCOL=()  # wg-bench's: HTTP/1.1 unless --http2 (h2c, prior knowledge)
 while (($#)); do
   case "$1" in
     --requests) REQUESTS=${2:?}; shift ;;
     --top) TOP=${2:?}; shift ;;
     --build-dir) BUILD_DIR=${2:?}; shift ;;
     --no-build) BUILD=0 ;;
+    --http2) PROTOCOL=(--http2) ;;
     -h | --help) sed -n '2,10p' "$0"; exit 0 ;;
     -*) echo "unknown option $1" >&2; exit 2 ;;
     *) SCENARIO=$1 ;;
@@ -93,7 +95,7 @@ PORT=$(listen_port "$WORK/gateway.log" public)
 
 bench() {
   "$BIN/wg-bench" --target "http://127.0.0.1:$PORT" --scenario "$FILE" --ids "$WORK/ids.json" \
-    --requests "$1" --warmup 0s --timeout 30s --progress off
+    --requests "$1" --warmup 0s --timeout 30s --progress off "${PROTOCOL[@]}"
 }
 log "warming $SCENARIO's keys"
 bench 3000 >/dev/null 2>&1

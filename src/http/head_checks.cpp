@@ -78,6 +78,7 @@ ScannedHead scanned_from(const HeadParser& parser) {
 
 void header_lines(const RequestFields& fields, std::vector<HeaderLine>& lines) {
   lines.clear();
+  lines.reserve(static_cast<std::size_t>(std::distance(fields.begin(), fields.end())));
   for (const auto& field : fields) {
     lines.push_back({std::string_view(field.name_string()), std::string_view(field.value())});
   }
