@@ -31,7 +31,8 @@ for group in "$@"; do
       command -v node >/dev/null 2>&1 || packages+=(nodejs)
       command -v npm >/dev/null 2>&1 || packages+=(npm)
       ;;
-    --bench-tools) packages+=(nginx-light varnish gnuplot-nox util-linux valgrind python3 wrk) ;;
+    --bench-tools) packages+=(nginx-light varnish gnuplot-nox util-linux valgrind python3 wrk
+      libhttp-parser-dev) ;;
     *) echo "install-deps: unknown option $group" >&2; exit 2 ;;
   esac
 done
