@@ -225,11 +225,30 @@ asio::awaitable<std::error_code> RedisStore::put(const std::string& key, const E
   co_return co_await put(placement, entry);
 }
 
-asio::awaitable<std::error_code> RedisStore::put(const Placement& placement, const Entry& entry) {
+asio::awaitable<std::error_code> RedisStore::put(const Placement& placement, const Entry& entry,
+                                                 const LockDone* done) {
   std::string physical_key = placement.physical_key;
   const auto expire_ms = unix_millis(entry.stale_until);
-  std::vector<std::string> args{"SET", std::move(physical_key), encode_entry(entry), "PXAT",
-                                std::to_string(expire_ms)};
+  std::vector<std::string> args;
+  if (done == nullptr) {
+    args = {"SET", std::move(physical_key), encode_entry(entry), "PXAT",
+            std::to_string(expire_ms)};
+  } else {
+    // KEYS[1] the entry, KEYS[2] the lock; ARGV[1] the entry, ARGV[2] its expiry (ms since the
+    // epoch), ARGV[3..5] the lock's "done" (lock_done_lua).
+    static const std::string script = "redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[2])\n" +
+                                      lock_done_lua(2, 3) + "return 1";
+    args = {"EVAL",
+            script,
+            "2",
+            std::move(physical_key),
+            done->lock_key,
+            encode_entry(entry),
+            std::to_string(expire_ms),
+            std::to_string(done->for_ms.count()),
+            done->channel,
+            done->message};
+  }
   auto [ec, reply] = co_await redis_.command(std::move(args));
   if (!ec && reply.type == redis::Reply::Type::error) ec = make_error_code(errc::redis_error);
   co_return ec;

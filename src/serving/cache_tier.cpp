@@ -193,7 +193,8 @@ asio::awaitable<bool> CacheTier::store(const std::string& key,
 
 asio::awaitable<bool> CacheTier::store(const std::string& key,
                                        std::shared_ptr<const cache::Entry> entry,
-                                       const cache::RedisStore::Placement& placement) {
+                                       const cache::RedisStore::Placement& placement,
+                                       const cache::LockDone* done) {
   // A purge seen since the fetch began: the answer goes to the client that asked, not to the
   // cache. (A purge seen after this check drops the L1 copy like any other: the worker applies
   // it on this thread, after this store.) Generations forgotten meanwhile: Redis takes it
@@ -202,7 +203,7 @@ asio::awaitable<bool> CacheTier::store(const std::string& key,
   if (since == cache::RedisStore::Since::changed) co_return false;
   entry = held(key, std::move(entry));
   if (since == cache::RedisStore::Since::unchanged) l1_.put(key, entry);
-  auto ec = co_await l2_.put(placement, *entry);
+  auto ec = co_await l2_.put(placement, *entry, done);
   co_return !ec;
 }
 

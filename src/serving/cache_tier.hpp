@@ -91,9 +91,12 @@ class CacheTier {
   // The same for an entry fetched after `placement` was taken (RedisStore::place): stored in
   // Redis where it was placed, and in L1 only if no purge of its widget was seen since (after a
   // purge: nowhere, false).
+  // With `done` (may be null), the fetch lock is marked done in the same round trip (even when
+  // the copy goes to Redis only).
   boost::asio::awaitable<bool> store(const std::string& key,
                                      std::shared_ptr<const cache::Entry> entry,
-                                     const cache::RedisStore::Placement& placement);
+                                     const cache::RedisStore::Placement& placement,
+                                     const cache::LockDone* done = nullptr);
   // L1 only, for answers that are cheap to rebuild (derived pages, local answers) and copies
   // from sibling workers. Returns the entry as stored (held to the policy).
   std::shared_ptr<const cache::Entry> store_local(const std::string& key,

@@ -80,11 +80,6 @@ return n - 1
 )lua";
 
 // KEYS[1] lock; ARGV[1] how long "done" stays (ms), ARGV[2] channel ("": none), ARGV[3] message.
-constexpr std::string_view kDoneScript = R"lua(
-redis.call('SET', KEYS[1], 'done', 'PX', ARGV[1])
-if ARGV[2] ~= '' then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
-return 1
-)lua";
 
 // KEYS[1] pace token, KEYS[2] guard counter; ARGV[1] interval (ms), ARGV[2] the period's end
 // (ms). {taken, first pacing of the period, ms until the token frees}.
@@ -162,15 +157,23 @@ asio::awaitable<std::optional<std::uint64_t>> FetchLock::reserve(const Guard& gu
   co_return static_cast<std::uint64_t>(std::max<long long>(0, reply.integer));
 }
 
+cache::LockDone FetchLock::done_for(const std::string& lock_key, const std::string& channel,
+                                   const std::string& message) const {
+  return {keys_.unversioned(lock_key), kDoneFor, channel, message};
+}
+
 asio::awaitable<void> FetchLock::mark_done(const std::string& lock_key, const std::string& channel,
                                            const std::string& message) {
+  // KEYS[1] the lock; ARGV[1..3] lock_done_lua's.
+  static const std::string script = cache::lock_done_lua(1, 1) + "return 1";
+  cache::LockDone done = done_for(lock_key, channel, message);
   std::vector<std::string> args{"EVAL",
-                                std::string(kDoneScript),
+                                script,
                                 "1",
-                                keys_.unversioned(lock_key),
-                                std::to_string(kDoneFor.count()),
-                                channel,
-                                message};
+                                std::move(done.lock_key),
+                                std::to_string(done.for_ms.count()),
+                                std::move(done.channel),
+                                std::move(done.message)};
   co_await redis_.command(std::move(args));
 }
 

@@ -12,7 +12,8 @@
 // counted. A fetch that fails gives its count back (release()).
 //
 // After a successful store the holder leaves the value "done" in the lock for a moment
-// (kDoneFor) and announces the new copy on the stored channel, in one script (mark_done()).
+// (kDoneFor) and announces the new copy on the stored channel, in one script: the entry's own
+// write when it was placed (done_for()), or mark_done() after it.
 //
 // Callers name a lock by lock_key_for(cache key), a logical name; the lock lives in Redis
 // under KeySpace::unversioned of it: in the widget's hash tag, without purge generations, beside
@@ -27,6 +28,7 @@
 #include <string>
 #include <utility>
 
+#include "widget_gateway/cache/lock_done.hpp"
 #include "widget_gateway/common/clock.hpp"
 #include "widget_gateway/common/key_space.hpp"
 #include "widget_gateway/common/random.hpp"
@@ -82,7 +84,11 @@ class FetchLock {
   boost::asio::awaitable<std::optional<std::uint64_t>> reserve(const Guard& guard);
 
   // The fetch was stored: marks the lock "done" for kDoneFor (whoever holds it now), and
-  // publishes `message` on `channel` (none when empty), in one command.
+  // publishes `message` on `channel` (none when empty), in one command. done_for() is the same
+  // for the entry's own write to carry (CacheTier::store with a LockDone): one round trip for
+  // both.
+  cache::LockDone done_for(const std::string& lock_key, const std::string& channel,
+                           const std::string& message) const;
   boost::asio::awaitable<void> mark_done(const std::string& lock_key, const std::string& channel,
                                          const std::string& message);
   // A store made without the lock: only the announcement.

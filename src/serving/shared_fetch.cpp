@@ -263,16 +263,22 @@ asio::awaitable<FetchOutcome> SharedFetch::fetch_once(api::ApiRequest request, s
                       known->etag == judged.entry->etag && known->body == judged.entry->body;
   outcome.entry = std::move(judged.entry);
   const EntryPtr& stored = outcome.entry;
+  const KeySpace& keys = parts_.cache.shared().keys();
+  bool done_marked = false;  // the lock marked done with the entry's write (one round trip)
   if (stored->status == 200 || settings->fetch.cache_negative) {
     // An if, not a conditional: GCC 12 evaluates both arms of one inside a co_await.
     if (placed_ec) {
       outcome.stored = co_await parts_.cache.store(key, stored);
+    } else if (acquired) {
+      const cache::LockDone done =
+          parts_.lock.done_for(lock_key, keys.stored_channel(), announcement(key, *stored));
+      outcome.stored = co_await parts_.cache.store(key, stored, placement, &done);
+      done_marked = outcome.stored;
     } else {
       outcome.stored = co_await parts_.cache.store(key, stored, placement);
     }
   }
-  const KeySpace& keys = parts_.cache.shared().keys();
-  if (outcome.stored && acquired) {
+  if (outcome.stored && acquired && !done_marked) {
     co_await parts_.lock.mark_done(lock_key, keys.stored_channel(), announcement(key, *stored));
   } else if (outcome.stored && shared) {
     co_await parts_.lock.announce(keys.stored_channel(), announcement(key, *stored));

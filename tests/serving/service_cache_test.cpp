@@ -48,6 +48,40 @@ BOOST_AUTO_TEST_CASE(a_miss_is_stored_and_the_next_request_is_an_l1_hit_without_
   BOOST_TEST(f.upstream_calls() == 1u);
 }
 
+BOOST_AUTO_TEST_CASE(a_fetched_copy_and_its_lock_done_take_one_round_trip) {
+  ServiceFixture f;
+  std::size_t replies = 0;  // during the store below (the listener runs on the io thread)
+  bool storing = false;
+  f.main().redis.on_round_trip([&](auto, auto) { replies += storing ? 1 : 0; });
+  const std::string key = api::cache_key(f.widget(0));
+  const std::string lock = f.main().store.keys().unversioned(serving::lock_key_for(key));
+  auto entry = std::make_shared<cache::Entry>();
+  entry->stored_at = f.clock.wall_now();
+  entry->fresh_until = entry->stored_at + 1h;
+  entry->stale_until = entry->fresh_until + 1h;
+  entry->body = "{}";
+  const bool stored = f.run<bool>([&]() -> boost::asio::awaitable<bool> {
+    auto [ec, placement] = co_await f.main().store.place(key);
+    if (ec) co_return false;
+    const cache::LockDone done = f.main().lock.done_for(serving::lock_key_for(key), "", "");
+    storing = true;
+    const bool ok = co_await f.main().tier.store(key, entry, placement, &done);
+    storing = false;
+    co_return ok;
+  });
+  BOOST_REQUIRE(stored);
+  BOOST_TEST(replies == 1u);  // the copy and the lock's "done" in one script
+  BOOST_TEST(f.redis_server.command({"GET", lock}) == "done");
+  const long long left = std::stoll(f.redis_server.command({"PTTL", lock}));
+  BOOST_TEST(left > 0);
+  BOOST_TEST(left <= FetchLock::kDoneFor.count());
+  f.main().l1.clear();
+  const Served read = f.serve(f.widget(0));  // from Redis, as stored
+  BOOST_TEST(read.outcome.source == Outcome::Source::cache);
+  BOOST_TEST(read.entry->body == "{}");
+  BOOST_TEST(f.upstream_calls() == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(an_l2_hit_fills_l1) {
   ServiceFixture f;
   BOOST_REQUIRE(f.serve(f.widget(0)).ok());

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "widget_gateway/cache/lock_done.hpp"
 #include "widget_gateway/cache/entry.hpp"
 #include "widget_gateway/cache/generations.hpp"
 #include "widget_gateway/common/key_space.hpp"
@@ -60,7 +61,10 @@ class RedisStore {
   // cleared): then nobody can say.
   enum class Since { unchanged, changed, unknown };
   Since since(const std::string& key, const Placement& placement) const;
-  boost::asio::awaitable<std::error_code> put(const Placement& placement, const Entry& entry);
+  // With `done` (may be null): the fetch lock marked done in the same script, one round trip
+  // for both (cache/lock_done.hpp).
+  boost::asio::awaitable<std::error_code> put(const Placement& placement, const Entry& entry,
+                                              const LockDone* done = nullptr);
 
   // Purges: one INCR each, announced on the purge channel so every instance of the fleet (the
   // same key prefix) drops its L1.
