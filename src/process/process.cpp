@@ -115,6 +115,9 @@ class Process final {
     guards_.restore_lease();
     links_.redis().on_error(
         [this](redis::ErrorKind kind) { observability_.metrics().redis_error(kind); });
+    links_.redis().on_round_trip([this](auto queued, auto answered) {
+      observability_.metrics().redis_round_trip(queued, answered);
+    });
     pool_.spawn({threads_, config_, redis_settings_,
                  serving::ProcessParts{fleet_clock_, random, links_.generations(), guards_.quota(),
                                        guards_.breaker(), guards_.hold(), guards_.known_widgets(),

@@ -50,6 +50,7 @@ class Backend {
   virtual void submit(std::vector<std::string> args, Completion done) = 0;
   virtual void on_state_change(std::function<void(bool)> listener) = 0;
   virtual void on_error(std::function<void(ErrorKind)> listener) = 0;
+  virtual void on_round_trip(Client::RoundTripListener listener) = 0;
   // Sentinel mode only (Client::use_primary); a cluster learns its primaries from its map.
   virtual void use_primary(std::string host, std::uint16_t port) {}
   // From the handle's destructor: no listener runs after this returns.

@@ -244,6 +244,9 @@ bool Client::healthy() const noexcept {
 void Client::on_state_change(std::function<void(bool)> listener) {
   impl_->on_state_change(std::move(listener));
 }
+void Client::on_round_trip(RoundTripListener listener) {
+  impl_->on_round_trip(std::move(listener));
+}
 void Client::on_error(std::function<void(ErrorKind)> listener) {
   impl_->on_error(std::move(listener));
 }

@@ -44,6 +44,9 @@ class ClientImpl final : public Link, public Backend {
   void on_error(std::function<void(ErrorKind)> listener) override {
     Link::on_error(std::move(listener));
   }
+  void on_round_trip(Client::RoundTripListener listener) override {
+    Link::on_round_trip(std::move(listener));
+  }
   void detach_callbacks() override { Link::detach_callbacks(); }
   void use_primary(std::string host, std::uint16_t port) override {
     Link::use_primary(std::move(host), port);

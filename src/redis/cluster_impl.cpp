@@ -92,11 +92,17 @@ void ClusterImpl::on_error(std::function<void(ErrorKind)> listener) {
   if (!callbacks_detached_) error_listeners_.push_back(std::move(listener));
 }
 
+void ClusterImpl::on_round_trip(Client::RoundTripListener listener) {
+  std::lock_guard lock(callback_mutex_);
+  if (!callbacks_detached_) round_trip_listeners_.push_back(std::move(listener));
+}
+
 void ClusterImpl::detach_callbacks() {
   std::lock_guard lock(callback_mutex_);
   callbacks_detached_ = true;
   listeners_.clear();
   error_listeners_.clear();
+  round_trip_listeners_.clear();
 }
 
 void ClusterImpl::report_error(ErrorKind kind) {
@@ -202,6 +208,15 @@ ClusterImpl::Node ClusterImpl::node_at(const std::string& host, std::uint16_t po
   });
   node->on_error([weak](ErrorKind kind) {
     if (auto self = weak.lock()) self->report_error(kind);
+  });
+  node->on_round_trip([weak](std::chrono::nanoseconds queued, std::chrono::nanoseconds answered) {
+    auto self = weak.lock();
+    if (!self) return;
+    std::lock_guard lock(self->callback_mutex_);
+    for (std::size_t i = 0; i < self->round_trip_listeners_.size() && !self->callbacks_detached_;
+         ++i) {
+      self->round_trip_listeners_[i](queued, answered);
+    }
   });
   node->start();
   nodes_.push_back(node);

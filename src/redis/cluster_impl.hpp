@@ -36,6 +36,7 @@ class ClusterImpl final : public Backend, public std::enable_shared_from_this<Cl
   void submit(std::vector<std::string> args, Completion done) override;
   void on_state_change(std::function<void(bool)> listener) override;
   void on_error(std::function<void(ErrorKind)> listener) override;
+  void on_round_trip(Client::RoundTripListener listener) override;
   void detach_callbacks() override;
 
  private:
@@ -91,6 +92,7 @@ class ClusterImpl final : public Backend, public std::enable_shared_from_this<Cl
   bool callbacks_detached_ = false;
   std::vector<std::function<void(bool)>> listeners_;
   std::vector<std::function<void(ErrorKind)>> error_listeners_;
+  std::vector<Client::RoundTripListener> round_trip_listeners_;
 };
 
 }  // namespace wg::redis::detail

@@ -103,7 +103,10 @@ void Connection::on_established() {
 
 bool Connection::send(const std::vector<std::string>& args, ReplyHandler on_reply) {
   if (!open_ || !append_command(args, queued_)) return false;
-  if (on_reply) waiting_.push_back(std::move(on_reply));
+  if (on_reply) {
+    waiting_.push_back({std::move(on_reply), timer_now(), {}});
+    ++unwritten_;
+  }
   write();
   return true;
 }
@@ -142,6 +145,11 @@ void Connection::write() {
   if (writing_ || !established_ || !open_ || queued_.empty()) return;
   writing_ = true;
   sending_.swap(queued_);  // queued_ takes the emptied buffer of the last write, capacity kept
+  const SteadyTime now = timer_now();
+  for (std::size_t i = waiting_.size() - unwritten_; i < waiting_.size(); ++i) {
+    waiting_[i].written = now;
+  }
+  unwritten_ = 0;
   auto on_written = [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
     self->writing_ = false;
     if (!self->open_) return;
@@ -158,9 +166,13 @@ void Connection::write() {
 
 void Connection::deliver(Reply& reply) {
   if (!waiting_.empty()) {
-    ReplyHandler handler = std::move(waiting_.front());
+    Waiting waiting = std::move(waiting_.front());
     waiting_.pop_front();
-    handler(&reply);
+    unwritten_ = std::min(unwritten_, waiting_.size());
+    if (events_ != nullptr) {
+      events_->on_round_trip(waiting.written - waiting.queued, timer_now() - waiting.written);
+    }
+    waiting.handler(&reply);
   } else if (on_push_) {
     on_push_(reply);
   } else {
@@ -190,7 +202,8 @@ void Connection::shut() {
   // Moved out first: a handler may send (refused now) or close (a no-op now).
   auto waiting = std::move(waiting_);
   waiting_.clear();
-  for (auto& handler : waiting) handler(nullptr);
+  unwritten_ = 0;
+  for (auto& w : waiting) w.handler(nullptr);
 }
 
 }  // namespace wg::redis::detail

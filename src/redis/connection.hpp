@@ -16,6 +16,7 @@
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/strand.hpp>
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "redis/resp_codec.hpp"
+#include "widget_gateway/common/clock.hpp"
 
 namespace wg::redis::detail {
 
@@ -39,6 +41,12 @@ class ConnectionEvents {
   // Once, after a successful connect, when the connection is lost (peer closed, I/O error,
   // protocol error). Not called for close().
   virtual void on_disconnect() = 0;
+  // A command's reply came: how long the command waited in the connection's output queue
+  // before its write began (behind the write in flight), and how long from then to its reply.
+  virtual void on_round_trip(std::chrono::nanoseconds queued, std::chrono::nanoseconds answered) {
+    (void)queued;
+    (void)answered;
+  }
 
  protected:
   ~ConnectionEvents() = default;
@@ -95,7 +103,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool writing_ = false;
   std::string queued_;   // formatted commands not yet handed to a write
   std::string sending_;  // the bytes of the write in flight
-  std::deque<ReplyHandler> waiting_;
+  // A command waiting for its reply, and when it was queued and its write began (timer_now:
+  // these time real I/O).
+  struct Waiting {
+    ReplyHandler handler;
+    SteadyTime queued;
+    SteadyTime written;
+  };
+  std::deque<Waiting> waiting_;
+  std::size_t unwritten_ = 0;  // the last entries of waiting_ whose bytes are still in queued_
   PushHandler on_push_;
   ReplyParser parser_;
   std::array<char, 16 * 1024> read_buffer_;

@@ -76,6 +76,18 @@ void Link::on_error(std::function<void(ErrorKind)> listener) {
   if (!callbacks_detached_) error_listeners_.push_back(std::move(listener));
 }
 
+void Link::on_round_trip(Client::RoundTripListener listener) {
+  std::lock_guard lock(callback_mutex_);
+  if (!callbacks_detached_) round_trip_listeners_.push_back(std::move(listener));
+}
+
+void Link::on_round_trip(std::chrono::nanoseconds queued, std::chrono::nanoseconds answered) {
+  std::lock_guard lock(callback_mutex_);
+  for (std::size_t i = 0; i < round_trip_listeners_.size() && !callbacks_detached_; ++i) {
+    round_trip_listeners_[i](queued, answered);
+  }
+}
+
 void Link::use_primary(std::string host, std::uint16_t port) {
   asio::post(strand_, [self = shared_from_this(), primary = Address(std::move(host), port)] {
     self->follow(primary);
@@ -97,6 +109,7 @@ void Link::detach_callbacks() {
   callbacks_detached_ = true;
   listeners_.clear();
   error_listeners_.clear();
+  round_trip_listeners_.clear();
 }
 
 void Link::report_error(ErrorKind kind) {

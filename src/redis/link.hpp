@@ -52,6 +52,7 @@ class Link : public std::enable_shared_from_this<Link>, private ConnectionEvents
   bool connected() const noexcept { return up_.load(std::memory_order_acquire); }
   void on_state_change(std::function<void(bool)> listener);
   void on_error(std::function<void(ErrorKind)> listener);
+  void on_round_trip(Client::RoundTripListener listener);
   // Sentinel mode (ignored otherwise), thread-safe: the sentinels announced `host:port` as the
   // primary. A connection up on another server is dropped now, and the next connection goes
   // there, without a pause.
@@ -142,6 +143,7 @@ class Link : public std::enable_shared_from_this<Link>, private ConnectionEvents
 
   void on_connect(bool ok) override;
   void on_disconnect() override;
+  void on_round_trip(std::chrono::nanoseconds queued, std::chrono::nanoseconds answered) override;
 
   Strand strand_;
   Settings settings_;
@@ -176,6 +178,7 @@ class Link : public std::enable_shared_from_this<Link>, private ConnectionEvents
   bool callbacks_detached_ = false;
   std::vector<std::function<void(bool)>> listeners_;
   std::vector<std::function<void(ErrorKind)>> error_listeners_;
+  std::vector<Client::RoundTripListener> round_trip_listeners_;
 };
 
 }  // namespace wg::redis::detail

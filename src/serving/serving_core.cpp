@@ -82,6 +82,9 @@ ServingCore::~ServingCore() {
 void ServingCore::start() {
   if (metrics_ != nullptr) {
     redis.on_error([metrics = metrics_](redis::ErrorKind kind) { metrics->redis_error(kind); });
+    redis.on_round_trip([metrics = metrics_](auto queued, auto answered) {
+      metrics->redis_round_trip(queued, answered);
+    });
   }
   // The listener runs on the connection's strand, on this worker's (only) thread.
   redis.on_state_change([this](bool up) {

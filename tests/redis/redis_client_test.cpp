@@ -205,6 +205,19 @@ BOOST_AUTO_TEST_CASE(a_waiter_may_drop_a_one_thread_client_as_it_resumes) {
   BOOST_TEST(first_answered);
 }
 
+BOOST_AUTO_TEST_CASE(every_reply_reports_its_queue_and_reply_times) {
+  Connected c;
+  std::vector<std::pair<std::chrono::nanoseconds, std::chrono::nanoseconds>> seen;
+  c.client->on_round_trip([&](auto queued, auto answered) { seen.emplace_back(queued, answered); });
+  for (int i = 0; i < 5; ++i) BOOST_TEST(c({"PING"}).second.str == "PONG");
+  BOOST_TEST(c({"SET", "k", "v"}).second.str == "OK");
+  BOOST_REQUIRE(seen.size() == 6u);  // one per reply
+  for (const auto& [queued, answered] : seen) {
+    BOOST_TEST(queued.count() >= 0);
+    BOOST_TEST(answered.count() > 0);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(eval_lua_script) {
   Connected c;
   auto [ec, reply] = c({"EVAL", "return {KEYS[1], ARGV[1], redis.call('INCRBY', KEYS[1], ARGV[1])}",

@@ -5,6 +5,7 @@
 // outside the list the gateway emits are counted as "other".
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string_view>
@@ -108,6 +109,9 @@ class GatewayMetrics {
   // One failed Redis command (wg_redis_errors_total{kind}).
   void redis_error(redis::ErrorKind kind = redis::ErrorKind::other) noexcept;
   void redis_read(RedisRead read) noexcept;  // wg_redis_reads_total{read}
+  // One reply from Redis: how long its command waited in the connection's output queue
+  // (wg_redis_queued_seconds), and from its write to the reply (wg_redis_reply_seconds).
+  void redis_round_trip(std::chrono::nanoseconds queued, std::chrono::nanoseconds answered) noexcept;
   void withheld(Withheld reason) noexcept;
   // One request the gateway answered with a refusal of its own (wg_refusals_total{reason}).
   void refused(RefusalReason reason) noexcept;
@@ -151,6 +155,8 @@ class GatewayMetrics {
   Counter* local_answers_ = nullptr;
   Counter* derived_pages_ = nullptr;
   std::array<Counter*, kRedisErrors> redis_errors_{};
+  Histogram* redis_queued_ = nullptr;
+  Histogram* redis_reply_ = nullptr;
   std::array<Counter*, 3> redis_reads_{};
   std::array<Counter*, 6> withheld_{};
   std::array<Counter*, kRefusalReasons> refusals_{};

@@ -168,6 +168,12 @@ class Client {
   // SELECT while connecting) and each redis_down, redis_timeout or redis_overloaded result.
   // Not for shutting_down, nor for a MOVED or ASK that cluster mode followed.
   void on_error(std::function<void(ErrorKind kind)> listener);
+  // Called on the client's strand for every reply to a command: how long the command waited
+  // in its connection's output queue before its write began (behind the write in flight), and
+  // how long from that write to its reply (the network and Redis).
+  using RoundTripListener =
+      std::function<void(std::chrono::nanoseconds queued, std::chrono::nanoseconds answered)>;
+  void on_round_trip(RoundTripListener listener);
   // Sentinel mode (ignored otherwise): the sentinels announced `host:port` as the primary
   // (+switch-master, heard by a SentinelWatcher). A connection to another server is dropped at
   // once, even if that server still takes writes (commands in flight on it complete with
