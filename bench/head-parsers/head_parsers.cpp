@@ -116,7 +116,8 @@ __attribute__((noinline)) std::size_t read_heads_http_parser(long rounds) {
       parser.data = &head;
       head.lines.clear();
       http_parser_execute(&parser, &settings, bytes.data(), bytes.size());
-      if (HTTP_PARSER_ERRNO(&parser) != HPE_OK && HTTP_PARSER_ERRNO(&parser) != HPE_CB_headers_complete) {
+      if (HTTP_PARSER_ERRNO(&parser) != HPE_OK &&
+          HTTP_PARSER_ERRNO(&parser) != HPE_CB_headers_complete) {
         std::abort();
       }
       count += head.lines.size() + head.keep_alive;
@@ -134,17 +135,17 @@ int main(int argc, char** argv) {
   }
   const std::string_view reader = argv[1];
   const long rounds = std::atol(argv[2]);
-  auto read = reader == "scanner" ? read_heads_scanner
-              : reader == "beast" ? read_heads_beast
+  auto read = reader == "scanner"       ? read_heads_scanner
+              : reader == "beast"       ? read_heads_beast
               : reader == "http_parser" ? read_heads_http_parser
-                                         : nullptr;
+                                        : nullptr;
   if (read == nullptr || rounds <= 0) return 2;
   const auto start = std::chrono::steady_clock::now();
   const std::size_t lines = read(rounds);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double heads = static_cast<double>(rounds) * static_cast<double>(kHeads.size());
-  std::printf("%s heads=%.0f lines=%zu seconds=%.3f heads_per_second=%.0f\n", argv[1], heads,
-              lines, seconds, heads / seconds);
+  std::printf("%s heads=%.0f lines=%zu seconds=%.3f heads_per_second=%.0f\n", argv[1], heads, lines,
+              seconds, heads / seconds);
   return 0;
 }

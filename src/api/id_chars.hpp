@@ -17,6 +17,8 @@ inline constexpr std::array<bool, 256> kIdChars = [] {
   return table;
 }();
 
-inline bool is_id_char(char c) { return kIdChars[static_cast<unsigned char>(c)]; }
+inline bool is_id_char(char c) {
+  return kIdChars[static_cast<unsigned char>(c)];
+}
 
 }  // namespace wg::api

@@ -39,7 +39,9 @@ void append_path_segment(std::string& out, std::string_view id) {
   }
 }
 
-bool key_safe(char c) { return is_id_char(c); }
+bool key_safe(char c) {
+  return is_id_char(c);
+}
 
 // Ids are nearly always made only of safe characters: copy runs of them at once.
 void append_escaped_id(std::string& out, std::string_view id) {

@@ -231,13 +231,12 @@ asio::awaitable<std::error_code> RedisStore::put(const Placement& placement, con
   const auto expire_ms = unix_millis(entry.stale_until);
   std::vector<std::string> args;
   if (done == nullptr) {
-    args = {"SET", std::move(physical_key), encode_entry(entry), "PXAT",
-            std::to_string(expire_ms)};
+    args = {"SET", std::move(physical_key), encode_entry(entry), "PXAT", std::to_string(expire_ms)};
   } else {
     // KEYS[1] the entry, KEYS[2] the lock; ARGV[1] the entry, ARGV[2] its expiry (ms since the
     // epoch), ARGV[3..5] the lock's "done" (lock_done_lua).
-    static const std::string script = "redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[2])\n" +
-                                      lock_done_lua(2, 3) + "return 1";
+    static const std::string script =
+        "redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[2])\n" + lock_done_lua(2, 3) + "return 1";
     args = {"EVAL",
             script,
             "2",

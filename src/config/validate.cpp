@@ -254,7 +254,8 @@ void validate(const Config& c) {
   // The target is part of the head, so a larger target limit could never be reached.
   check_bytes("server.max_target_bytes", c.server.max_target_bytes, 256, c.server.max_header_bytes);
   if (c.server.http1_parser != "own" && c.server.http1_parser != "beast") {
-    fail("server.http1_parser", "must be \"own\" or \"beast\", got \"" + c.server.http1_parser + "\"");
+    fail("server.http1_parser",
+         "must be \"own\" or \"beast\", got \"" + c.server.http1_parser + "\"");
   }
   check_range<std::uint32_t>("server.h2_max_concurrent_streams", c.server.h2_max_concurrent_streams,
                              1, 1000);

@@ -327,8 +327,8 @@ http::Response PublicHandler::answer_api(const http::Request& request, const api
     }
     return {};
   }
-  http::Response response = finish_api(request, std::move(*hit), endpoint, api_request, look,
-                                       view, logging, settings, observation);
+  http::Response response = finish_api(request, std::move(*hit), endpoint, api_request, look, view,
+                                       logging, settings, observation);
   look.own.reset();  // the answer holds the entry as long as it needs it; the buffer does not
   return response;
 }

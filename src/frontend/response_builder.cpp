@@ -84,8 +84,8 @@ http::Response rejection_response(const api::Rejection& rejection, api::Endpoint
 }
 
 RequestView request_view(const http::Request& request) {
-  return {request.headers.value("Accept-Encoding"),
-          request.headers.value("If-None-Match"), request.headers.value("Origin")};
+  return {request.headers.value("Accept-Encoding"), request.headers.value("If-None-Match"),
+          request.headers.value("Origin")};
 }
 
 long long downstream_seconds(const cache::Entry& entry, WallTime now, std::chrono::seconds cap) {

@@ -399,9 +399,8 @@ void H2Session<Stream>::dispatch(const std::shared_ptr<StreamState>& stream, boo
 
   if (has_body) {
     // Bodies are never read. What the head alone decides (405) comes first, as over HTTP/1.1.
-    const Request request{
-        bhttp::string_to_verb(st.method), st.method, st.path, 11, RequestHeaders(st.lines), peer_,
-        true};
+    const Request request{bhttp::string_to_verb(st.method), st.method, st.path, 11,
+                          RequestHeaders(st.lines),         peer_,     true};
     if (auto early = handler_.answer_before_body(request)) {
       answer(st, std::move(*early));
     } else {
@@ -446,13 +445,8 @@ asio::awaitable<void> H2Session<Stream>::serve(Self self, std::shared_ptr<Stream
     output_.budget().count_refused();
   } else if (!stream->closed && !closed_) {
     ++answering_handlers_;
-    const Request request{bhttp::string_to_verb(stream->method),
-                          stream->method,
-                          stream->path,
-                          11,
-                          RequestHeaders(stream->lines),
-                          peer_,
-                          true};
+    const Request request{bhttp::string_to_verb(stream->method), stream->method, stream->path, 11,
+                          RequestHeaders(stream->lines),         peer_,          true};
     Response response;
     try {
       response = co_await handler_.handle(request);

@@ -15,13 +15,15 @@ namespace {
 constexpr std::size_t kMaxFoldedValue = 4096;
 constexpr std::size_t kMaxEmptyLineBytes = 8;  // four "\r\n" (skip_empty_lines)
 
-unsigned char byte(char c) { return static_cast<unsigned char>(c); }
+unsigned char byte(char c) {
+  return static_cast<unsigned char>(c);
+}
 
 // One table for the scanner's character classes: a lookup per byte, not a search.
 enum CharClass : std::uint8_t {
-  kToken = 1,        // tchar (RFC 9110 5.6.2): methods and field names
-  kTargetChar = 2,   // what Beast takes in a target: any byte but controls, space and DEL
-  kEndsValue = 4,    // ends a field value's run: a control other than HTAB, or DEL
+  kToken = 1,       // tchar (RFC 9110 5.6.2): methods and field names
+  kTargetChar = 2,  // what Beast takes in a target: any byte but controls, space and DEL
+  kEndsValue = 4,   // ends a field value's run: a control other than HTAB, or DEL
 };
 
 constexpr std::array<std::uint8_t, 256> kClasses = [] {
@@ -39,11 +41,21 @@ constexpr std::array<std::uint8_t, 256> kClasses = [] {
   return table;
 }();
 
-bool is_token(char c) { return (kClasses[byte(c)] & kToken) != 0; }
-bool is_target_char(char c) { return (kClasses[byte(c)] & kTargetChar) != 0; }
-bool ends_value(char c) { return (kClasses[byte(c)] & kEndsValue) != 0; }
-bool is_digit(char c) { return byte(c - '0') < 10; }
-bool is_blank(char c) { return c == ' ' || c == '\t'; }
+bool is_token(char c) {
+  return (kClasses[byte(c)] & kToken) != 0;
+}
+bool is_target_char(char c) {
+  return (kClasses[byte(c)] & kTargetChar) != 0;
+}
+bool ends_value(char c) {
+  return (kClasses[byte(c)] & kEndsValue) != 0;
+}
+bool is_digit(char c) {
+  return byte(c - '0') < 10;
+}
+bool is_blank(char c) {
+  return c == ' ' || c == '\t';
+}
 
 // Eight bytes at a time (SWAR) where a run is long: targets and field values. Whether any
 // byte of `x` is below `n` (n <= 0x80; bytes of 0x80 and above never match), or equals `b`.
@@ -54,7 +66,9 @@ std::uint64_t load8(const char* p) {
   std::memcpy(&x, p, sizeof x);
   return x;
 }
-bool any_below(std::uint64_t x, std::uint8_t n) { return ((x - kOnes * n) & ~x & kHighs) != 0; }
+bool any_below(std::uint64_t x, std::uint8_t n) {
+  return ((x - kOnes * n) & ~x & kHighs) != 0;
+}
 bool any_equal(std::uint64_t x, std::uint8_t b) {
   const std::uint64_t v = x ^ (kOnes * b);
   return ((v - kOnes) & ~v & kHighs) != 0;
@@ -102,6 +116,23 @@ Eol to_end_of_line(const char*& p, const char* last, const char*& content_end) {
 const char* trim_back(const char* it, const char* first) {
   while (it != first && is_blank(it[-1])) --it;
   return it;
+}
+
+// One line of a field value from `p`: blanks skipped, read to its CRLF, its content
+// [first, content_end) trimmed at the back. `p` ends past the CRLF on a byte that is there:
+// whether it is a blank tells whether the value goes on (obs-fold).
+ScanResult value_line(const char*& p, const char* last, const char*& first,
+                      const char*& content_end) {
+  for (;; ++p) {
+    if (p >= last) return ScanResult::need_more;
+    if (!is_blank(*p)) break;
+  }
+  first = p;
+  const Eol eol = to_end_of_line(p, last, content_end);
+  if (eol != Eol::found) return eol == Eol::bad ? ScanResult::malformed : ScanResult::need_more;
+  if (p >= last) return ScanResult::need_more;
+  content_end = trim_back(content_end, first);
+  return ScanResult::complete;
 }
 
 bool parse_decimal(std::string_view s, std::uint64_t& v) {
@@ -187,7 +218,8 @@ ScanResult HeadScanner::parse(std::string_view bytes) {
   head_.bytes = static_cast<std::size_t>(p - start);
   // As Beast's message::keep_alive(): the first Connection line decides.
   if (head_.version < 11) {
-    head_.keep_alive = connection_.has_value() && bhttp::token_list{*connection_}.exists("keep-alive");
+    head_.keep_alive =
+        connection_.has_value() && bhttp::token_list{*connection_}.exists("keep-alive");
   } else {
     head_.keep_alive = !connection_.has_value() || !bhttp::token_list{*connection_}.exists("close");
   }
@@ -263,16 +295,8 @@ ScanResult HeadScanner::parse_field(const char*& p, const char* fields, const ch
   ++p;
   const char* content_end = nullptr;
   for (;;) {
-    for (;; ++p) {
-      if (p >= last) return ScanResult::need_more;
-      if (!is_blank(*p)) break;
-    }
-    first = p;
-    const Eol eol = to_end_of_line(p, last, content_end);
-    if (eol != Eol::found) return eol == Eol::bad ? ScanResult::malformed : ScanResult::need_more;
-    // One byte past the CRLF tells whether the value goes on (obs-fold).
-    if (p >= last) return ScanResult::need_more;
-    content_end = trim_back(content_end, first);
+    const ScanResult result = value_line(p, last, first, content_end);
+    if (result != ScanResult::complete) return result;
     if (!is_blank(*p)) {
       line.value = std::string_view(first, content_end - first);
       return ScanResult::complete;
@@ -292,15 +316,8 @@ ScanResult HeadScanner::parse_field(const char*& p, const char* fields, const ch
   }
   folded_.append(first, content_end);
   for (;;) {
-    for (;; ++p) {
-      if (p >= last) return ScanResult::need_more;
-      if (!is_blank(*p)) break;
-    }
-    first = p;
-    const Eol eol = to_end_of_line(p, last, content_end);
-    if (eol != Eol::found) return eol == Eol::bad ? ScanResult::malformed : ScanResult::need_more;
-    if (p >= last) return ScanResult::need_more;
-    content_end = trim_back(content_end, first);
+    const ScanResult result = value_line(p, last, first, content_end);
+    if (result != ScanResult::complete) return result;
     if (first != content_end) {
       const std::size_t size = folded_.size() - at;
       if (size >= kMaxFoldedValue ||

@@ -325,15 +325,16 @@ asio::awaitable<void> HttpSession<Stream>::run() {
     }
     server_.count_request();
     const bool keep_alive = req.keep_alive;
-    Request request{req.method,
-                    req.method_text,
-                    req.target,
-                    req.version,
-                    headers,
-                    peer_,
-                    keep_alive,
-                    parser.has_value() ? std::string_view(parser->get().body()) : std::string_view(),
-                    !kTls<Stream>};
+    Request request{
+        req.method,
+        req.method_text,
+        req.target,
+        req.version,
+        headers,
+        peer_,
+        keep_alive,
+        parser.has_value() ? std::string_view(parser->get().body()) : std::string_view(),
+        !kTls<Stream>};
     Response response;
     try {
       response = co_await server_.handler_.handle(request);
@@ -423,8 +424,8 @@ asio::awaitable<boost::system::error_code> HttpSession<Stream>::read_rest_of_hea
 template <class Stream>
 std::optional<Response> HttpSession<Stream>::answer_before_body(const ScannedHead& req,
                                                                 const RequestHeaders& headers) {
-  const Request request{req.method,  req.method_text, req.target,   req.version,
-                        headers,     peer_,           req.keep_alive};
+  const Request request{req.method, req.method_text, req.target,    req.version,
+                        headers,    peer_,           req.keep_alive};
   std::optional<Response> early = server_.handler_.answer_before_body(request);
   if (early && req.method == bhttp::verb::head) early->body_mode = BodyMode::length_only;
   return early;

@@ -180,16 +180,14 @@ GatewayMetrics::GatewayMetrics(Registry& registry, ScrapeSources sources) {
                                          {{"kind", label(static_cast<redis::ErrorKind>(e))}});
   }
   // Finer than the request buckets: a round trip to a Redis nearby takes well under 1 ms.
-  const std::vector<double> redis_buckets = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025,
-                                             0.005,   0.01,   0.025,   0.05,   0.1,   0.25,
-                                             0.5,     1};
+  const std::vector<double> redis_buckets = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                             0.01,    0.025,  0.05,    0.1,    0.25,  0.5,    1};
   redis_queued_ = &registry.histogram(
       "wg_redis_queued_seconds",
       "Time a Redis command waited in its connection's output queue before its write began.",
       redis_buckets);
-  redis_reply_ = &registry.histogram("wg_redis_reply_seconds",
-                                     "Time from a Redis command's write to its reply.",
-                                     redis_buckets);
+  redis_reply_ = &registry.histogram(
+      "wg_redis_reply_seconds", "Time from a Redis command's write to its reply.", redis_buckets);
   for (std::size_t r = 0; r < redis_reads_.size(); ++r) {
     redis_reads_[r] = &registry.counter(
         "wg_redis_reads_total",

@@ -158,7 +158,7 @@ asio::awaitable<std::optional<std::uint64_t>> FetchLock::reserve(const Guard& gu
 }
 
 cache::LockDone FetchLock::done_for(const std::string& lock_key, const std::string& channel,
-                                   const std::string& message) const {
+                                    const std::string& message) const {
   return {keys_.unversioned(lock_key), kDoneFor, channel, message};
 }
 

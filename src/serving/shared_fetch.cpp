@@ -278,8 +278,10 @@ asio::awaitable<FetchOutcome> SharedFetch::fetch_once(api::ApiRequest request, s
       outcome.stored = co_await parts_.cache.store(key, stored, placement);
     }
   }
-  if (outcome.stored && acquired && !done_marked) {
-    co_await parts_.lock.mark_done(lock_key, keys.stored_channel(), announcement(key, *stored));
+  if (outcome.stored && acquired) {
+    if (!done_marked) {
+      co_await parts_.lock.mark_done(lock_key, keys.stored_channel(), announcement(key, *stored));
+    }
   } else if (outcome.stored && shared) {
     co_await parts_.lock.announce(keys.stored_channel(), announcement(key, *stored));
   }

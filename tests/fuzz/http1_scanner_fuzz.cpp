@@ -75,8 +75,8 @@ std::string served(const ScannedHead& h, const RequestHeaders& headers) {
   std::string out = "served " + std::to_string(static_cast<int>(h.method)) + " [" +
                     std::string(h.method_text) + "] [" + std::string(h.target) + "] " +
                     std::to_string(h.version) + (h.keep_alive ? " keep" : " close") +
-                    (h.chunked ? " chunked" : "") + " length=" +
-                    (h.content_length ? std::to_string(*h.content_length) : "-");
+                    (h.chunked ? " chunked" : "") +
+                    " length=" + (h.content_length ? std::to_string(*h.content_length) : "-");
   for (const HeaderLine& line : grouped(headers)) {
     out += "\n  [" + std::string(line.name) + "]: [" + std::string(line.value) + "]";
   }
@@ -108,14 +108,14 @@ bool after_failure(ScanResult verdict, std::size_t parsed_target, beast::flat_bu
     answers.push_back(refused(line ? Refusal::target_too_long : Refusal::head_too_large, false));
     return false;
   }
-  if (char* major = verdict == ScanResult::bad_version ? wg::http::other_version(buffer) : nullptr) {
+  if (char* major =
+          verdict == ScanResult::bad_version ? wg::http::other_version(buffer) : nullptr) {
     if (*major == '1' && !rewritten) {
       major[2] = '1';
       rewritten = true;
       return true;
     }
-    answers.push_back(
-        refused(Refusal::version, wg::http::buffered(buffer).starts_with("HEAD ")));
+    answers.push_back(refused(Refusal::version, wg::http::buffered(buffer).starts_with("HEAD ")));
     return false;
   }
   answers.push_back(refused(Refusal::malformed, false));
@@ -132,8 +132,7 @@ std::optional<ScanResult> verdict_of(const boost::system::error_code& ec) {
 
 // HttpSession::parse_buffered_head, then read_rest_of_head with no more bytes to come (`more`
 // false) or from `stream`.
-boost::system::error_code beast_read_head(wg::http::HeadParser& parser,
-                                          beast::flat_buffer& buffer,
+boost::system::error_code beast_read_head(wg::http::HeadParser& parser, beast::flat_buffer& buffer,
                                           wg::fuzz::ChunkedReader* stream) {
   for (;;) {
     boost::system::error_code ec = bhttp::error::need_more;
@@ -258,8 +257,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::size_t chunk = 1 + static_cast<std::size_t>(data[0] % 64) * 67;
   const std::string_view bytes(reinterpret_cast<const char*>(data + 1), size - 1);
   // The HTTP/2 preface is the session's first read's business, before either reader.
-  if (wg::http::starts_h2_preface(bytes) ||
-      wg::http::starts_h2_preface(bytes.substr(0, chunk))) {
+  if (wg::http::starts_h2_preface(bytes) || wg::http::starts_h2_preface(bytes.substr(0, chunk))) {
     return 0;
   }
   const Answers expected = current_build(bytes);

@@ -47,7 +47,8 @@ BOOST_AUTO_TEST_CASE(reads_the_request_line_and_the_lines_in_order) {
   HeadScanner scanner(kScanLimit);
   const std::string head =
       "GET /api/v1/widgets/widget/abc/remote?x=1 HTTP/1.1\r\nHost: gw\r\n"
-      "Accept-Encoding:  br, gzip \r\nX-Forwarded-For: 10.0.0.1\r\nx-forwarded-for: 10.0.0.2\r\n\r\n";
+      "Accept-Encoding:  br, gzip \r\nX-Forwarded-For: 10.0.0.1\r\nx-forwarded-for: "
+      "10.0.0.2\r\n\r\n";
   const std::string bytes = head + "GET /next HTTP/1.1\r\n";
   BOOST_TEST(scan_once(bytes, scanner) == ScanResult::complete);
   const auto& h = scanner.head();
@@ -63,7 +64,8 @@ BOOST_AUTO_TEST_CASE(reads_the_request_line_and_the_lines_in_order) {
   BOOST_TEST(headers.value("accept-encoding") == "br, gzip");  // trimmed, any case
   BOOST_TEST(headers.count("X-Forwarded-For") == 2u);
   std::string forwarded;
-  headers.for_each("X-FORWARDED-FOR", [&](std::string_view v) { forwarded += std::string(v) + ";"; });
+  headers.for_each("X-FORWARDED-FOR",
+                   [&](std::string_view v) { forwarded += std::string(v) + ";"; });
   BOOST_TEST(forwarded == "10.0.0.1;10.0.0.2;");
   BOOST_TEST(headers.find("Origin") == nullptr);
 }
@@ -126,10 +128,10 @@ BOOST_AUTO_TEST_CASE(framing_is_refused_while_reading_as_beast_refuses_it) {
   BOOST_TEST(scan_once(line + "Content-Length: 2\r\nContent-Length: 3\r\n\r\n", scanner) ==
              ScanResult::malformed);
   BOOST_TEST(scan_once(line + "Content-Length: 2x\r\n\r\n", scanner) == ScanResult::malformed);
-  BOOST_TEST(scan_once(line + "Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n",
-                       scanner) == ScanResult::malformed);
-  BOOST_TEST(scan_once(line + "Transfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\n",
-                       scanner) == ScanResult::malformed);
+  BOOST_TEST(scan_once(line + "Content-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n", scanner) ==
+             ScanResult::malformed);
+  BOOST_TEST(scan_once(line + "Transfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\n", scanner) ==
+             ScanResult::malformed);
   BOOST_TEST(scan_once(line + "Transfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n\r\n",
                        scanner) == ScanResult::malformed);
   // Another coding then Content-Length reads; refuse_head refuses it (framing_conflict).

@@ -12,18 +12,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
 #include <boost/test/unit_test.hpp>
 #include <chrono>
-#include <exception>
-#include <future>
 #include <regex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "loopback_listener.hpp"
 #include "widget_gateway/common/clock.hpp"
 #include "widget_gateway/http/request_handler.hpp"
 #include "widget_gateway/http/server.hpp"
@@ -37,9 +33,9 @@ namespace {
 class EchoHandler final : public wg::http::RequestHandler {
  public:
   asio::awaitable<wg::http::Response> handle(const wg::http::Request& request) override {
-    std::string body = std::string(request.method_text) + " " + std::string(request.target) +
-                       " " + std::to_string(request.version) +
-                       (request.keep_alive ? " keep" : " close") + "\n";
+    std::string body = std::string(request.method_text) + " " + std::string(request.target) + " " +
+                       std::to_string(request.version) + (request.keep_alive ? " keep" : " close") +
+                       "\n";
     for (const auto& line : request.headers) {
       body += std::string(line.name) + ": " + std::string(line.value) + "\n";
     }
@@ -59,12 +55,8 @@ class EchoHandler final : public wg::http::RequestHandler {
 
 struct SwitchListener {
   wg::SystemClock clock;
-  asio::io_context ioc;
-  asio::executor_work_guard<asio::io_context::executor_type> work{ioc.get_executor()};
   EchoHandler handler;
-  wg::http::HttpServer server;
-  std::uint16_t port = 0;
-  std::thread io;
+  wg::http::test::LoopbackListener listener;
 
   static wg::config::ServerConfig limits(const char* parser) {
     wg::config::ServerConfig limits;
@@ -74,21 +66,8 @@ struct SwitchListener {
     return limits;
   }
   // `bodies`: the listener takes bodies up to 64 bytes (as the admin listener does).
-  SwitchListener(const char* parser, bool bodies)
-      : server(ioc, "public", limits(parser), handler, clock, true) {
-    server.set_max_body_bytes(bodies ? 64 : 0);
-    port =
-        server.bind(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0), false).port();
-    server.start();
-    io = std::thread([this] { ioc.run(); });
-  }
-  ~SwitchListener() {
-    std::promise<void> drained;
-    asio::co_spawn(ioc, server.drain(1s), [&drained](std::exception_ptr) { drained.set_value(); });
-    drained.get_future().wait();
-    work.reset();
-    ioc.stop();
-    io.join();
+  SwitchListener(const char* parser, bool bodies) : listener(limits(parser), handler, clock) {
+    listener.server.set_max_body_bytes(bodies ? 64 : 0);
   }
 
   // What the listener answers `bytes` (sent whole, or a byte at a time): everything until it
@@ -97,7 +76,7 @@ struct SwitchListener {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in address{};
     address.sin_family = AF_INET;
-    address.sin_port = htons(port);
+    address.sin_port = htons(listener.port);
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     BOOST_REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
     const int one = 1;

@@ -8,8 +8,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/test/unit_test.hpp>
@@ -20,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "loopback_listener.hpp"
 #include "widget_gateway/common/clock.hpp"
 #include "widget_gateway/http/request_handler.hpp"
 #include "widget_gateway/http/server.hpp"
@@ -98,28 +97,11 @@ Received receive_now(int fd) {
 // A listener on 127.0.0.1 with its own io thread, stopped (drained) at the end.
 struct SessionFixture {
   wg::ManualClock clock;
-  asio::io_context ioc;
-  asio::executor_work_guard<asio::io_context::executor_type> work{ioc.get_executor()};
   SessionTestHandler handler;
-  wg::http::HttpServer server{ioc, "public", session_limits(), handler, clock, true};
-  std::uint16_t port = 0;
-  std::thread io;
-
-  SessionFixture() {
-    port =
-        server.bind(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0), false).port();
-    server.start();
-    io = std::thread([this] { ioc.run(); });
-  }
-  ~SessionFixture() {
-    // Every session ends before the server and the io_context go.
-    std::promise<void> drained;
-    asio::co_spawn(ioc, server.drain(1s), [&drained](std::exception_ptr) { drained.set_value(); });
-    drained.get_future().wait();
-    work.reset();
-    ioc.stop();
-    io.join();
-  }
+  wg::http::test::LoopbackListener listener{session_limits(), handler, clock};
+  asio::io_context& ioc = listener.ioc;
+  wg::http::HttpServer& server = listener.server;
+  const std::uint16_t port = listener.port;
 
   // Returns once the io thread has run everything queued before: each session has gone as far
   // as it can without new bytes or a timer.

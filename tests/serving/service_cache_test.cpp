@@ -15,9 +15,7 @@ using namespace wg;
 using namespace wg::serving;
 using namespace wg::serving::test;
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 BOOST_AUTO_TEST_SUITE(service_cache_test)
 
@@ -80,6 +78,16 @@ BOOST_AUTO_TEST_CASE(a_fetched_copy_and_its_lock_done_take_one_round_trip) {
   BOOST_TEST(read.outcome.source == Outcome::Source::cache);
   BOOST_TEST(read.entry->body == "{}");
   BOOST_TEST(f.upstream_calls() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_stored_miss_is_announced_once) {
+  ServiceFixture f;
+  const std::uint64_t before = redis_calls(f.redis_server, {"publish"});
+  Served first = f.serve(f.widget(0));
+  BOOST_REQUIRE(first.ok());
+  BOOST_TEST(first.outcome.stored);
+  // By the script that stored it and marked the lock done: not again after it.
+  BOOST_TEST(redis_calls(f.redis_server, {"publish"}) - before == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(an_l2_hit_fills_l1) {

@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
-#include "widget_gateway/cache/lock_done.hpp"
 #include "widget_gateway/cache/entry.hpp"
 #include "widget_gateway/cache/generations.hpp"
+#include "widget_gateway/cache/lock_done.hpp"
 #include "widget_gateway/common/key_space.hpp"
 
 namespace wg::redis {

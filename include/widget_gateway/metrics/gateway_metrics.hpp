@@ -111,7 +111,8 @@ class GatewayMetrics {
   void redis_read(RedisRead read) noexcept;  // wg_redis_reads_total{read}
   // One reply from Redis: how long its command waited in the connection's output queue
   // (wg_redis_queued_seconds), and from its write to the reply (wg_redis_reply_seconds).
-  void redis_round_trip(std::chrono::nanoseconds queued, std::chrono::nanoseconds answered) noexcept;
+  void redis_round_trip(std::chrono::nanoseconds queued,
+                        std::chrono::nanoseconds answered) noexcept;
   void withheld(Withheld reason) noexcept;
   // One request the gateway answered with a refusal of its own (wg_refusals_total{reason}).
   void refused(RefusalReason reason) noexcept;
