@@ -274,6 +274,10 @@ std::uint16_t RedisSentinels::failover() {
 
 std::uint16_t RedisSentinels::switch_primary() {
   const std::uint16_t before = primary_port();
+  // What was written so far reaches the replica first (bounded: 5 s). SENTINEL FAILOVER does
+  // not wait for it, and a replica behind would come up without the last writes: a test of
+  // following a failover, not of losing writes (tests/integration/quota_durability_test.cpp).
+  node_on(before).command({"WAIT", "1", "5000"});
   // The sentinel asked runs the failover itself (no election), so it names the new primary
   // first.
   const std::string answer = sentinels_.front()->command({"SENTINEL", "FAILOVER", name_});

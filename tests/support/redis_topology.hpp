@@ -75,11 +75,13 @@ class RedisSentinels {
   std::vector<std::string> sentinels() const;  // "127.0.0.1:PORT" of each sentinel
   // The primary's port as the sentinels name it now.
   std::uint16_t primary_port();
-  // SENTINEL FAILOVER, then waits until the sentinels name the other node, it accepts writes
-  // and the old primary has become its replica. Returns the new primary's port.
+  // What was written reaches the replica (WAIT, at most 5 s), then SENTINEL FAILOVER; then
+  // waits until the sentinels name the other node, it accepts writes and the old primary has
+  // become its replica. Returns the new primary's port.
   std::uint16_t failover();
-  // SENTINEL FAILOVER, then waits only until the sentinels name the other node and it accepts
-  // writes (the old primary may still be one). Returns the new primary's port.
+  // The same without waiting for the old primary: WAIT, SENTINEL FAILOVER, then only until the
+  // sentinels name the other node and it accepts writes (the old primary may still be one).
+  // Returns the new primary's port.
   std::uint16_t switch_primary();
   // A command on the node currently named primary.
   std::string primary_command(const std::vector<std::string>& args);
