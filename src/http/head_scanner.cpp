@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <boost/beast/http/rfc7230.hpp>
+#include <charconv>
 #include <cstring>
 #include <limits>
 
@@ -133,20 +134,6 @@ ScanResult value_line(const char*& p, const char* last, const char*& first,
   if (p >= last) return ScanResult::need_more;
   content_end = trim_back(content_end, first);
   return ScanResult::complete;
-}
-
-bool parse_decimal(std::string_view s, std::uint64_t& v) {
-  if (s.empty()) return false;
-  std::uint64_t n = 0;
-  for (char c : s) {
-    if (!is_digit(c) || n > std::numeric_limits<std::uint64_t>::max() / 10) return false;
-    n *= 10;
-    const std::uint64_t d = static_cast<std::uint64_t>(c - '0');
-    if (std::numeric_limits<std::uint64_t>::max() - n < d) return false;
-    n += d;
-  }
-  v = n;
-  return true;
 }
 
 }  // namespace
@@ -354,7 +341,9 @@ ScanResult HeadScanner::apply(const HeaderLine& line) {
     std::optional<std::uint64_t> length = head_.content_length;
     for (auto token : tokens) {
       std::uint64_t v = 0;
-      if (!parse_decimal(token, v)) return ScanResult::malformed;
+      // Digits only, all of them, within 64 bits (Beast's parse_dec).
+      const auto [end, error] = std::from_chars(token.data(), token.data() + token.size(), v);
+      if (error != std::errc() || end != token.data() + token.size()) return ScanResult::malformed;
       --unread;
       if (length.has_value() && v != *length) return ScanResult::malformed;
       length = v;

@@ -112,6 +112,14 @@ void ClusterImpl::report_error(ErrorKind kind) {
   }
 }
 
+void ClusterImpl::report_round_trip(std::chrono::nanoseconds queued,
+                                    std::chrono::nanoseconds answered) {
+  std::lock_guard lock(callback_mutex_);
+  for (std::size_t i = 0; i < round_trip_listeners_.size() && !callbacks_detached_; ++i) {
+    round_trip_listeners_[i](queued, answered);
+  }
+}
+
 void ClusterImpl::route(Command command) {
   if (stopping_ || !started_) {
     const std::error_code ec = stopping_ ? wg::errc::shutting_down : wg::errc::redis_down;
@@ -210,13 +218,7 @@ ClusterImpl::Node ClusterImpl::node_at(const std::string& host, std::uint16_t po
     if (auto self = weak.lock()) self->report_error(kind);
   });
   node->on_round_trip([weak](std::chrono::nanoseconds queued, std::chrono::nanoseconds answered) {
-    auto self = weak.lock();
-    if (!self) return;
-    std::lock_guard lock(self->callback_mutex_);
-    for (std::size_t i = 0; i < self->round_trip_listeners_.size() && !self->callbacks_detached_;
-         ++i) {
-      self->round_trip_listeners_[i](queued, answered);
-    }
+    if (auto self = weak.lock()) self->report_round_trip(queued, answered);
   });
   node->start();
   nodes_.push_back(node);

@@ -62,6 +62,7 @@ class ClusterImpl final : public Backend, public std::enable_shared_from_this<Cl
   void publish_primaries();  // for healthy()
   void update_state();
   void report_error(ErrorKind kind);
+  void report_round_trip(std::chrono::nanoseconds queued, std::chrono::nanoseconds answered);
   void request_refresh();
   void release_held();
   boost::asio::awaitable<void> run();
