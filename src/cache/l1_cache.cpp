@@ -87,7 +87,8 @@ struct alignas(64) L1Cache::Shard {
     std::string key;
     std::size_t hash;
     std::shared_ptr<const Entry> entry;
-    std::size_t charge;
+    std::size_t charge;  // the entry's, and its annex's
+    std::unique_ptr<const L1Annex> annex;
     std::atomic<std::uint8_t> freq{0};  // hits since insertion or last demotion, capped at 3
     bool in_main;
     // Intrusive list of the entries of one widget, for erase_prefix.
@@ -147,6 +148,13 @@ struct alignas(64) L1Cache::Shard {
   void publish() {
     published_bytes.store(entry_bytes + ghost_bytes(), std::memory_order_relaxed);
     published_entries.store(index.size(), std::memory_order_relaxed);
+  }
+
+  // A node's charge changes to `charge`.
+  void recharge(Node& node, std::size_t charge) {
+    entry_bytes = entry_bytes - node.charge + charge;
+    if (!node.in_main) small_bytes = small_bytes - node.charge + charge;
+    node.charge = charge;
   }
 
   // The stored node of `key`, or nullptr.
@@ -285,6 +293,11 @@ L1Cache::Shard& L1Cache::shard_for(std::size_t hash) const {
 }
 
 std::shared_ptr<const Entry> L1Cache::get(std::string_view key) const {
+  return get(key, nullptr);
+}
+
+std::shared_ptr<const Entry> L1Cache::get(std::string_view key, const L1Annex** annex) const {
+  if (annex != nullptr) *annex = nullptr;
   const std::size_t hash = hash_key(key);
   Shard& shard = shard_for(hash);
   if (max_bytes_.load(std::memory_order_relaxed) == 0) {
@@ -302,7 +315,24 @@ std::shared_ptr<const Entry> L1Cache::get(std::string_view key) const {
   const std::uint8_t freq = node.freq.load(std::memory_order_relaxed);
   if (freq < kMaxFreq) node.freq.store(freq + 1, std::memory_order_relaxed);
   bump(shard.hits, locking_);
+  if (annex != nullptr) *annex = node.annex.get();
   return node.entry;
+}
+
+void L1Cache::attach(std::string_view key, const Entry* entry,
+                     std::unique_ptr<const L1Annex> annex) {
+  if (locking_ || !annex) return;
+  const std::size_t hash = hash_key(key);
+  Shard& shard = shard_for(hash);
+  Shard::Queue::iterator* const found = shard.find(key, hash);
+  if (found == nullptr || (*found)->entry.get() != entry) return;
+  Shard::Node& node = **found;
+  const std::size_t charge = charged_bytes(node.key, *node.entry) + annex->bytes();
+  if (charge > shard.budget) return;
+  shard.recharge(node, charge);
+  node.annex = std::move(annex);
+  shard.shrink_to_budget();
+  shard.publish();
 }
 
 void L1Cache::put(std::string key, std::shared_ptr<const Entry> entry) {
@@ -327,10 +357,9 @@ void L1Cache::put(std::string key, std::shared_ptr<const Entry> entry) {
   }
   if (found != nullptr) {
     const Shard::Queue::iterator it = *found;
-    shard.entry_bytes = shard.entry_bytes - it->charge + charge;
-    if (!it->in_main) shard.small_bytes = shard.small_bytes - it->charge + charge;
+    shard.recharge(*it, charge);
     replaced = std::exchange(it->entry, std::move(entry));
-    it->charge = charge;
+    it->annex.reset();  // it was the old entry's
   } else {
     // A key evicted recently and requested again was evicted too early: it skips the small
     // FIFO.

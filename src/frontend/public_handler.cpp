@@ -320,6 +320,7 @@ http::Response PublicHandler::answer_api(const http::Request& request, const api
   l1_lookup.set("wg.hit", hit.has_value());
   l1_lookup.end();
   if (!hit) {
+    look.annex = nullptr;  // read on the hit path only
     miss = std::make_unique<ApiMiss>(
         ApiMiss{std::move(api_request), std::move(look), nullptr, view, logging});
     if (limited_client) {
@@ -328,7 +329,7 @@ http::Response PublicHandler::answer_api(const http::Request& request, const api
     return {};
   }
   http::Response response = finish_api(request, std::move(*hit), endpoint, api_request, look, view,
-                                       logging, settings, observation);
+                                       logging, settings, observation, true);
   look.own.reset();  // the answer holds the entry as long as it needs it; the buffer does not
   return response;
 }
@@ -343,14 +344,14 @@ asio::awaitable<http::Response> PublicHandler::serve_miss(const http::Request& r
   Served served = co_await service_.serve(miss->request, miss->look, asked, &context);
   const api::Endpoint endpoint = miss->request.endpoint;
   co_return finish_api(request, std::move(served), endpoint, miss->request, miss->look, miss->view,
-                       miss->logging, settings, observation);
+                       miss->logging, settings, observation, false);
 }
 
 http::Response PublicHandler::finish_api(const http::Request& request, Served served,
                                          api::Endpoint endpoint, const api::ApiRequest& api_request,
                                          const FirstLook& look, const RequestView& view,
                                          bool logging, const Settings& settings,
-                                         Observation& observation) {
+                                         Observation& observation, bool hit) {
   // Only while the page still lacks a coding: its hits then skip parsing Accept-Encoding here
   // (the response builder parses it anyway).
   // Either makes a copy of the entry with one thing more (entries do not change once shared):
@@ -388,7 +389,13 @@ http::Response PublicHandler::finish_api(const http::Request& request, Served se
     if (metrics_) metrics_->refused(*served.refusal);
   }
   if (metrics_) metrics_->stale_served(served.outcome.stale());
-  return build_response(served, endpoint, settings.response, view, settings.cors);
+  if (!hit) return build_response(served, endpoint, settings.response, view, settings.cors);
+  // A copy made above replaced the one looked at, and its annex with it.
+  KeptHeads heads{served.entry == look.own ? look.annex : nullptr, nullptr};
+  http::Response response =
+      build_response(served, endpoint, settings.response, view, settings.cors, &heads);
+  if (heads.made) service_.keep_beside(look.key, entry, std::move(heads.made));
+  return response;
 }
 
 }  // namespace wg::frontend

@@ -86,11 +86,12 @@ class PublicHandler final : public http::RequestHandler {
                                                     Observation& observation,
                                                     tracing::RequestTrace& trace);
   // A hit's or a miss's answer from what was served: codings, a body file, demand, the
-  // observation and the metrics, then the response.
+  // observation and the metrics, then the response. `hit`: from L1, in the call that looked
+  // (its head is kept beside the entry there).
   http::Response finish_api(const http::Request& request, serving::Served served,
                             api::Endpoint endpoint, const api::ApiRequest& api_request,
                             const FirstLook& look, const RequestView& view, bool logging,
-                            const Settings& settings, Observation& observation);
+                            const Settings& settings, Observation& observation, bool hit);
   void observe(const http::Request& request, api::Route route, const http::Response& response,
                const Observation& observation, SteadyTime started);
 

@@ -12,9 +12,6 @@ namespace wg::frontend {
 
 namespace {
 
-// Enough for the headers of a hit with CORS, so that building them allocates once.
-constexpr std::size_t kTypicalHeadBytes = 512;
-
 void append_number(std::string& out, long long value) {
   char digits[24];
   const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
@@ -76,6 +73,71 @@ http::Response error_answer(const Served& served, api::ErrorCode code, unsigned 
   return response;
 }
 
+// Cache-Status (RFC 9211) up to its ttl figure, and after it.
+void append_cache_status_before_ttl(std::string& out, const Outcome& outcome) {
+  out.append("widget-gateway; ");
+  if (outcome.detail == Outcome::Detail::stale_if_error) {
+    out.append("fwd=stale; ttl=");
+  } else if (outcome.source == Outcome::Source::upstream) {
+    out.append(outcome.stored ? "fwd=uri-miss; stored; ttl=" : "fwd=uri-miss; ttl=");
+  } else {
+    out.append("hit; ttl=");
+  }
+}
+
+void append_cache_status_after_ttl(std::string& out, const Outcome& outcome) {
+  const bool stale_if_error = outcome.detail == Outcome::Detail::stale_if_error;
+  if (!stale_if_error && outcome.source == Outcome::Source::collapsed) out.append("; collapsed");
+  if (outcome.detail != Outcome::Detail::none) {
+    out.append("; detail=").append(detail_of(outcome.detail));
+  }
+}
+
+// The numbers a hit's head leaves as slots.
+enum HeadSlot : std::size_t { kMaxAgeSlot, kDownstreamSlot, kAgeSlot, kTtlSlot };
+
+// The fields of a 200 of `entry` in `coding`, in the order they are sent, with slots for the
+// numbers each answer fills in. Content-Type comes first: a 304 leaves it out.
+AnswerHeads::HeadPtr make_hit_head(const cache::Entry& entry, client_policy::Coding coding,
+                                   const AnswerHeads::Shape& shape, const Outcome& outcome) {
+  auto head = std::make_shared<http::HeadTemplate>();
+  head->add("Content-Type", "application/json; charset=utf-8");
+  if (coding != client_policy::Coding::identity) {
+    head->add("Content-Encoding", client_policy::coding_token(coding));
+  }
+  std::string text;
+  client_policy::append_etag_for_coding(text, entry.etag, coding);
+  head->add("ETag", text);
+  text.clear();
+  if (shape.stale_while_revalidate > 0) {
+    text.append(", stale-while-revalidate=");
+    append_number(text, shape.stale_while_revalidate);
+  }
+  if (shape.stale_if_error > 0) {
+    text.append(", stale-if-error=");
+    append_number(text, shape.stale_if_error);
+  }
+  head->add_number("Cache-Control", "public, max-age=", kMaxAgeSlot, text);
+  // After Cache-Control: nginx reads its stale-* extensions only when it meets them before
+  // X-Accel-Expires, which then replaces max-age alone.
+  head->add_number("X-Accel-Expires", "", kDownstreamSlot);
+  head->add_number("Age", "", kAgeSlot);
+  head->add("Accept-Ranges", "none");
+  head->add("Vary", shape.vary_on_origin ? "Accept-Encoding, Origin" : "Accept-Encoding");
+  text.clear();
+  append_cache_status_before_ttl(text, outcome);
+  std::string after;
+  append_cache_status_after_ttl(after, outcome);
+  head->add_number("Cache-Status", text, kTtlSlot, after);
+  return head;
+}
+
+// A hit from L1, whose head a worker keeps beside the entry: its Cache-Status is "hit" with
+// the shape's detail.
+bool plain_hit(const Outcome& outcome) {
+  return outcome.source == Outcome::Source::cache && !outcome.stored;
+}
+
 }  // namespace
 
 http::Response rejection_response(const api::Rejection& rejection, api::Endpoint endpoint,
@@ -100,21 +162,9 @@ void append_cache_status(std::string& out, const Served& served) {
     out.append("widget-gateway; fwd=uri-miss; detail=empty-on-error");
     return;
   }
-  const bool stale_if_error = outcome.detail == Outcome::Detail::stale_if_error;
-  out.append("widget-gateway; ");
-  const long long ttl = served.entry ? seconds_between(served.now, served.entry->fresh_until) : 0;
-  if (stale_if_error) {
-    out.append("fwd=stale; ttl=");
-  } else if (outcome.source == Outcome::Source::upstream) {
-    out.append(outcome.stored ? "fwd=uri-miss; stored; ttl=" : "fwd=uri-miss; ttl=");
-  } else {
-    out.append("hit; ttl=");
-  }
-  append_number(out, ttl);
-  if (!stale_if_error && outcome.source == Outcome::Source::collapsed) out.append("; collapsed");
-  if (outcome.detail != Outcome::Detail::none) {
-    out.append("; detail=").append(detail_of(outcome.detail));
-  }
+  append_cache_status_before_ttl(out, outcome);
+  append_number(out, served.entry ? seconds_between(served.now, served.entry->fresh_until) : 0);
+  append_cache_status_after_ttl(out, outcome);
 }
 
 std::string cache_status(const Served& served) {
@@ -125,7 +175,7 @@ std::string cache_status(const Served& served) {
 
 http::Response build_response(const Served& served, api::Endpoint endpoint,
                               const ResponseOptions& options, const RequestView& request,
-                              const client_policy::CorsPolicy& cors) {
+                              const client_policy::CorsPolicy& cors, KeptHeads* heads) {
   if (!served.ok()) {
     return error_answer(served, served.error, api::error_info(served.error, endpoint).status,
                         endpoint, request, options, cors);
@@ -174,37 +224,33 @@ http::Response build_response(const Served& served, api::Endpoint endpoint,
                             : coding == client_policy::Coding::gzip ? gzip
                                                                     : &entry.body;
 
+  // The fixed fields from the head kept beside the entry, or written now (and kept).
+  const AnswerHeads::Shape shape{options.stale_while_revalidate.count(),
+                                 options.stale_if_error.count(), cors.vary_on_origin(),
+                                 served.outcome.detail};
+  const bool keeps = heads != nullptr && plain_hit(served.outcome);
+  // Only the frontend attaches annexes to L1 entries, and only AnswerHeads.
+  const auto* kept = keeps ? static_cast<const AnswerHeads*>(heads->kept) : nullptr;
+  AnswerHeads::HeadPtr head = kept != nullptr ? kept->find(coding, shape) : nullptr;
+  if (!head) {
+    head = make_hit_head(entry, coding, shape, served.outcome);
+    if (keeps) {
+      heads->made = kept != nullptr ? kept->with(coding, head, shape)
+                                    : AnswerHeads(shape).with(coding, head, shape);
+    }
+  }
+
   http::Response response;
   response.status = not_modified ? 304 : 200;
-  http::Fields& fields = response.headers;
-  fields.reserve(kTypicalHeadBytes);
-  if (!not_modified) fields.add("Content-Type", "application/json; charset=utf-8");
-  if (coding != client_policy::Coding::identity) {
-    fields.add("Content-Encoding", client_policy::coding_token(coding));
-  }
-  // Values built in place (fields.start), so that the hit path makes no temporary strings.
-  client_policy::append_etag_for_coding(fields.start("ETag"), entry.etag, coding);
+  response.template_first = not_modified ? 1 : 0;  // no Content-Type
+  response.head_template = std::move(head);
   const long long downstream = downstream_seconds(entry, served.now, options.max_age_cap);
   const long long age = std::max(0LL, seconds_between(entry.stored_at, served.now));
-  std::string& cache_control = fields.start("Cache-Control");
-  cache_control.append("public, max-age=");
-  append_number(cache_control, age + downstream);
-  if (options.stale_while_revalidate.count() > 0) {
-    cache_control.append(", stale-while-revalidate=");
-    append_number(cache_control, options.stale_while_revalidate.count());
-  }
-  if (options.stale_if_error.count() > 0) {
-    cache_control.append(", stale-if-error=");
-    append_number(cache_control, options.stale_if_error.count());
-  }
-  // After Cache-Control: nginx reads its stale-* extensions only when it meets them before
-  // X-Accel-Expires, which then replaces max-age alone.
-  append_number(fields.start("X-Accel-Expires"), downstream);
-  append_number(fields.start("Age"), age);
-  fields.add("Accept-Ranges", "none");
-  add_vary(response, cors, true);
-  append_cache_status(fields.start("Cache-Status"), served);
-  cors.add_response_headers(request.origin, fields);
+  response.numbers[kMaxAgeSlot] = age + downstream;
+  response.numbers[kDownstreamSlot] = downstream;
+  response.numbers[kAgeSlot] = age;
+  response.numbers[kTtlSlot] = seconds_between(served.now, entry.fresh_until);
+  cors.add_response_headers(request.origin, response.headers);
 
   if (not_modified) {
     response.body_mode = http::BodyMode::none;

@@ -4,6 +4,7 @@
 // coding, Cache-Control whose freshness for downstream caches ends when ours does (capped),
 // Age, Vary, Cache-Status (RFC 9211), CORS, and 304 for a matching If-None-Match.
 
+#include "answer_heads.hpp"
 #include "serving/gateway_service.hpp"
 #include "widget_gateway/client_policy/cors_policy.hpp"
 #include "widget_gateway/http/request_handler.hpp"
@@ -31,9 +32,18 @@ struct RequestView {
 };
 RequestView request_view(const http::Request& request);
 
+// A plain hit's head kept beside its entry in the worker's L1: `kept`, found there (may be
+// null); `made`, a set with the head this answer wrote, for the caller to keep there instead.
+struct KeptHeads {
+  const cache::L1Annex* kept = nullptr;
+  std::unique_ptr<const cache::L1Annex> made;
+};
+
+// `heads` (may be null): where a plain hit's head is kept. A 200 or 304 is built from a head
+// template (answer_heads.hpp) either way.
 http::Response build_response(const Served& served, api::Endpoint endpoint,
                               const ResponseOptions& options, const RequestView& request,
-                              const client_policy::CorsPolicy& cors);
+                              const client_policy::CorsPolicy& cors, KeptHeads* heads = nullptr);
 
 // A request refused before serving (validation): the contract's error; widget_not_found with
 // the downstream freshness of a cached unknown widget.

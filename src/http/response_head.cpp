@@ -29,6 +29,9 @@ void write_http1_head(std::string& out, const Response& response, std::string_vi
   append_number(out, response.status);
   out.push_back(' ');
   out.append(reason_phrase(response.status)).append("\r\nDate: ").append(date).append("\r\n");
+  if (response.head_template) {
+    response.head_template->write_http1(out, response.numbers, response.template_first);
+  }
   // The fields' lines in one go: sized once, then copied piece by piece (the hit path sends a
   // dozen fields, and a string append per piece costs more than the bytes it copies).
   std::size_t lines = 0;
@@ -66,6 +69,11 @@ H2Head::H2Head(Response& response, std::string_view date) {
   std::to_chars(status_, status_ + sizeof status_, status);
   push(":status", std::string_view(status_, sizeof status_));
   push("date", date);
+  if (response.head_template) {
+    response.head_template->for_each_h2(
+        response.numbers, response.template_first, values_,
+        [this](std::string_view name, std::string_view value) { push(name, value); });
+  }
   response.headers.lower_case_names();
   for (const auto [name, value] : response.headers) {
     if (!dropped_h2_field(name)) push(name, value);

@@ -54,12 +54,14 @@ std::shared_ptr<const cache::Entry> CacheTier::held(
   return copy;
 }
 
-std::shared_ptr<const cache::Entry> CacheTier::from_l1(const std::string& key) {
-  auto entry = l1_.get(key);
+std::shared_ptr<const cache::Entry> CacheTier::from_l1(const std::string& key,
+                                                       const cache::L1Annex** annex) {
+  auto entry = l1_.get(key, annex);
   // The one comparison a hit pays: copies stored since the policy took effect conform to it.
   if (entry && entry->stored_at < policy_since_) {
     auto conforming = held(entry);
     if (conforming != entry) {
+      if (annex != nullptr) *annex = nullptr;  // the old copy's
       l1_.put(key, conforming);
       entry = std::move(conforming);
     }
@@ -67,9 +69,11 @@ std::shared_ptr<const cache::Entry> CacheTier::from_l1(const std::string& key) {
   return entry;
 }
 
-std::shared_ptr<const cache::Entry> CacheTier::find_local(const std::string& key) {
-  auto entry = from_l1(key);
+std::shared_ptr<const cache::Entry> CacheTier::find_local(const std::string& key,
+                                                          const cache::L1Annex** annex) {
+  auto entry = from_l1(key, annex);
   if (entry && clock_.wall_now() >= entry->stale_until) {
+    if (annex != nullptr) *annex = nullptr;
     l1_.erase(key);
     entry.reset();
   }

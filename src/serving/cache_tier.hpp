@@ -73,8 +73,10 @@ class CacheTier {
         read_wait_(read_wait),
         read_slots_(kMaxReadsInFlight, kMaxReadsWaiting) {}
 
-  // L1 only: never waits. Null when absent or past stale_until.
-  std::shared_ptr<const cache::Entry> find_local(const std::string& key);
+  // L1 only: never waits. Null when absent or past stale_until. `annex` (optional): what is
+  // kept beside the entry found (L1Cache::get).
+  std::shared_ptr<const cache::Entry> find_local(const std::string& key,
+                                                 const cache::L1Annex** annex = nullptr);
   // L1, then L2 (filling L1).
   boost::asio::awaitable<Found> find(const std::string& key);
   // `key` as find() does; when L1 misses it and `also` (a key of the same widget) is not in L1
@@ -129,7 +131,8 @@ class CacheTier {
   // A Redis lookup's result as found (metrics counted, L1 filled).
   Found take_shared(const std::string& key, cache::Lookup& lookup);
   // L1's copy, held to the policy if it may predate it (a cut copy replaces it in L1).
-  std::shared_ptr<const cache::Entry> from_l1(const std::string& key);
+  std::shared_ptr<const cache::Entry> from_l1(const std::string& key,
+                                              const cache::L1Annex** annex = nullptr);
   // `entry`, or a copy of it cut to the policy.
   std::shared_ptr<const cache::Entry> held(std::shared_ptr<const cache::Entry> entry) const;
   // The same, and read as stale from a soft purge of `key`'s widget that it predates

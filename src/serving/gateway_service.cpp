@@ -104,7 +104,7 @@ void GatewayService::fill_first_look(const api::ApiRequest& request,
     look.shape =
         settings.derive_pages && !cache::is_window(request.query) ? Shape::derived : Shape::page;
   }
-  look.own = deps_.cache.find_local(look.key);
+  look.own = deps_.cache.find_local(look.key, &look.annex);
   look.needs_proof = request.endpoint == api::Endpoint::reviews &&
                      (request.query.skip >= cache::kWindowSize || request.query.type.has_value());
 }
@@ -112,6 +112,11 @@ void GatewayService::fill_first_look(const api::ApiRequest& request,
 bool GatewayService::early_due(RequestFacts::Shape shape, const cache::Entry* own, WallTime now) {
   // Derived pages are never refreshed early themselves (their windows are).
   return own != nullptr && shape != RequestFacts::Shape::derived && early_refresh_due(*own, now);
+}
+
+void GatewayService::keep_beside(const std::string& key, const cache::Entry* entry,
+                                 std::unique_ptr<const cache::L1Annex> annex) {
+  deps_.cache.l1().attach(key, entry, std::move(annex));
 }
 
 std::optional<Served> GatewayService::serve_from_l1(const api::ApiRequest& request,
@@ -125,6 +130,7 @@ std::optional<Served> GatewayService::serve_from_l1(const api::ApiRequest& reque
   if (needs_quota_mode(facts)) facts.mode = deps_.quota.snapshot().mode;
   const Step step = next_step(facts);
   if (step.action == Step::Action::serve_own_refresh) {
+    look.annex = nullptr;  // the refresh may change L1 before the answer is built
     shared_fetch_.refresh_in_background(request, look.key, shared_part(settings_), look.own,
                                         look.own->status == 200, metrics::RefreshKind::early);
   } else if (step.action != Step::Action::serve_own) {

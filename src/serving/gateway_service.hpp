@@ -38,6 +38,9 @@ struct FirstLook {
   std::string key;
   RequestFacts::Shape shape = RequestFacts::Shape::widget;
   std::shared_ptr<const cache::Entry> own;  // the L1 copy (not past stale_until), or null
+  // What this worker keeps beside `own` in L1 (its answer heads), or null. Valid only until
+  // the worker's L1 next changes: read on the hit path, in the call that looked.
+  const cache::L1Annex* annex = nullptr;
   bool shared_missed = false;  // Redis was just asked for this key too, and had nothing
   bool needs_proof = false;    // a reviews key at skip >= 300 or with a type
   // What the widget data is known to prove already (a window of a page that consulted it).
@@ -112,6 +115,10 @@ class GatewayService {
 
   // Codings and body files made for answers (entry_forms.hpp).
   EntryForms& forms() { return forms_; }
+  // Keeps `annex` beside `key`'s copy in this worker's L1 while it is `entry`
+  // (cache::L1Cache::attach): the frontend's answer heads.
+  void keep_beside(const std::string& key, const cache::Entry* entry,
+                   std::unique_ptr<const cache::L1Annex> annex);
   // What visitors asked for since the control thread last took it (docs/prefetch.md).
   DemandCounter& demand() { return demand_; }
 

@@ -78,6 +78,18 @@ std::shared_ptr<const Entry> make_entry(std::size_t body_size, std::size_t varia
   return entry;
 }
 
+// An annex of a given size that counts how many of its kind are alive.
+class CountedAnnex final : public wg::cache::L1Annex {
+ public:
+  CountedAnnex(std::size_t bytes, int& alive) : bytes_(bytes), alive_(alive) { ++alive_; }
+  ~CountedAnnex() override { --alive_; }
+  std::size_t bytes() const override { return bytes_; }
+
+ private:
+  std::size_t bytes_;
+  int& alive_;
+};
+
 std::string widget_key(int widget, int page) {
   return "wg:{" + std::to_string(widget) + "aaaaaaaaaaaaaaaaaaaaa}:r:*:20:" + std::to_string(page);
 }
@@ -152,6 +164,81 @@ BOOST_AUTO_TEST_CASE(get_returns_what_was_put_and_put_replaces) {
   BOOST_TEST(cache.get("wg:{a}:w") == nullptr);
   BOOST_TEST(cache.entries() == 0u);
   BOOST_TEST(cache.bytes() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(an_annex_lives_beside_its_entry_and_is_charged) {
+  L1Cache cache(1 << 20, 1, L1Cache::Access::owner_thread);
+  int alive = 0;
+  const auto entry = make_entry(100);
+  cache.put("wg:{a}:w", entry);
+  const std::size_t plain = cache.bytes();
+  const wg::cache::L1Annex* annex = nullptr;
+  BOOST_TEST(cache.get("wg:{a}:w", &annex) == entry);
+  BOOST_TEST(annex == nullptr);  // none yet
+
+  cache.attach("wg:{a}:w", entry.get(), std::make_unique<CountedAnnex>(700, alive));
+  BOOST_TEST(alive == 1);
+  BOOST_TEST(cache.bytes() == plain + 700);
+  BOOST_TEST(cache.get("wg:{a}:w", &annex) == entry);
+  BOOST_REQUIRE(annex != nullptr);
+  BOOST_TEST(annex->bytes() == 700u);
+
+  // A larger one replaces it, and is charged instead.
+  cache.attach("wg:{a}:w", entry.get(), std::make_unique<CountedAnnex>(900, alive));
+  BOOST_TEST(alive == 1);
+  BOOST_TEST(cache.bytes() == plain + 900);
+
+  // Not beside another entry than the one it was written for, nor an absent key.
+  const auto other = make_entry(100);
+  cache.attach("wg:{a}:w", other.get(), std::make_unique<CountedAnnex>(50, alive));
+  cache.attach("wg:{b}:w", entry.get(), std::make_unique<CountedAnnex>(50, alive));
+  BOOST_TEST(alive == 1);
+  BOOST_TEST(cache.bytes() == plain + 900);
+
+  // A new copy of the key drops it, as an erase does.
+  cache.put("wg:{a}:w", other);
+  BOOST_TEST(alive == 0);
+  BOOST_TEST(cache.get("wg:{a}:w", &annex) == other);
+  BOOST_TEST(annex == nullptr);
+  cache.attach("wg:{a}:w", other.get(), std::make_unique<CountedAnnex>(300, alive));
+  cache.erase("wg:{a}:w");
+  BOOST_TEST(alive == 0);
+  BOOST_TEST(cache.bytes() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(annexes_count_in_the_bound) {
+  // Room for about ten entries: their annexes, once charged, push the oldest out.
+  const std::size_t one = charged_bytes(widget_key(1, 1), *make_entry(1000));
+  L1Cache cache(10 * one + one / 2, 1, L1Cache::Access::owner_thread);
+  int alive = 0;
+  std::vector<std::shared_ptr<const Entry>> entries;
+  for (int i = 0; i < 10; ++i) {
+    entries.push_back(make_entry(1000));
+    cache.put(widget_key(1, i), entries.back());
+  }
+  BOOST_TEST(cache.entries() == 10u);
+  for (int i = 0; i < 10; ++i) {
+    cache.attach(widget_key(1, i), entries[i].get(), std::make_unique<CountedAnnex>(one, alive));
+    BOOST_TEST(cache.bytes() <= cache.max_bytes());
+  }
+  BOOST_TEST(cache.entries() < 10u);
+  BOOST_TEST(alive == static_cast<int>(cache.entries()));
+  // An annex that alone would not fit a shard is not kept.
+  cache.attach(widget_key(1, 9), entries[9].get(),
+               std::make_unique<CountedAnnex>(cache.max_bytes(), alive));
+  BOOST_TEST(cache.bytes() <= cache.max_bytes());
+}
+
+BOOST_AUTO_TEST_CASE(a_shared_cache_keeps_no_annex) {
+  L1Cache cache(1 << 20);  // Access::shared: an annex would be read without the lock
+  int alive = 0;
+  const auto entry = make_entry(100);
+  cache.put("k", entry);
+  cache.attach("k", entry.get(), std::make_unique<CountedAnnex>(10, alive));
+  BOOST_TEST(alive == 0);
+  const wg::cache::L1Annex* annex = nullptr;
+  BOOST_TEST(cache.get("k", &annex) == entry);
+  BOOST_TEST(annex == nullptr);
 }
 
 BOOST_AUTO_TEST_CASE(entry_larger_than_a_shard_is_not_stored_and_drops_the_old_one) {

@@ -2,6 +2,7 @@
 // name/value pairs handed to nghttp2, built from the same fields.
 
 #include <boost/test/unit_test.hpp>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -14,6 +15,7 @@
 using wg::http::BodyMode;
 using wg::http::Fields;
 using wg::http::H2Head;
+using wg::http::HeadTemplate;
 using wg::http::Response;
 using wg::http::write_http1_head;
 
@@ -223,6 +225,94 @@ BOOST_AUTO_TEST_CASE(both_protocols_carry_the_same_fields) {
                                                     : std::string_view(value)));
   }
   BOOST_TEST(head.size() == for_http1.headers.size() + 3);  // :status, date, content-length
+}
+
+namespace {
+
+std::shared_ptr<HeadTemplate> hit_template() {
+  auto fields = std::make_shared<HeadTemplate>();
+  fields->add("Content-Type", "application/json");
+  fields->add_number("Cache-Control", "public, max-age=", 0, ", stale-if-error=60");
+  fields->add_number("Age", "", 1);
+  fields->add("Vary", "Accept-Encoding");
+  fields->add_number("Cache-Status", "widget-gateway; hit; ttl=", 3);
+  return fields;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_template_fills_its_slots_and_the_fields_follow) {
+  Response response;
+  response.head_template = hit_template();
+  response.numbers = {120, 7, 999, -3};  // slot 2 unused
+  response.add_header("Access-Control-Allow-Origin", "*");
+  response.set_body("{}");
+  std::string head;
+  write_http1_head(head, response, kDate, false);
+  BOOST_TEST(head ==
+             "HTTP/1.1 200 OK\r\n"
+             "Date: Sun, 01 Jun 2025 12:00:00 GMT\r\n"
+             "Content-Type: application/json\r\n"
+             "Cache-Control: public, max-age=120, stale-if-error=60\r\n"
+             "Age: 7\r\n"
+             "Vary: Accept-Encoding\r\n"
+             "Cache-Status: widget-gateway; hit; ttl=-3\r\n"
+             "Access-Control-Allow-Origin: *\r\n"
+             "Content-Length: 2\r\n"
+             "\r\n");
+
+  // From the second field on (a 304), with the largest numbers.
+  response.status = 304;
+  response.body_mode = BodyMode::none;
+  response.template_first = 1;
+  response.numbers = {std::numeric_limits<long long>::max(), std::numeric_limits<long long>::min(),
+                      0, 0};
+  write_http1_head(head, response, kDate, false);
+  BOOST_TEST(head ==
+             "HTTP/1.1 304 Not Modified\r\n"
+             "Date: Sun, 01 Jun 2025 12:00:00 GMT\r\n"
+             "Cache-Control: public, max-age=9223372036854775807, stale-if-error=60\r\n"
+             "Age: -9223372036854775808\r\n"
+             "Vary: Accept-Encoding\r\n"
+             "Cache-Status: widget-gateway; hit; ttl=0\r\n"
+             "Access-Control-Allow-Origin: *\r\n"
+             "\r\n");
+}
+
+BOOST_AUTO_TEST_CASE(a_template_gives_http2_the_same_fields) {
+  Response response;
+  response.head_template = hit_template();
+  response.numbers = {120, 7, 0, 55};
+  response.add_header("Access-Control-Allow-Origin", "*");
+  response.set_body("{}");
+  const H2Head head(response, kDate);
+  BOOST_TEST(
+      pairs(head) ==
+          (Pairs{":status: 200", "date: " + std::string(kDate), "content-type: application/json",
+                 "cache-control: public, max-age=120, stale-if-error=60", "age: 7",
+                 "vary: Accept-Encoding", "cache-status: widget-gateway; hit; ttl=55",
+                 "access-control-allow-origin: *", "content-length: 2"}),
+      boost::test_tools::per_element());
+
+  response.template_first = 1;
+  const H2Head without_type(response, kDate);
+  BOOST_TEST(pairs(without_type)[2] == "cache-control: public, max-age=120, stale-if-error=60");
+  BOOST_TEST(without_type.size() == head.size() - 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_template_is_bounded) {
+  HeadTemplate fields;
+  for (std::size_t i = 0; i < HeadTemplate::kMaxFields; ++i) fields.add("X-N", "v");
+  BOOST_CHECK_THROW(fields.add("X-One-Too-Many", "v"), std::length_error);
+  HeadTemplate slots;
+  slots.add_number("A", "", 1);
+  BOOST_CHECK_THROW(slots.add_number("B", "", 1), std::logic_error);  // each slot once, in order
+  BOOST_CHECK_THROW(slots.add_number("C", "", HeadTemplate::kMaxSlots), std::logic_error);
+  BOOST_CHECK_THROW(slots.add_number("D", std::string(HeadTemplate::kMaxSlotTextBytes + 1, 'x'), 2),
+                    std::logic_error);
+  BOOST_CHECK_THROW(slots.add(std::string(256, 'n'), "v"), std::length_error);
+  BOOST_TEST(slots.fields() == 1u);
+  BOOST_TEST(slots.bytes() > sizeof(HeadTemplate));
 }
 
 BOOST_AUTO_TEST_SUITE_END()  // response_head_test

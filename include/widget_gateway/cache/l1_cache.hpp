@@ -55,6 +55,14 @@ inline constexpr std::size_t kGhostChargedBytes = 64;
 // kEntryOverheadBytes + kVariantOverheadBytes per variant.
 std::size_t charged_bytes(std::string_view key, const Entry& entry);
 
+// What the caller of an owner-thread cache keeps beside a stored entry (the frontend keeps its
+// answer heads there): dropped with the entry, and charged to its key from when it is attached.
+class L1Annex {
+ public:
+  virtual ~L1Annex() = default;
+  virtual std::size_t bytes() const = 0;
+};
+
 class L1Cache {
  public:
   enum class Access { shared, owner_thread };
@@ -70,6 +78,14 @@ class L1Cache {
   // The stored entry or nullptr. Takes the shard lock in shared mode and allocates nothing;
   // the key is hashed once.
   std::shared_ptr<const Entry> get(std::string_view key) const;
+  // The same, and the annex kept beside the entry (null when none, and always with
+  // Access::shared). The pointer is valid until the owner thread next changes the cache.
+  std::shared_ptr<const Entry> get(std::string_view key, const L1Annex** annex) const;
+
+  // Access::owner_thread: keeps `annex` beside `key`'s entry, in place of the one there, while
+  // the key holds `entry`; its bytes() count in the bound from now on (which may evict). Dropped
+  // otherwise, and with Access::shared.
+  void attach(std::string_view key, const Entry* entry, std::unique_ptr<const L1Annex> annex);
 
   // Stores or replaces `key`, then evicts until the shard is within its budget. A null entry
   // or one too large for a shard erases `key` instead, so an older version is never left

@@ -4,11 +4,13 @@
 // `body_owner`, so cached bytes are written without being copied.
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 
 #include "widget_gateway/http/fields.hpp"
+#include "widget_gateway/http/head_template.hpp"
 
 namespace wg::http {
 
@@ -20,6 +22,11 @@ enum class BodyMode {
 
 struct Response {
   unsigned status = 200;
+  // Fields sent before `headers`, from a template answers share (a hit's), with this answer's
+  // numbers, from field `template_first` on (a 304 leaves out the Content-Type it starts with).
+  std::shared_ptr<const HeadTemplate> head_template;
+  HeadTemplate::Numbers numbers{};
+  std::uint8_t template_first = 0;
   Fields headers;  // Date, Content-Length and Connection are the session's to add
   std::shared_ptr<const void> body_owner;
   // The memory body_owner keeps alive, when more than the body (a cache entry holds its other
