@@ -1,4 +1,6 @@
 #include "h2_session.hpp"
+
+#include "h2_memory.hpp"
 #include "h2_stream.hpp"
 #include "header_limits.hpp"
 #include "http_date.hpp"
@@ -131,7 +133,8 @@ bool H2Session<Stream>::start_nghttp2() {
   nghttp2_option_set_max_settings(raw_option, kMaxSettingsEntries);
   nghttp2_option_set_max_deflate_dynamic_table_size(raw_option, kHeaderTableSize);
   nghttp2_option_set_no_closed_streams(raw_option, 1);  // no RFC 7540 priority tree to keep
-  if (nghttp2_session_server_new2(&session_, raw_callbacks, this, raw_option) != 0) {
+  if (nghttp2_session_server_new3(&session_, raw_callbacks, this, raw_option,
+                                  pooled_h2_memory()) != 0) {
     session_ = nullptr;
     return false;
   }

@@ -3,12 +3,17 @@
 // taken in there, and Beast parses a head into them as into its own fields.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <cstdint>
+#include <cstring>
+#include <limits>
 #include <set>
 #include <thread>
 #include <vector>
 
+#include "http/h2_memory.hpp"
 #include "widget_gateway/http/request_fields.hpp"
 
 using namespace wg::http;
@@ -79,6 +84,41 @@ BOOST_AUTO_TEST_CASE(beast_parses_a_head_into_pooled_fields) {
   BOOST_TEST(fields[bhttp::field::host] == "example.test");
   BOOST_TEST(fields[bhttp::field::accept_encoding] == "gzip, br");
   BOOST_TEST(fields["x-long"].size() == 3000u);
+}
+
+// nghttp2's allocator over the same pool: malloc's alignment, calloc's zeroes, realloc's copy,
+// and NULL (never an exception) when a size cannot be had.
+BOOST_AUTO_TEST_CASE(nghttp2_memory_comes_from_the_pool) {
+  nghttp2_mem& mem = *wg::http::pooled_h2_memory();
+  void* small = mem.malloc(40, mem.mem_user_data);
+  BOOST_REQUIRE(small != nullptr);
+  BOOST_TEST(reinterpret_cast<std::uintptr_t>(small) % alignof(std::max_align_t) == 0u);
+  std::memset(small, 'a', 40);
+  void* grown = mem.realloc(small, 300, mem.mem_user_data);
+  BOOST_REQUIRE(grown != nullptr);
+  BOOST_TEST(std::string(static_cast<char*>(grown), 40) == std::string(40, 'a'));
+  BOOST_TEST(mem.realloc(grown, 10, mem.mem_user_data) == grown);  // never shrinks
+  auto* zeroed = static_cast<unsigned char*>(mem.calloc(30, 8, mem.mem_user_data));
+  BOOST_REQUIRE(zeroed != nullptr);
+  BOOST_TEST(std::count(zeroed, zeroed + 240, 0) == 240);
+  void* large = mem.malloc(100000, mem.mem_user_data);  // past the pool's classes: the heap
+  BOOST_REQUIRE(large != nullptr);
+  mem.free(large, mem.mem_user_data);
+  mem.free(zeroed, mem.mem_user_data);
+  mem.free(grown, mem.mem_user_data);
+  mem.free(nullptr, mem.mem_user_data);
+  // On a thread of its own, a freed block serves the next allocation of its size.
+  std::thread([&mem] {
+    void* first = mem.malloc(100, mem.mem_user_data);
+    mem.free(first, mem.mem_user_data);
+    BOOST_TEST(wg::http::field_pool::kept_blocks() == 1u);
+    void* again = mem.malloc(90, mem.mem_user_data);
+    BOOST_TEST(again == first);
+    mem.free(again, mem.mem_user_data);
+  }).join();
+  const std::size_t huge = std::numeric_limits<std::size_t>::max() / 2;
+  BOOST_TEST(mem.calloc(huge, 4, mem.mem_user_data) == nullptr);
+  BOOST_TEST(mem.malloc(std::numeric_limits<std::size_t>::max() - 4, mem.mem_user_data) == nullptr);
 }
 
 BOOST_AUTO_TEST_SUITE_END()  // request_fields_test
