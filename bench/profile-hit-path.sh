@@ -167,6 +167,8 @@ for ((i = 0; i < 100; i++)); do  # the dump is written asynchronously, as callgr
 done
 [[ -n $dump ]] || { echo "callgrind wrote no dump" >&2; exit 1; }
 sleep 0.5  # let it finish writing
+# WG_PROFILE_KEEP=FILE keeps the dump, for callgrind_annotate or kcachegrind.
+[[ -z ${WG_PROFILE_KEEP:-} ]] || cp "$dump" "$WG_PROFILE_KEEP"
 
 # Own cost per function and calls into the allocator, from the dump's cost lines.
 UNIT=request

@@ -91,6 +91,11 @@ http {{
     ssl_certificate_key {key};
     ssl_protocols TLSv1.2 TLSv1.3;
     ssl_session_cache shared:tls:10m;
+    # The gateway's TLS choices (src/http/tls_server_context.cpp), so that both do the same
+    # cryptography: TLS 1.3 with AES-128 first, by the server's preference, one ticket.
+    ssl_prefer_server_ciphers on;
+    ssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_256_GCM_SHA384;
+    ssl_conf_command NumTickets 1;
     http2_max_concurrent_streams 100;
     location / {{
       proxy_pass http://stub;
