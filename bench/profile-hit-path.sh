@@ -2,6 +2,7 @@
 # Counts the gateway's user-space instructions per request on the hit path, under callgrind:
 # bench/profile-hit-path.sh [SCENARIO] [--requests N] [--top K] [--http2] [--build-dir DIR] [--no-build]
 # bench/profile-hit-path.sh --handshakes full|resumed [--requests N] ...
+# bench/profile-hit-path.sh --tls [--http2] ...   (hits over TLS: HTTP/1.1, or HTTP/2 by ALPN)
 #
 # Throughput on a shared machine moves by 10-20 % from run to run; an instruction count does
 # not. The script starts a private redis-server, the stub and the gateway (under valgrind's
@@ -24,6 +25,7 @@ BUILD_DIR="$ROOT/build"
 BUILD=1
 PROTOCOL=()  # wg-bench's: HTTP/1.1 unless --http2 (h2c, prior knowledge)
 HANDSHAKES=""
+TLS=0
 while (($#)); do
   case "$1" in
     --requests) REQUESTS=${2:?}; shift ;;
@@ -31,7 +33,8 @@ while (($#)); do
     --build-dir) BUILD_DIR=${2:?}; shift ;;
     --no-build) BUILD=0 ;;
     --http2) PROTOCOL=(--http2) ;;
-    --handshakes) HANDSHAKES=${2:?}; shift ;;
+    --handshakes) HANDSHAKES=${2:?}; TLS=1; shift ;;
+    --tls) TLS=1 ;;
     -h | --help) sed -n '2,10p' "$0"; exit 0 ;;
     -*) echo "unknown option $1" >&2; exit 2 ;;
     *) SCENARIO=$1 ;;
@@ -95,7 +98,7 @@ curl -s "http://127.0.0.1:$STUB_PORT/__stub/widgets?limit=$widgets" >"$WORK/ids.
 # As bench/run.sh does: the bench's many connections from one address would otherwise meet the
 # per-client limit on ids not yet known valid, and the 429s would be counted as hits.
 printf '[log]\naccess_log = "off"\n[access]\nunknown_per_ip_rate = 0\n' >"$WORK/gateway.toml"
-if [[ -n $HANDSHAKES ]]; then
+if ((TLS)); then
   tls() { openssl "$@" >/dev/null 2>&1; }
   tls req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=bench-ca \
     -keyout "$WORK/ca.key" -out "$WORK/ca.pem"
@@ -150,7 +153,9 @@ PY
 
 bench() {
   if [[ -n $HANDSHAKES ]]; then connections "$1"; return; fi
-  "$BIN/wg-bench" --target "http://127.0.0.1:$PORT" --scenario "$FILE" --ids "$WORK/ids.json" \
+  local scheme=http
+  ((TLS)) && scheme=https
+  "$BIN/wg-bench" --target "$scheme://127.0.0.1:$PORT" --scenario "$FILE" --ids "$WORK/ids.json" \
     --requests "$1" --warmup 0s --timeout 30s --progress off "${PROTOCOL[@]}"
 }
 log "warming $SCENARIO's keys"

@@ -56,6 +56,18 @@ BOOST_FIXTURE_TEST_CASE(moving_it_later_starts_no_timer, DeadlineFixture) {
   BOOST_TEST(deadline.timer_starts() == 2u);
 }
 
+BOOST_FIXTURE_TEST_CASE(sooner_deadlines_at_one_distance_restart_the_timer_once, DeadlineFixture) {
+  // Over TLS: idle between requests (60 s), then each answer's write must progress within
+  // 20 s. The first write moves the wake-up earlier; the writes after it are later than that.
+  for (int request = 0; request < 1000; ++request) {
+    deadline.set_after(60s);  // waiting for the next request
+    clock.advance(1ms);
+    deadline.set_after(20s);  // the answer's write
+    deadline.clear();         // the next request's handler
+  }
+  BOOST_TEST(deadline.timer_starts() == 2u);
+}
+
 BOOST_FIXTURE_TEST_CASE(the_timer_judges_by_the_clock_not_by_real_time, DeadlineFixture) {
   // The timer sleeps 20 ms of real time and finds the clock short of the deadline: it sleeps
   // again, and the deadline does not pass however much real time goes by.
