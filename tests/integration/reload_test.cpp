@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <map>
 #include <ctime>
 #include <sstream>
 
@@ -150,6 +151,52 @@ BOOST_AUTO_TEST_CASE(a_smaller_max_ttl_or_another_refresh_at_holds_what_is_cache
   BOOST_TEST(cache_status_ttl(sooner) <= 1200);
 
   BOOST_TEST(stub.stats().total == calls);  // not one upstream request for any of it
+}
+
+// A hit's fields come from a template kept beside its copy in the worker's L1
+// (docs/listener.md, "Answer heads"): what a reload changes in them reaches the next hits.
+BOOST_AUTO_TEST_CASE(hits_after_a_reload_carry_the_reloaded_fields) {
+  RedisServer redis;
+  Stub stub;
+  const std::string id = one_widget(stub);
+  TempDir dir;
+  const std::string path =
+      dir.write("gateway.toml", "[cache]\nstale_while_revalidate = \"10m\"\n");
+  Gateway gw(stub.base_url(), redis.url(), {"--config", path});
+  BOOST_REQUIRE(redis_up_soon(gw.admin_port()));
+  const std::map<std::string, std::string> from_shop{{"Origin", "https://shop.example"},
+                                                     {"Accept-Encoding", "gzip"}};
+  // Enough hits for every worker to keep the templates of both codings.
+  for (int i = 0; i < 8; ++i) {
+    for (const auto& headers : {std::map<std::string, std::string>{}, from_shop}) {
+      auto hit = gw.get(widget_path(id), headers);
+      BOOST_REQUIRE_EQUAL(hit.status, 200);
+      BOOST_TEST(contains(hit.header("cache-control"), "stale-while-revalidate=600"));
+      BOOST_TEST(hit.header("vary") == "Accept-Encoding");
+      BOOST_TEST(hit.header("access-control-allow-origin") == "");
+    }
+  }
+
+  dir.write("gateway.toml",
+            "[cache]\nstale_while_revalidate = \"5m\"\n"
+            "[cors]\nallowed_origins = [\"https://shop.example\"]\n");
+  gw.process().signal(SIGHUP);
+  wait_for_event(gw.process(), "reloaded");
+  for (int i = 0; i < 8; ++i) {
+    auto plain = gw.get(widget_path(id));
+    BOOST_REQUIRE_EQUAL(plain.status, 200);
+    BOOST_TEST(contains(plain.header("cache-control"), "stale-while-revalidate=300"),
+               plain.header("cache-control"));
+    BOOST_TEST(contains(plain.header("cache-status"), "; hit"));
+    BOOST_TEST(plain.header("vary") == "Accept-Encoding, Origin");
+    auto cross = gw.get(widget_path(id), from_shop);
+    BOOST_REQUIRE_EQUAL(cross.status, 200);
+    BOOST_TEST(cross.header("content-encoding") == "gzip");
+    BOOST_TEST(contains(cross.header("cache-control"), "stale-while-revalidate=300"));
+    BOOST_TEST(cross.header("vary") == "Accept-Encoding, Origin");
+    BOOST_TEST(cross.header("access-control-allow-origin") == "https://shop.example");
+  }
+  BOOST_TEST(stub.stats().total == 1u);  // all of it from the one copy
 }
 
 BOOST_AUTO_TEST_CASE(reloaded_names_the_keys_changed_and_those_a_flag_or_variable_holds) {
