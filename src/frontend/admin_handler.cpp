@@ -4,6 +4,8 @@
 #include <openssl/sha.h>
 #include <simdjson.h>
 #include <algorithm>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/this_coro.hpp>
 
 #include "entry_report.hpp"
 #include "error_response.hpp"
@@ -124,7 +126,13 @@ void AdminHandler::sample() {
   traffic_.record({deps_.clock.steady_now(), totals.requests, totals.fresh});
 }
 
-asio::awaitable<http::Response> AdminHandler::handle(const http::Request& request) {
+http::Task<http::Response> AdminHandler::handle(const http::Request& request) {
+  const http::Executor executor = co_await asio::this_coro::executor;
+  auto answered = asio::co_spawn(executor, answer(request), http::use_task);
+  co_return co_await std::move(answered);
+}
+
+asio::awaitable<http::Response> AdminHandler::answer(const http::Request& request) {
   std::string_view path = request.target.substr(0, request.target.find('?'));
   const bool get_or_head = request.method == verb::get || request.method == verb::head;
   http::Response response;

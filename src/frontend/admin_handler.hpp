@@ -102,7 +102,9 @@ class AdminHandler final : public http::RequestHandler {
 
   AdminHandler(AdminDependencies deps, std::string token);
 
-  boost::asio::awaitable<http::Response> handle(const http::Request& request) override;
+  // On the listener's executor (http::Task); the routes' work, which awaits the serving core and
+  // Redis, runs in a coroutine of their type (answer).
+  http::Task<http::Response> handle(const http::Request& request) override;
   // What the sessions refuse, as JSON errors that name no API endpoint.
   http::Response refuse(http::Refusal why) override;
   void set_token(std::string token);
@@ -114,6 +116,7 @@ class AdminHandler final : public http::RequestHandler {
   void sample();
 
  private:
+  boost::asio::awaitable<http::Response> answer(const http::Request& request);
   boost::asio::awaitable<http::Response> admin(const http::Request& request, std::string_view path);
   http::Response quota_status() const;
   boost::asio::awaitable<http::Response> purge(const http::Request& request, bool everything);

@@ -1,5 +1,7 @@
 #include "public_handler.hpp"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <iterator>
 
 #include "error_response.hpp"
@@ -133,7 +135,7 @@ void PublicHandler::update(const config::Config& config, ClientLimiters limiters
       config.server.public_readyz_detail});
 }
 
-asio::awaitable<http::Response> PublicHandler::handle(const http::Request& request) {
+http::Task<http::Response> PublicHandler::handle(const http::Request& request) {
   const SteadyTime started = clock_.steady_now();
   // Kept for the whole request: an update() while it waits must not pull it away.
   std::shared_ptr<const Settings> settings = settings_;
@@ -158,8 +160,15 @@ asio::awaitable<http::Response> PublicHandler::handle(const http::Request& reque
       // A hit is answered without a coroutine of its own; a miss goes on in one.
       std::unique_ptr<ApiMiss> miss;
       response = answer_api(request, match, *settings, observation, trace, miss);
-      if (miss)
-        response = co_await serve_miss(request, std::move(miss), *settings, observation, trace);
+      if (miss) {
+        // The serving core's coroutines are of Asio's default type: the miss runs in one of
+        // its own, on this thread, and the handler resumes with its answer.
+        const http::Executor executor = co_await asio::this_coro::executor;
+        auto served = asio::co_spawn(
+            executor, serve_miss(request, std::move(miss), *settings, observation, trace),
+            http::use_task);
+        response = co_await std::move(served);
+      }
       break;
     }
   }

@@ -42,7 +42,7 @@ class PublicHandler final : public http::RequestHandler {
                 metrics::GatewayMetrics* metrics, accesslog::AccessLog* access_log,
                 tracing::Tracer* tracer = nullptr);
 
-  boost::asio::awaitable<http::Response> handle(const http::Request& request) override;
+  http::Task<http::Response> handle(const http::Request& request) override;
   // 405 for a method a public route never takes, before its body counts against any limit.
   std::optional<http::Response> answer_before_body(const http::Request& request) override;
   // What the sessions refuse, as the API's JSON errors.

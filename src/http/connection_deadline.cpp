@@ -5,11 +5,10 @@
 namespace wg::http {
 
 struct ConnectionDeadline::State {
-  State(const boost::asio::any_io_executor& executor, const Clock& clock,
-        std::function<void()> on_passed)
+  State(const Executor& executor, const Clock& clock, std::function<void()> on_passed)
       : timer(executor), clock(clock), on_passed(std::move(on_passed)) {}
 
-  boost::asio::steady_timer timer;
+  SteadyTimer timer;
   const Clock& clock;
   std::function<void()> on_passed;
   SteadyTime at = SteadyTime::max();        // the deadline; max: none
@@ -21,8 +20,8 @@ struct ConnectionDeadline::State {
   std::uint64_t starts = 0;
 };
 
-ConnectionDeadline::ConnectionDeadline(const boost::asio::any_io_executor& executor,
-                                       const Clock& clock, std::function<void()> on_passed)
+ConnectionDeadline::ConnectionDeadline(const Executor& executor, const Clock& clock,
+                                       std::function<void()> on_passed)
     : state_(std::make_shared<State>(executor, clock, std::move(on_passed))) {}
 
 ConnectionDeadline::~ConnectionDeadline() {

@@ -10,15 +10,14 @@
 // `check()`, which its wake-up runs, judges the deadline by the Clock: tests move a
 // ManualClock and call it.
 //
-// Not thread-safe: the connection's executor only (its strand, or its one io thread).
+// Not thread-safe: the connection's executor only (its one io thread).
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <cstdint>
 #include <functional>
 #include <memory>
 
 #include "widget_gateway/common/clock.hpp"
+#include "widget_gateway/http/executor.hpp"
 
 namespace wg::http {
 
@@ -28,8 +27,7 @@ class ConnectionDeadline {
 
   // `on_passed` runs once, on the executor, when the deadline passes: it cuts what the
   // connection waits for (cancels or closes its socket). Never after `stop()`.
-  ConnectionDeadline(const boost::asio::any_io_executor& executor, const Clock& clock,
-                     std::function<void()> on_passed);
+  ConnectionDeadline(const Executor& executor, const Clock& clock, std::function<void()> on_passed);
   ~ConnectionDeadline();
   ConnectionDeadline(const ConnectionDeadline&) = delete;
   ConnectionDeadline& operator=(const ConnectionDeadline&) = delete;

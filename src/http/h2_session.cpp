@@ -5,6 +5,7 @@
 #include "header_limits.hpp"
 #include "http_date.hpp"
 #include "response_head.hpp"
+#include "streams.hpp"
 
 #include <nghttp2/nghttp2.h>
 
@@ -34,7 +35,6 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using asio::as_tuple;
-using asio::use_awaitable;
 
 namespace {
 
@@ -87,7 +87,7 @@ H2Session<Stream>::H2Session(Stream stream, RequestHandler& handler, H2Settings 
       reader_wake_(stream_.get_executor()),
       watchdog_(stream_.get_executor()),
       done_(stream_.get_executor()),
-      room_(stream_.get_executor(), asio::steady_timer::time_point::max()),
+      room_(stream_.get_executor(), SteadyTimer::time_point::max()),
       read_buffer_(kReadChunk) {
   if (settings_.clock == nullptr) settings_.clock = &SystemClock::instance();
 }
@@ -133,8 +133,8 @@ bool H2Session<Stream>::start_nghttp2() {
   nghttp2_option_set_max_settings(raw_option, kMaxSettingsEntries);
   nghttp2_option_set_max_deflate_dynamic_table_size(raw_option, kHeaderTableSize);
   nghttp2_option_set_no_closed_streams(raw_option, 1);  // no RFC 7540 priority tree to keep
-  if (nghttp2_session_server_new3(&session_, raw_callbacks, this, raw_option,
-                                  pooled_h2_memory()) != 0) {
+  if (nghttp2_session_server_new3(&session_, raw_callbacks, this, raw_option, pooled_h2_memory()) !=
+      0) {
     session_ = nullptr;
     return false;
   }
@@ -151,7 +151,7 @@ bool H2Session<Stream>::start_nghttp2() {
 }
 
 template <class Stream>
-asio::awaitable<void> H2Session<Stream>::run() {
+Task<void> H2Session<Stream>::run() {
   Self self = this->shared_from_this();
   started_ = idle_since_ = last_progress_ = abuse_window_start_ = now();
   if (!start_nghttp2()) {
@@ -171,13 +171,13 @@ asio::awaitable<void> H2Session<Stream>::run() {
   // Handler calls hold references into this session and to the handler: wait for them
   // (each is bounded by the handler's own timeouts), and for the reader and the watchdog.
   while (!reader_done_ || !watchdog_done_ || running_handlers_ > 0) {
-    done_.expires_at(asio::steady_timer::time_point::max());
-    co_await done_.async_wait(as_tuple(use_awaitable));
+    done_.expires_at(SteadyTimer::time_point::max());
+    co_await done_.async_wait(as_tuple(use_task));
   }
 }
 
 template <class Stream>
-asio::awaitable<void> H2Session<Stream>::read_loop(Self self) {
+Task<void> H2Session<Stream>::read_loop(Self self) {
   if (!received_.empty()) {
     const std::string early = std::move(received_);
     received_.clear();
@@ -188,15 +188,14 @@ asio::awaitable<void> H2Session<Stream>::read_loop(Self self) {
       if (nghttp2_session_want_read(session_) == 0) break;
       if (nghttp2_session_get_outbound_queue_size(session_) > kMaxQueuedFrames) {
         // The client is not reading what it asks for: stop reading until the writer gets on.
-        reader_wake_.expires_at(asio::steady_timer::time_point::max());
-        co_await reader_wake_.async_wait(as_tuple(use_awaitable));
+        reader_wake_.expires_at(SteadyTimer::time_point::max());
+        co_await reader_wake_.async_wait(as_tuple(use_task));
         continue;
       }
     }
     // The watchdog owns read deadlines: how long a quiet client may stay depends on the
     // streams, which change while the read is pending.
-    auto [ec, n] =
-        co_await stream_.async_read_some(asio::buffer(read_buffer_), as_tuple(use_awaitable));
+    auto [ec, n] = co_await stream_.async_read_some(asio::buffer(read_buffer_), as_tuple(use_task));
     if (ec) {
       if (!closing_) close_now();
       break;
@@ -235,7 +234,7 @@ void H2Session<Stream>::feed(const std::uint8_t* data, std::size_t size) {
 }
 
 template <class Stream>
-asio::awaitable<void> H2Session<Stream>::write_loop() {
+Task<void> H2Session<Stream>::write_loop() {
   while (!closed_) {
     write_buffer_.clear();
     body_pieces_.clear();
@@ -262,8 +261,8 @@ asio::awaitable<void> H2Session<Stream>::write_loop() {
       if (nghttp2_session_want_read(session_) == 0 && nghttp2_session_want_write(session_) == 0) {
         break;
       }
-      writer_wake_.expires_at(asio::steady_timer::time_point::max());
-      co_await writer_wake_.async_wait(as_tuple(use_awaitable));
+      writer_wake_.expires_at(SteadyTimer::time_point::max());
+      co_await writer_wake_.async_wait(as_tuple(use_task));
       continue;
     }
     // Frames as nghttp2 serialised them, with each DATA payload read from its body.
@@ -277,7 +276,7 @@ asio::awaitable<void> H2Session<Stream>::write_loop() {
     gather_.emplace_back(write_buffer_.data() + from, write_buffer_.size() - from);
     writing_since_ = now();
     rearm();
-    auto [ec, n] = co_await asio::async_write(stream_, gather_, as_tuple(use_awaitable));
+    auto [ec, n] = co_await asio::async_write(stream_, gather_, as_tuple(use_task));
     writing_since_ = TimePoint::max();
     writing_ = false;
     release_write_holds();
@@ -290,7 +289,7 @@ asio::awaitable<void> H2Session<Stream>::write_loop() {
 }
 
 template <class Stream>
-asio::awaitable<void> H2Session<Stream>::watchdog(Self self) {
+Task<void> H2Session<Stream>::watchdog(Self self) {
   while (!closed_) {
     std::string_view reason;
     const TimePoint due = deadline(&reason);
@@ -311,11 +310,11 @@ asio::awaitable<void> H2Session<Stream>::watchdog(Self self) {
     }
     watchdog_at_ = due;
     if (due == TimePoint::max()) {
-      watchdog_.expires_at(asio::steady_timer::time_point::max());
+      watchdog_.expires_at(SteadyTimer::time_point::max());
     } else {
       watchdog_.expires_after(due - now);
     }
-    co_await watchdog_.async_wait(as_tuple(use_awaitable));
+    co_await watchdog_.async_wait(as_tuple(use_task));
     watchdog_at_ = TimePoint::max();
   }
   watchdog_done_ = true;
@@ -429,17 +428,17 @@ void H2Session<Stream>::dispatch(const std::shared_ptr<StreamState>& stream, boo
 }
 
 template <class Stream>
-asio::awaitable<void> H2Session<Stream>::serve(Self self, std::shared_ptr<StreamState> stream) {
+Task<void> H2Session<Stream>::serve(Self self, std::shared_ptr<StreamState> stream) {
   // Leave nghttp2's callback first (co_spawn may start the coroutine inline); a stream the
   // client reset before its handler began is not worth starting it.
   const auto executor = stream_.get_executor();
-  co_await asio::post(executor, use_awaitable);
+  co_await asio::post(executor, use_task);
   // Near this connection's output bound the handler waits for its answers to go; the send
   // rate (or the connection's end) bounds the wait.
   while (!stream->closed && !closed_ && !output_.room_for_handler(answering_handlers_)) {
     ++waiting_handlers_;
     rearm();  // waiting on the client: the stall rule applies again
-    co_await room_.async_wait(as_tuple(use_awaitable));
+    co_await room_.async_wait(as_tuple(use_task));
     --waiting_handlers_;
   }
   if (!stream->closed && !closed_ && !output_.budget().has_room()) {
@@ -604,7 +603,7 @@ void H2Session<Stream>::close_now() {
   notify_done();
 }
 
-template class H2Session<beast::tcp_stream>;
-template class H2Session<beast::ssl_stream<beast::tcp_stream>>;
+template class H2Session<TcpStream>;
+template class H2Session<TlsStream>;
 
 }  // namespace wg::http

@@ -4,7 +4,7 @@
 // knowledge).
 //
 // Ownership and executor. The session owns the stream and the nghttp2_session. run() must be
-// spawned on the stream's executor (a strand when several threads run the io_context), and
+// spawned on the stream's executor (its io_context's, run by one thread: executor.hpp), and
 // everything else runs there too: the reader, the writer, the watchdog and every handler call;
 // nghttp2 is only ever called from that executor. drain() and force_close() post to it. Each
 // of those coroutines holds a shared_ptr to the session. run() returns once the socket is
@@ -80,6 +80,7 @@
 #include "output_budget.hpp"
 #include "send_progress.hpp"
 #include "widget_gateway/common/clock.hpp"
+#include "widget_gateway/http/executor.hpp"
 #include "widget_gateway/http/request_handler.hpp"
 
 struct nghttp2_session;
@@ -100,8 +101,8 @@ struct H2Settings {
   const Clock* clock = nullptr;
 };
 
-// One HTTP/2 connection. Stream is boost::beast::tcp_stream or
-// boost::beast::ssl_stream<boost::beast::tcp_stream> (explicitly instantiated for both).
+// One HTTP/2 connection. Stream is TcpStream or
+// TlsStream (explicitly instantiated for both).
 template <class Stream>
 class H2Session : public std::enable_shared_from_this<H2Session<Stream>> {
  public:
@@ -116,7 +117,7 @@ class H2Session : public std::enable_shared_from_this<H2Session<Stream>> {
 
   // Serves until the connection ends, closes the socket, and completes once every handler
   // call of the connection has returned. Spawn it on the stream's executor.
-  boost::asio::awaitable<void> run();
+  Task<void> run();
   // Thread-safe. GOAWAY (last stream id), finish the streams in flight, then close.
   void drain();
   // Thread-safe. Closes the socket now.
@@ -134,10 +135,10 @@ class H2Session : public std::enable_shared_from_this<H2Session<Stream>> {
   using Self = std::shared_ptr<H2Session>;
 
   bool start_nghttp2();
-  boost::asio::awaitable<void> read_loop(Self self);
-  boost::asio::awaitable<void> write_loop();
-  boost::asio::awaitable<void> watchdog(Self self);
-  boost::asio::awaitable<void> serve(Self self, std::shared_ptr<StreamState> stream);
+  Task<void> read_loop(Self self);
+  Task<void> write_loop();
+  Task<void> watchdog(Self self);
+  Task<void> serve(Self self, std::shared_ptr<StreamState> stream);
   // Feeds received bytes to nghttp2; a fatal error ends the connection (GOAWAY or close).
   void feed(const std::uint8_t* data, std::size_t size);
 
@@ -184,11 +185,11 @@ class H2Session : public std::enable_shared_from_this<H2Session<Stream>> {
   std::unordered_map<std::int32_t, std::shared_ptr<StreamState>> streams_;
 
   // Timers used as wake-up signals (expiry "never", cancel() wakes the waiter).
-  boost::asio::steady_timer writer_wake_;
-  boost::asio::steady_timer reader_wake_;
-  boost::asio::steady_timer watchdog_;
-  boost::asio::steady_timer done_;
-  boost::asio::steady_timer room_;  // handlers wait here for room in the connection's bound
+  SteadyTimer writer_wake_;
+  SteadyTimer reader_wake_;
+  SteadyTimer watchdog_;
+  SteadyTimer done_;
+  SteadyTimer room_;  // handlers wait here for room in the connection's bound
   std::vector<std::uint8_t> read_buffer_;
   // The batch being written: the bytes nghttp2 serialised (and DATA frame heads), and each
   // DATA payload as a view of its body, inserted at an offset of write_buffer_. The bodies

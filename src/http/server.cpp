@@ -4,7 +4,6 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <vector>
 
@@ -17,7 +16,6 @@ namespace wg::http {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 using asio::as_tuple;
-using asio::use_awaitable;
 using asio::ip::tcp;
 
 namespace {
@@ -32,17 +30,15 @@ tcp::endpoint resolve_listen_address(const config::HostPort& where) {
 }  // namespace
 
 HttpServer::HttpServer(asio::io_context& ioc, std::string name, const config::ServerConfig& limits,
-                       RequestHandler& handler, const Clock& clock, bool one_io_thread)
+                       RequestHandler& handler, const Clock& clock)
     : ioc_(ioc),
       clock_(clock),
-      one_io_thread_(one_io_thread),
       name_(std::move(name)),
       limits_(limits),
       handler_(handler),
-      acceptor_(asio::make_strand(ioc)),
-      output_(std::make_unique<OutputBudget>(
-          limits.max_pending_output_bytes, stats_,
-          one_io_thread ? OutputBudget::Access::owner_thread : OutputBudget::Access::shared)) {}
+      acceptor_(ioc.get_executor()),
+      output_(std::make_unique<OutputBudget>(limits.max_pending_output_bytes, stats_,
+                                             OutputBudget::Access::owner_thread)) {}
 
 HttpServer::~HttpServer() = default;
 
@@ -64,19 +60,16 @@ void HttpServer::start() {
   asio::co_spawn(acceptor_.get_executor(), accept_loop(), asio::detached);
 }
 
-asio::awaitable<void> HttpServer::accept_loop() {
-  asio::steady_timer backoff(acceptor_.get_executor());
+Task<void> HttpServer::accept_loop() {
+  SteadyTimer backoff(acceptor_.get_executor());
   while (!draining()) {
-    asio::any_io_executor session_executor = one_io_thread_
-                                                 ? asio::any_io_executor(ioc_.get_executor())
-                                                 : asio::any_io_executor(asio::make_strand(ioc_));
-    auto [ec, socket] = co_await acceptor_.async_accept(session_executor, as_tuple(use_awaitable));
+    auto [ec, socket] = co_await acceptor_.async_accept(as_tuple(use_task));
     if (ec == asio::error::operation_aborted || draining()) co_return;
     if (ec) {
       // Usually EMFILE/ENFILE: wait a little instead of spinning on the error.
       log::warn("accept_failed", {{"listener", name_}, {"error", ec.message()}});
       backoff.expires_after(std::chrono::milliseconds(50));
-      co_await backoff.async_wait(as_tuple(use_awaitable));
+      co_await backoff.async_wait(as_tuple(use_task));
       continue;
     }
     stats_.accepted.fetch_add(1, std::memory_order_relaxed);
@@ -93,11 +86,11 @@ asio::awaitable<void> HttpServer::accept_loop() {
     if (tls_) {
       // The context of the moment: a reload changes it for later connections only.
       std::shared_ptr<asio::ssl::context> context = tls_->current();
-      beast::ssl_stream<beast::tcp_stream> stream(beast::tcp_stream(std::move(socket)), *context);
+      TlsStream stream(TcpStream(std::move(socket)), *context);
       auto session = std::make_shared<TlsSession>(*this, std::move(stream), std::move(context));
       asio::co_spawn(executor, session->run(), asio::detached);
     } else {
-      auto session = std::make_shared<PlainSession>(*this, beast::tcp_stream(std::move(socket)));
+      auto session = std::make_shared<PlainSession>(*this, TcpStream(std::move(socket)));
       asio::co_spawn(executor, session->run(), asio::detached);
     }
   }
@@ -131,7 +124,7 @@ std::vector<std::shared_ptr<Connection>> HttpServer::live_sessions() {
 
 asio::awaitable<void> HttpServer::drain(std::chrono::steady_clock::duration timeout) {
   draining_.store(true);
-  co_await asio::post(acceptor_.get_executor(), use_awaitable);
+  co_await asio::post(acceptor_.get_executor(), asio::use_awaitable);
   boost::system::error_code ignored;
   acceptor_.close(ignored);
 
@@ -140,7 +133,7 @@ asio::awaitable<void> HttpServer::drain(std::chrono::steady_clock::duration time
   // Poll until every session is gone; shutdown is rare, so a coarse timer is fine. The wait is
   // the sum of the ticks: no clock to read.
   constexpr std::chrono::milliseconds kTick{20};
-  asio::steady_timer tick(acceptor_.get_executor());
+  SteadyTimer tick(acceptor_.get_executor());
   std::chrono::milliseconds waited{0};
   std::chrono::milliseconds limit = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
   bool forced = false;
@@ -155,7 +148,7 @@ asio::awaitable<void> HttpServer::drain(std::chrono::steady_clock::duration time
       break;  // sessions stuck in a handler; the io_context stop will end them
     }
     tick.expires_after(kTick);
-    co_await tick.async_wait(as_tuple(use_awaitable));
+    co_await tick.async_wait(as_tuple(asio::use_awaitable));
     waited += kTick;
   }
 }

@@ -30,12 +30,11 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using asio::as_tuple;
-using asio::use_awaitable;
 
 namespace {
 
 template <class Stream>
-constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+constexpr bool kTls = !std::is_same_v<Stream, TcpStream>;
 
 // How long a TLS connection that ends waits for the client's close_notify after sending its own.
 constexpr std::chrono::seconds kTlsCloseWait{1};
@@ -130,11 +129,11 @@ void HttpSession<Stream>::force_close() {
 }
 
 template <class Stream>
-asio::awaitable<bool> HttpSession<Stream>::handshake() {
+Task<bool> HttpSession<Stream>::handshake() {
   if constexpr (kTls<Stream>) {
     deadline_.set_after(server_.limits_.header_timeout);
     auto [ec] =
-        co_await stream_.async_handshake(asio::ssl::stream_base::server, as_tuple(use_awaitable));
+        co_await stream_.async_handshake(asio::ssl::stream_base::server, as_tuple(use_task));
     co_return !timed_out_or(ec);
   } else {
     co_return true;
@@ -142,7 +141,7 @@ asio::awaitable<bool> HttpSession<Stream>::handshake() {
 }
 
 template <class Stream>
-asio::awaitable<Response> HttpSession<Stream>::CountingHandler::handle(const Request& request) {
+Task<Response> HttpSession<Stream>::CountingHandler::handle(const Request& request) {
   server_.count_request();
   return server_.handler_.handle(request);
 }
@@ -159,7 +158,7 @@ Response HttpSession<Stream>::CountingHandler::refuse(Refusal why) {
 }
 
 template <class Stream>
-asio::awaitable<void> HttpSession<Stream>::serve_h2(std::string received) {
+Task<void> HttpSession<Stream>::serve_h2(std::string received) {
   const config::ServerConfig& limits = server_.limits_;
   H2Settings settings;
   settings.max_concurrent_streams = limits.h2_max_concurrent_streams;
@@ -180,7 +179,7 @@ asio::awaitable<void> HttpSession<Stream>::serve_h2(std::string received) {
 }
 
 template <class Stream>
-asio::awaitable<void> HttpSession<Stream>::run() {
+Task<void> HttpSession<Stream>::run() {
   auto self = this->shared_from_this();
   const config::ServerConfig& limits = server_.limits_;
   bool first_request = true;
@@ -303,7 +302,7 @@ asio::awaitable<void> HttpSession<Stream>::run() {
       parser->body_limit(max_body);
       deadline_.set_after(limits.header_timeout);
       auto [body_ec, body_n] =
-          co_await bhttp::async_read(stream_, buffer_, *parser, as_tuple(use_awaitable));
+          co_await bhttp::async_read(stream_, buffer_, *parser, as_tuple(use_task));
       body_ec = timed_out_or(body_ec);
       if (body_ec == bhttp::error::body_limit) {
         co_await refuse_and_close(Refusal::body_too_large);
@@ -361,7 +360,7 @@ asio::awaitable<void> HttpSession<Stream>::run() {
     // end from a truncation, and OpenSSL-based clients do not resume the session.
     if (transport().socket().is_open()) {
       deadline_.set_after(kTlsCloseWait);
-      co_await stream_.async_shutdown(as_tuple(use_awaitable));
+      co_await stream_.async_shutdown(as_tuple(use_task));
     }
   }
   deadline_.stop();
@@ -371,14 +370,13 @@ asio::awaitable<void> HttpSession<Stream>::run() {
 }
 
 template <class Stream>
-asio::awaitable<std::tuple<boost::system::error_code, std::size_t>>
-HttpSession<Stream>::read_some() {
+Task<std::tuple<boost::system::error_code, std::size_t>> HttpSession<Stream>::read_some() {
   const auto space = buffer_.prepare(std::max(kFirstRead, beast::read_size(buffer_, 65536)));
   if constexpr (kTls<Stream>) {
-    return stream_.async_read_some(space, as_tuple(use_awaitable));
+    return stream_.async_read_some(space, as_tuple(use_task));
   } else {
     // The socket itself: tcp_stream's operation would wrap it for a timeout it no longer sets.
-    return transport().socket().async_read_some(space, as_tuple(use_awaitable));
+    return transport().socket().async_read_some(space, as_tuple(use_task));
   }
 }
 
@@ -401,8 +399,7 @@ boost::system::error_code HttpSession<Stream>::parse_buffered_head(HeadParser& p
 }
 
 template <class Stream>
-asio::awaitable<boost::system::error_code> HttpSession<Stream>::read_rest_of_head(
-    HeadParser& parser) {
+Task<boost::system::error_code> HttpSession<Stream>::read_rest_of_head(HeadParser& parser) {
   // Beast's read_header loop (http/impl/read.hpp), entered only when the buffered bytes did
   // not hold the whole head: read, parse, until the head is complete.
   deadline_.set_after(server_.limits_.header_timeout);
@@ -432,7 +429,7 @@ std::optional<Response> HttpSession<Stream>::answer_before_body(const ScannedHea
 }
 
 template <class Stream>
-asio::awaitable<std::optional<ScanResult>> HttpSession<Stream>::scan_rest_of_head() {
+Task<std::optional<ScanResult>> HttpSession<Stream>::scan_rest_of_head() {
   // As read_rest_of_head, with the scanner: read until the bytes give an answer.
   deadline_.set_after(server_.limits_.header_timeout);
   for (;;) {
@@ -451,7 +448,7 @@ asio::awaitable<std::optional<ScanResult>> HttpSession<Stream>::scan_rest_of_hea
 }
 
 template <class Stream>
-asio::awaitable<bool> HttpSession<Stream>::wait_for_room() {
+Task<bool> HttpSession<Stream>::wait_for_room() {
   OutputBudget& budget = output_.budget();
   budget.count_paused();
   idle_ = true;  // drain() ends the wait as it ends an idle read
@@ -465,7 +462,7 @@ asio::awaitable<bool> HttpSession<Stream>::wait_for_room() {
       });
     };
     ticket = budget.on_room(wake, ticket);
-    auto [ec] = co_await room_.async_wait(as_tuple(use_awaitable));
+    auto [ec] = co_await room_.async_wait(as_tuple(use_task));
     budget.forget(ticket);
     expired = !ec;
   }
@@ -476,8 +473,7 @@ asio::awaitable<bool> HttpSession<Stream>::wait_for_room() {
 }
 
 template <class Stream>
-asio::awaitable<bool> HttpSession<Stream>::write(const Response& response, bool close,
-                                                 unsigned version) {
+Task<bool> HttpSession<Stream>::write(const Response& response, bool close, unsigned version) {
   write_http1_head(head_, response, date_value(clock_.wall_now()), close, version);
   const std::string_view body =
       response.body_mode == BodyMode::send ? response.body : std::string_view{};
@@ -514,7 +510,7 @@ asio::awaitable<bool> HttpSession<Stream>::write(const Response& response, bool 
         unsent[1] += written - head_.size();
       }
       deadline_.set(progress.deadline());
-      std::tie(ec, n) = co_await stream_.async_write_some(unsent, as_tuple(use_awaitable));
+      std::tie(ec, n) = co_await stream_.async_write_some(unsent, as_tuple(use_task));
       ec = timed_out_or(ec);
     }
     if (ec) {
@@ -550,17 +546,16 @@ FileSendStep HttpSession<Stream>::send_step(std::string_view body, int file, std
 }
 
 template <class Stream>
-asio::awaitable<boost::system::error_code> HttpSession<Stream>::wait_for_socket_room(
-    SteadyTime deadline) {
+Task<boost::system::error_code> HttpSession<Stream>::wait_for_socket_room(SteadyTime deadline) {
   if (deadline_.now() >= deadline) co_return beast::error::timeout;
   deadline_.set(deadline);
   auto [ec] = co_await transport().socket().async_wait(asio::ip::tcp::socket::wait_write,
-                                                       as_tuple(use_awaitable));
+                                                       as_tuple(use_task));
   co_return timed_out_or(ec);
 }
 
 template <class Stream>
-asio::awaitable<void> HttpSession<Stream>::refuse_and_close(Refusal why, bool head) {
+Task<void> HttpSession<Stream>::refuse_and_close(Refusal why, bool head) {
   // Closed whatever the refusal: what follows the head (a body, tunnel bytes, the rest of an
   // unparsed head) can no longer be read as requests.
   Response response = server_.handler_.refuse(why);
@@ -569,7 +564,7 @@ asio::awaitable<void> HttpSession<Stream>::refuse_and_close(Refusal why, bool he
   co_await write(response, true);
 }
 
-template class HttpSession<beast::tcp_stream>;
-template class HttpSession<beast::ssl_stream<beast::tcp_stream>>;
+template class HttpSession<TcpStream>;
+template class HttpSession<TlsStream>;
 
 }  // namespace wg::http

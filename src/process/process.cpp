@@ -107,7 +107,7 @@ class Process final {
                         [this](std::string_view id) { return widget_policy_.load()->allows(id); },
                         &observability_.metrics(), status_sources()},
                        config_.admin.token),
-        admin_server_(control_, "admin", config_.server, admin_handler_, clock_, true),
+        admin_server_(control_, "admin", config_.server, admin_handler_, clock_),
         control_plane_(control_, {[this] { reload(); }, [this](int) { drain(); }}) {
     admin_handler_.show_config(config_);
     admin_server_.set_tls(make_admin_tls(config_.admin));

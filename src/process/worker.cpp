@@ -35,7 +35,7 @@ Worker::Worker(unsigned index, unsigned workers, const config::Config& config,
             l1_share(config.cache.l1_max_bytes, workers), parts, index),
       handler_(core_.service, readiness, parts.clock, config, std::move(limiters), parts.metrics,
                access_log, &core_.tracer),
-      server_(ioc_, "public", worker_limits(config.server, workers), handler_, parts.clock, true) {}
+      server_(ioc_, "public", worker_limits(config.server, workers), handler_, parts.clock) {}
 
 Worker::~Worker() {
   if (thread_.joinable()) thread_.join();

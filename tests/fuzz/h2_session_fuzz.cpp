@@ -53,7 +53,7 @@ struct PendingRead {
 
 // Completes an operation as a socket does: never inline, always through the executor.
 template <class Handler>
-void complete_later(const asio::any_io_executor& executor, Handler handler, error_code ec,
+void complete_later(const wg::http::Executor& executor, Handler handler, error_code ec,
                     std::size_t n) {
   asio::post(executor, asio::append(std::move(handler), ec, n));
 }
@@ -61,7 +61,8 @@ void complete_later(const asio::any_io_executor& executor, Handler handler, erro
 // Both ends of one in-memory connection: the client's bytes still to be read, what the
 // session wrote, and a read waiting for bytes. Shared by the harness and the stream.
 struct Wire {
-  asio::any_io_executor executor;
+  explicit Wire(wg::http::Executor on) : executor(on) {}
+  wg::http::Executor executor;
   std::string input;
   std::size_t read_offset = 0;
   std::size_t chunk = 1;
@@ -84,12 +85,12 @@ struct Wire {
     }
     if (client_closed) return complete_later(executor, std::move(handler), asio::error::eof, 0);
     struct Waiting final : PendingRead {
-      Waiting(asio::any_io_executor executor, Handler handler)
+      Waiting(wg::http::Executor executor, Handler handler)
           : executor(std::move(executor)), handler(std::move(handler)) {}
       void complete(error_code ec, std::size_t n) override {
         complete_later(executor, std::move(handler), ec, n);
       }
-      asio::any_io_executor executor;
+      wg::http::Executor executor;
       Handler handler;
     };
     pending = std::make_unique<Waiting>(executor, std::move(handler));
@@ -114,7 +115,7 @@ struct Wire {
 // are the session's watchdog's business here (no timer fires while the harness polls).
 class MemoryStream {
  public:
-  using executor_type = asio::any_io_executor;
+  using executor_type = wg::http::Executor;
 
   explicit MemoryStream(std::shared_ptr<Wire> wire) : wire_(std::move(wire)) {}
 
@@ -182,13 +183,13 @@ class FuzzHandler final : public wg::http::RequestHandler {
  public:
   std::size_t running = 0;
 
-  asio::awaitable<wg::http::Response> handle(const wg::http::Request& request) override {
+  wg::http::Task<wg::http::Response> handle(const wg::http::Request& request) override {
     WG_FUZZ_CHECK(!request.target.empty() && request.target.size() <= kSettings.max_target_bytes);
     WG_FUZZ_CHECK(!request.method_text.empty() && request.version == 11);
     WG_FUZZ_CHECK(request.headers.count("Host") == 1);
     WG_FUZZ_CHECK(++running <= kSettings.max_concurrent_streams);
     const auto executor = co_await asio::this_coro::executor;
-    co_await asio::post(executor, asio::use_awaitable);
+    co_await asio::post(executor, wg::http::use_task);
     --running;
     static constexpr std::size_t kSizes[] = {0, 17, 1500, 70000};
     wg::http::Response response;
@@ -367,8 +368,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)quiet;
   if (size == 0) return 0;
   asio::io_context ioc;
-  auto wire = std::make_shared<Wire>();
-  wire->executor = ioc.get_executor();
+  auto wire = std::make_shared<Wire>(ioc.get_executor());
   wire->chunk = 1 + static_cast<std::size_t>(data[0] & 0x3f) * 67;
   if ((data[0] & 0x40) == 0) wire->input = kClientPreface;
   wire->input.append(reinterpret_cast<const char*>(data + 1), size - 1);

@@ -49,6 +49,7 @@
 
 #include "frontend/error_response.hpp"
 #include "http/h2_session.hpp"
+#include "http/streams.hpp"
 #include "support/process.hpp"
 #include "support/sanitizer.hpp"
 
@@ -57,7 +58,7 @@ namespace {
 using namespace std::chrono_literals;
 namespace asio = boost::asio;
 namespace beast = boost::beast;
-using Session = wg::http::H2Session<beast::tcp_stream>;
+using Session = wg::http::H2Session<wg::http::TcpStream>;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kBigBody = 50 * 1024;
@@ -105,7 +106,7 @@ class TestHandler : public wg::http::RequestHandler {
   std::atomic<int> before_body_calls{0};
   std::atomic<int> slow_ms{300};  // how long /slow takes
 
-  asio::awaitable<wg::http::Response> handle(const wg::http::Request& request) override {
+  wg::http::Task<wg::http::Response> handle(const wg::http::Request& request) override {
     ++calls;
     const int now = ++running;
     int seen = peak.load();
@@ -114,9 +115,9 @@ class TestHandler : public wg::http::RequestHandler {
     const std::string target(request.target);
     wg::http::Response response;
     if (target == "/slow" || target == "/big-slow") {
-      asio::steady_timer timer(co_await asio::this_coro::executor,
-                               std::chrono::milliseconds(slow_ms.load()));
-      co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+      wg::http::SteadyTimer timer(co_await asio::this_coro::executor,
+                                  std::chrono::milliseconds(slow_ms.load()));
+      co_await timer.async_wait(asio::as_tuple(wg::http::use_task));
       response.set_body(target == "/slow" ? std::string("slow") : big_body());
     } else if (target == "/big") {
       response.add_header("Content-Type", "application/json");
@@ -159,7 +160,7 @@ class TestHandler : public wg::http::RequestHandler {
   }
 };
 
-using TlsSession = wg::http::H2Session<beast::ssl_stream<beast::tcp_stream>>;
+using TlsSession = wg::http::H2Session<wg::http::TlsStream>;
 
 // Accepts on 127.0.0.1 (any port), each connection on its own strand, in plain TCP (h2c prior
 // knowledge) or, given a context, TLS (ALPN h2); two threads run the io_context. Every session
@@ -176,7 +177,8 @@ class TestServer {
         acceptor_(ioc_, {asio::ip::make_address("127.0.0.1"), 0}) {
     port_ = acceptor_.local_endpoint().port();
     asio::co_spawn(acceptor_.get_executor(), accept_loop(), asio::detached);
-    for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { ioc_.run(); });
+    // One thread, as every listener of the gateway runs on (http/executor.hpp).
+    threads_.emplace_back([this] { ioc_.run(); });
   }
 
   ~TestServer() {
@@ -247,10 +249,9 @@ class TestServer {
                                  }});
   }
 
-  asio::awaitable<void> accept_loop() {
+  wg::http::Task<void> accept_loop() {
     for (;;) {
-      auto [ec, socket] = co_await acceptor_.async_accept(asio::make_strand(ioc_),
-                                                          asio::as_tuple(asio::use_awaitable));
+      auto [ec, socket] = co_await acceptor_.async_accept(asio::as_tuple(wg::http::use_task));
       if (ec) break;
       ++started;
       auto executor = socket.get_executor();
@@ -262,23 +263,23 @@ class TestServer {
     }
   }
 
-  asio::awaitable<void> serve_plain(asio::ip::tcp::socket socket) {
+  wg::http::Task<void> serve_plain(wg::http::Socket socket) {
     boost::system::error_code ignored;
     const auto peer = socket.remote_endpoint(ignored).address();
-    auto session = std::make_shared<Session>(beast::tcp_stream(std::move(socket)), handler,
+    auto session = std::make_shared<Session>(wg::http::TcpStream(std::move(socket)), handler,
                                              settings_, output, peer);
     add(session);
     co_await session->run();
     ++ended;
   }
 
-  asio::awaitable<void> serve_tls(asio::ip::tcp::socket socket) {
+  wg::http::Task<void> serve_tls(wg::http::Socket socket) {
     boost::system::error_code ignored;
     const auto peer = socket.remote_endpoint(ignored).address();
-    beast::ssl_stream<beast::tcp_stream> stream(std::move(socket), *tls_);
+    wg::http::TlsStream stream(std::move(socket), *tls_);
     beast::get_lowest_layer(stream).expires_after(5s);
     auto [ec] = co_await stream.async_handshake(asio::ssl::stream_base::server,
-                                                asio::as_tuple(asio::use_awaitable));
+                                                asio::as_tuple(wg::http::use_task));
     beast::get_lowest_layer(stream).expires_never();  // the session keeps its own time
     if (!ec) {
       auto session =
@@ -291,9 +292,9 @@ class TestServer {
 
   wg::http::H2Settings settings_;
   std::shared_ptr<asio::ssl::context> tls_;
-  asio::io_context ioc_{2};
+  asio::io_context ioc_{1};
   asio::executor_work_guard<asio::io_context::executor_type> work_;
-  asio::ip::tcp::acceptor acceptor_;
+  asio::basic_socket_acceptor<asio::ip::tcp, wg::http::Executor> acceptor_;
   std::uint16_t port_ = 0;
   std::mutex mutex_;
   std::vector<Controls> sessions_;

@@ -32,7 +32,7 @@ namespace {
 // Echoes the request as the session handed it over; a refusal says which.
 class EchoHandler final : public wg::http::RequestHandler {
  public:
-  asio::awaitable<wg::http::Response> handle(const wg::http::Request& request) override {
+  wg::http::Task<wg::http::Response> handle(const wg::http::Request& request) override {
     std::string body = std::string(request.method_text) + " " + std::string(request.target) + " " +
                        std::to_string(request.version) + (request.keep_alive ? " keep" : " close") +
                        "\n";

@@ -32,7 +32,7 @@ constexpr std::size_t kSessionBigBody = 8 * 1024 * 1024;
 
 class SessionTestHandler final : public wg::http::RequestHandler {
  public:
-  asio::awaitable<wg::http::Response> handle(const wg::http::Request& request) override {
+  wg::http::Task<wg::http::Response> handle(const wg::http::Request& request) override {
     wg::http::Response response;
     response.add_header("Content-Type", "text/plain");
     response.set_body(request.target == "/big" ? std::string(kSessionBigBody, 'b') : "hello");

@@ -25,7 +25,7 @@ struct LoopbackListener {
   std::thread io;
 
   LoopbackListener(const config::ServerConfig& limits, RequestHandler& handler, const Clock& clock)
-      : server(ioc, "public", limits, handler, clock, true) {
+      : server(ioc, "public", limits, handler, clock) {
     namespace asio = boost::asio;
     port =
         server.bind(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0), false).port();

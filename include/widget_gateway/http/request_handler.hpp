@@ -4,12 +4,12 @@
 // ask the handler only how to word the refusal; a handler is handed only requests that parsed
 // and passed the listener's limits.
 
-#include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/beast/http/verb.hpp>
 #include <optional>
 #include <string_view>
 
+#include "widget_gateway/http/executor.hpp"
 #include "widget_gateway/http/refusal.hpp"
 #include "widget_gateway/http/request_headers.hpp"
 #include "widget_gateway/http/response.hpp"
@@ -33,8 +33,9 @@ struct Request {
 class RequestHandler {
  public:
   virtual ~RequestHandler() = default;
-  // Runs on the connection's strand. Must not throw for anything a client can send.
-  virtual boost::asio::awaitable<Response> handle(const Request& request) = 0;
+  // Runs on the connection's io thread, as a coroutine of the listener's executor type
+  // (executor.hpp). Must not throw for anything a client can send.
+  virtual Task<Response> handle(const Request& request) = 0;
   // Asked when a body follows the head, before any of it is read or held against the body
   // limit: an answer the head alone decides (405 for a method the route never takes), which
   // the session sends before closing; nullopt to go on as usual.
@@ -44,7 +45,7 @@ class RequestHandler {
   }
   // The listener's answer to a request the session refuses (`why`), in its own vocabulary.
   // The session adds Date, Content-Length and Connection, withholds the body of a HEAD, and
-  // decides whether the connection survives. Runs on the connection's strand; must not throw.
+  // decides whether the connection survives. Runs on the connection's io thread; must not throw.
   virtual Response refuse(Refusal why) = 0;
 };
 

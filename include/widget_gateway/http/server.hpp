@@ -1,6 +1,6 @@
 #pragma once
-// One public or admin listener: accepts connections (each on its own strand, unless one thread
-// runs the io_context), enforces the connection cap, and drains gracefully. Plain or TLS;
+// One public or admin listener: accepts connections (on its io_context, which one thread runs),
+// enforces the connection cap, and drains gracefully. Plain or TLS;
 // HTTP/1.1 and HTTP/2 (h2 by ALPN, h2c by its preface). Protocol rules and limits live in the
 // sessions.
 
@@ -43,11 +43,11 @@ struct ServerStats {
 class HttpServer {
  public:
   // `name` labels the listener in logs ("public", "admin"). The handler must outlive the server.
-  // `one_io_thread`: only one thread runs `ioc`, so a connection's handlers can never run
-  // concurrently and sessions skip the per-connection strand (and its locking and dispatch).
+  // One thread runs `ioc` (docs/threading.md): a connection's handlers never run concurrently,
+  // so sessions need no strand, and they name its executor's concrete type (executor.hpp).
   // `clock`: the sessions' time (their deadlines, the send rate, the Date field).
   HttpServer(boost::asio::io_context& ioc, std::string name, const config::ServerConfig& limits,
-             RequestHandler& handler, const Clock& clock, bool one_io_thread = false);
+             RequestHandler& handler, const Clock& clock);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -66,6 +66,7 @@ class HttpServer {
   // Stops accepting, closes idle connections, lets in-flight requests finish (their
   // connections close after the answer), and force-closes whatever is left after `timeout`.
   // Completes when every session has ended.
+  // A coroutine of Asio's default type: the process's shutdown awaits it.
   boost::asio::awaitable<void> drain(std::chrono::steady_clock::duration timeout);
 
   // Every HTTP/1.x connection judges its deadline by the clock now, as its timer's wake-up
@@ -83,15 +84,11 @@ class HttpServer {
  private:
   template <class Stream>
   friend class HttpSession;
-  boost::asio::awaitable<void> accept_loop();
-  // With one io thread only that thread writes the count: no atomic read-modify-write.
+  Task<void> accept_loop();
+  // Only the io thread writes the count: no atomic read-modify-write.
   void count_request() {
-    if (one_io_thread_) {
-      stats_.requests.store(stats_.requests.load(std::memory_order_relaxed) + 1,
-                            std::memory_order_relaxed);
-    } else {
-      stats_.requests.fetch_add(1, std::memory_order_relaxed);
-    }
+    stats_.requests.store(stats_.requests.load(std::memory_order_relaxed) + 1,
+                          std::memory_order_relaxed);
   }
   std::vector<std::shared_ptr<Connection>> live_sessions();
   void register_session(Connection* session);
@@ -99,11 +96,10 @@ class HttpServer {
 
   boost::asio::io_context& ioc_;
   const Clock& clock_;
-  bool one_io_thread_;
   std::string name_;
   config::ServerConfig limits_;
   RequestHandler& handler_;
-  boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::basic_socket_acceptor<boost::asio::ip::tcp, Executor> acceptor_;
   std::atomic<bool> draining_{false};
   std::size_t max_body_bytes_ = 0;
   ServerStats stats_;
