@@ -167,8 +167,8 @@ BOOST_AUTO_TEST_CASE(get_returns_what_was_put_and_put_replaces) {
 }
 
 BOOST_AUTO_TEST_CASE(an_annex_lives_beside_its_entry_and_is_charged) {
+  int alive = 0;  // before the cache: its annexes count down as it goes
   L1Cache cache(1 << 20, 1, L1Cache::Access::owner_thread);
-  int alive = 0;
   const auto entry = make_entry(100);
   cache.put("wg:{a}:w", entry);
   const std::size_t plain = cache.bytes();
@@ -209,8 +209,8 @@ BOOST_AUTO_TEST_CASE(an_annex_lives_beside_its_entry_and_is_charged) {
 BOOST_AUTO_TEST_CASE(annexes_count_in_the_bound) {
   // Room for about ten entries: their annexes, once charged, push the oldest out.
   const std::size_t one = charged_bytes(widget_key(1, 1), *make_entry(1000));
+  int alive = 0;  // before the cache: its annexes count down as it goes
   L1Cache cache(10 * one + one / 2, 1, L1Cache::Access::owner_thread);
-  int alive = 0;
   std::vector<std::shared_ptr<const Entry>> entries;
   for (int i = 0; i < 10; ++i) {
     entries.push_back(make_entry(1000));
@@ -230,8 +230,8 @@ BOOST_AUTO_TEST_CASE(annexes_count_in_the_bound) {
 }
 
 BOOST_AUTO_TEST_CASE(a_shared_cache_keeps_no_annex) {
-  L1Cache cache(1 << 20);  // Access::shared: an annex would be read without the lock
   int alive = 0;
+  L1Cache cache(1 << 20);  // Access::shared: an annex would be read without the lock
   const auto entry = make_entry(100);
   cache.put("k", entry);
   cache.attach("k", entry.get(), std::make_unique<CountedAnnex>(10, alive));
