@@ -4,8 +4,6 @@
 #include <openssl/sha.h>
 #include <simdjson.h>
 #include <algorithm>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/this_coro.hpp>
 
 #include "entry_report.hpp"
 #include "error_response.hpp"
@@ -127,8 +125,7 @@ void AdminHandler::sample() {
 }
 
 http::Task<http::Response> AdminHandler::handle(const http::Request& request) {
-  const http::Executor executor = co_await asio::this_coro::executor;
-  auto answered = asio::co_spawn(executor, answer(request), http::use_task);
+  auto answered = http::await_default(answer(request));
   co_return co_await std::move(answered);
 }
 

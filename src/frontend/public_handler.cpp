@@ -1,7 +1,5 @@
 #include "public_handler.hpp"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <iterator>
 
 #include "error_response.hpp"
@@ -161,12 +159,9 @@ http::Task<http::Response> PublicHandler::handle(const http::Request& request) {
       std::unique_ptr<ApiMiss> miss;
       response = answer_api(request, match, *settings, observation, trace, miss);
       if (miss) {
-        // The serving core's coroutines are of Asio's default type: the miss runs in one of
-        // its own, on this thread, and the handler resumes with its answer.
-        const http::Executor executor = co_await asio::this_coro::executor;
-        auto served = asio::co_spawn(
-            executor, serve_miss(request, std::move(miss), *settings, observation, trace),
-            http::use_task);
+        // The serving core's coroutines are of Asio's default type.
+        auto served = http::await_default(
+            serve_miss(request, std::move(miss), *settings, observation, trace));
         response = co_await std::move(served);
       }
       break;

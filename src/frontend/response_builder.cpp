@@ -29,15 +29,18 @@ const std::string* variant_body(const cache::Entry& entry, client_policy::Coding
   return nullptr;
 }
 
+// The Vary line of an answer that depends on the coding asked for, on the Origin (a CORS
+// allowlist), on both, or on neither (empty: no line).
+std::string_view vary_value(bool varies_on_coding, bool varies_on_origin) {
+  if (varies_on_coding && varies_on_origin) return "Accept-Encoding, Origin";
+  if (varies_on_coding) return "Accept-Encoding";
+  return varies_on_origin ? "Origin" : "";
+}
+
 void add_vary(http::Response& response, const client_policy::CorsPolicy& cors,
               bool varies_on_coding) {
-  if (varies_on_coding && cors.vary_on_origin()) {
-    response.add_header("Vary", "Accept-Encoding, Origin");
-  } else if (varies_on_coding) {
-    response.add_header("Vary", "Accept-Encoding");
-  } else if (cors.vary_on_origin()) {
-    response.add_header("Vary", "Origin");
-  }
+  const std::string_view vary = vary_value(varies_on_coding, cors.vary_on_origin());
+  if (!vary.empty()) response.add_header("Vary", vary);
 }
 
 // An unknown widget stays unknown until upstream's next refresh: downstream caches may keep
@@ -123,7 +126,7 @@ AnswerHeads::HeadPtr make_hit_head(const cache::Entry& entry, client_policy::Cod
   head->add_number("X-Accel-Expires", "", kDownstreamSlot);
   head->add_number("Age", "", kAgeSlot);
   head->add("Accept-Ranges", "none");
-  head->add("Vary", shape.vary_on_origin ? "Accept-Encoding, Origin" : "Accept-Encoding");
+  head->add("Vary", vary_value(true, shape.vary_on_origin));
   text.clear();
   append_cache_status_before_ttl(text, outcome);
   std::string after;

@@ -12,13 +12,10 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/stream_traits.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
-#include <boost/beast/ssl/ssl_stream.hpp>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -58,10 +55,9 @@ class Connection {
 template <class Stream>
 class H2Session;
 
-// One client connection over `Stream`: TcpStream (plain) or
-// boost::beast::ssl_stream<tcp_stream> (TLS: the handshake comes first, and ALPN "h2" hands
-// the connection to an HTTP/2 session). On either, a connection that opens with the HTTP/2
-// client preface is handed over too (h2c prior knowledge).
+// One client connection over `Stream`: TcpStream (plain) or TlsStream (streams.hpp; TLS: the
+// handshake comes first, and ALPN "h2" hands the connection to an HTTP/2 session). On either, a
+// connection that opens with the HTTP/2 client preface is handed over too (h2c prior knowledge).
 template <class Stream>
 class HttpSession final : public Connection,
                           public std::enable_shared_from_this<HttpSession<Stream>> {
